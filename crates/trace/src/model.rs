@@ -1,0 +1,269 @@
+//! The records a trace holds, as plain data: what the writer takes and the reader yields.
+
+/// Index of a function in the trace's function table (dense, assigned by the profiler).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FunctionIdx(pub u32);
+
+/// Index of a thread in the trace's thread table (dense, assigned by the profiler).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct ThreadIdx(pub u32);
+
+/// What happened at one hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum EventKind {
+    /// The Enter hook: `func` starts (or, for runtime-async methods, resumes).
+    Enter = 0,
+    /// The Leave hook: `func` returns normally.
+    Leave = 1,
+    /// The Tailcall hook: `func` (the caller) ends by tail-calling another function.
+    Tailcall = 2,
+    /// `ExceptionUnwindFunctionLeave`: `func`'s frame was removed by an exception.
+    Unwind = 3,
+    /// `ExceptionCatcherEnter`: an exception is caught in `func`, which goes on running.
+    Catch = 4,
+    /// `ExceptionThrown`: an exception was thrown while `func` (if known) was on top.
+    Throw = 5,
+}
+
+impl EventKind {
+    /// The 3-bit code on disk.
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// Decodes a 3-bit code; `None` for codes this version does not know.
+    pub const fn from_code(code: u8) -> Option<Self> {
+        Some(match code {
+            0 => EventKind::Enter,
+            1 => EventKind::Leave,
+            2 => EventKind::Tailcall,
+            3 => EventKind::Unwind,
+            4 => EventKind::Catch,
+            5 => EventKind::Throw,
+            _ => return None,
+        })
+    }
+
+    /// A short lower-case name, as used in JSON and text output.
+    pub const fn name(self) -> &'static str {
+        match self {
+            EventKind::Enter => "enter",
+            EventKind::Leave => "leave",
+            EventKind::Tailcall => "tailcall",
+            EventKind::Unwind => "unwind",
+            EventKind::Catch => "catch",
+            EventKind::Throw => "throw",
+        }
+    }
+}
+
+/// One hook's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    /// Timestamp in ticks (see [`TraceInfo::ns_per_tick`]); never decreases within a thread.
+    pub ts: u64,
+    pub kind: EventKind,
+    /// The function the hook is about. For `Throw` it may be `FunctionIdx(u32::MAX)` (unknown).
+    pub func: FunctionIdx,
+    /// The stack pointer the hook saw (the profiled method's caller SP where the runtime gives
+    /// it, 0 where it does not).
+    pub sp: u64,
+}
+
+/// Facts about the whole recording, written first.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TraceInfo {
+    /// OS process id of the profiled process.
+    pub pid: u32,
+    /// Wall-clock time of tick 0's neighbourhood: Unix time in ns when recording started.
+    pub start_unix_ns: u64,
+    /// Tick value at the moment `start_unix_ns` was taken.
+    pub start_ticks: u64,
+    /// Nanoseconds per timestamp tick (1.0 when ticks are ns).
+    pub ns_per_tick: f64,
+    /// Runtime description, e.g. "CoreCLR 10.0.12".
+    pub runtime: String,
+    /// The profiled command line, as far as the profiler could see it.
+    pub command: String,
+    /// How the hooks were installed, e.g. "slow-path" or "fast-path".
+    pub hook_mode: String,
+    /// Any further facts as key/value pairs (forward compatible).
+    pub extra: Vec<(String, String)>,
+}
+
+impl TraceInfo {
+    /// Info for process `pid` with ns ticks and everything else empty.
+    pub fn new(pid: u32) -> Self {
+        TraceInfo {
+            pid,
+            ns_per_tick: 1.0,
+            ..Default::default()
+        }
+    }
+
+    /// Converts a tick count to nanoseconds.
+    pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
+        if self.ns_per_tick == 1.0 {
+            ticks
+        } else {
+            (ticks as f64 * self.ns_per_tick) as u64
+        }
+    }
+}
+
+/// Bit flags on a function record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FunctionFlags(pub u32);
+
+impl FunctionFlags {
+    /// The function was selected by the filters and gets probes.
+    pub const HOOKED: u32 = 1;
+    /// The function's module is part of the .NET framework.
+    pub const FRAMEWORK: u32 = 2;
+
+    pub fn hooked(self) -> bool {
+        self.0 & Self::HOOKED != 0
+    }
+    pub fn framework(self) -> bool {
+        self.0 & Self::FRAMEWORK != 0
+    }
+}
+
+/// One entry of the function table.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FunctionRecord {
+    pub idx: FunctionIdx,
+    /// The runtime's FunctionID (an address; unique while the function is loaded).
+    pub function_id: u64,
+    /// Module (assembly file) name without directory, e.g. "App.dll".
+    pub module: String,
+    /// Namespace-qualified type name, nested types joined with `+`, generic arity as
+    /// .NET writes it (``List`1``). Empty for a global function.
+    pub type_name: String,
+    /// Method name; a generic method carries its arity as ``` ``N ```.
+    pub method: String,
+    /// Metadata token of the method (0x06xxxxxx).
+    pub token: u32,
+    /// Method implementation flags from metadata (e.g. 0x2000 = runtime async).
+    pub impl_flags: u32,
+    pub flags: FunctionFlags,
+}
+
+impl FunctionRecord {
+    /// A record with the given index and everything else empty.
+    pub fn new(idx: FunctionIdx) -> Self {
+        FunctionRecord {
+            idx,
+            ..Default::default()
+        }
+    }
+
+    /// `Namespace.Type.Method` (or just the method for global functions).
+    pub fn full_name(&self) -> String {
+        if self.type_name.is_empty() {
+            self.method.clone()
+        } else {
+            format!("{}.{}", self.type_name, self.method)
+        }
+    }
+}
+
+/// One entry of the thread table. A later record with the same index updates the earlier one
+/// (a thread gets its managed id and name after it starts).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ThreadRecord {
+    pub idx: ThreadIdx,
+    /// OS thread id (Linux TID).
+    pub os_tid: u64,
+    /// Managed thread id (`Environment.CurrentManagedThreadId`), 0 when unknown.
+    pub managed_id: u64,
+    /// Thread name, empty when unknown or unnamed.
+    pub name: String,
+}
+
+impl ThreadRecord {
+    pub fn new(idx: ThreadIdx, os_tid: u64) -> Self {
+        ThreadRecord {
+            idx,
+            os_tid,
+            ..Default::default()
+        }
+    }
+}
+
+/// Why recording ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EndReason {
+    /// The runtime called `ICorProfilerCallback::Shutdown`.
+    #[default]
+    Shutdown,
+    /// The process exited (`exit()` ran the profiler's exit handler) without Shutdown.
+    ProcessExit,
+    /// The process aborted (e.g. an unhandled exception raised SIGABRT).
+    Abort,
+    /// A reason code this version does not know.
+    Other(u32),
+}
+
+impl EndReason {
+    pub fn code(self) -> u32 {
+        match self {
+            EndReason::Shutdown => 0,
+            EndReason::ProcessExit => 1,
+            EndReason::Abort => 2,
+            EndReason::Other(c) => c,
+        }
+    }
+    pub fn from_code(c: u32) -> Self {
+        match c {
+            0 => EndReason::Shutdown,
+            1 => EndReason::ProcessExit,
+            2 => EndReason::Abort,
+            c => EndReason::Other(c),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Shutdown => "shutdown",
+            EndReason::ProcessExit => "exit",
+            EndReason::Abort => "abort",
+            EndReason::Other(_) => "other",
+        }
+    }
+}
+
+/// The last chunk of a complete trace.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EndRecord {
+    pub reason: EndReason,
+    /// Tick at which recording ended.
+    pub ts: u64,
+    /// Events written to the file in all.
+    pub events_written: u64,
+    /// Events lost because buffers were full, in all.
+    pub events_dropped: u64,
+    /// Internal failures the profiler counted (each is described by a diagnostic chunk).
+    pub internal_errors: u64,
+}
+
+/// One decoded chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    Info(TraceInfo),
+    Function(FunctionRecord),
+    Thread(ThreadRecord),
+    /// Events of one thread, in time order, continuing that thread's earlier chunks.
+    Events {
+        thread: ThreadIdx,
+        events: Vec<Event>,
+    },
+    /// `count` events of `thread` were lost here (buffers were full).
+    Dropped {
+        thread: ThreadIdx,
+        count: u64,
+    },
+    End(EndRecord),
+    /// A message from the profiler about an internal failure or a notable condition.
+    Diagnostic(String),
+}

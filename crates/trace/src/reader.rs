@@ -1,0 +1,274 @@
+//! Streams records out of a trace, one chunk at a time, from any `io::Read`.
+
+use std::fmt;
+use std::io::{self, Read};
+
+use crate::crc::crc32_parts;
+use crate::model::{
+    EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, Record,
+    ThreadIdx, ThreadRecord, TraceInfo,
+};
+use crate::varint::{Cursor, DecodeError};
+use crate::{FORMAT_VERSION, MAGIC, MAX_CHUNK_PAYLOAD, tag};
+
+/// Why a trace could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The underlying reader failed.
+    Io(io::Error),
+    /// The file does not start with the trace magic.
+    NotATrace,
+    /// The file is a trace of a format version this reader does not know.
+    UnsupportedVersion(u16),
+    /// A chunk failed its checksum or could not be decoded.
+    Corrupt { offset: u64, reason: String },
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "read failed: {e}"),
+            ReadError::NotATrace => write!(f, "not an eltrace trace (bad magic)"),
+            ReadError::UnsupportedVersion(v) => {
+                write!(
+                    f,
+                    "trace format version {v} is not supported (this build reads {FORMAT_VERSION})"
+                )
+            }
+            ReadError::Corrupt { offset, reason } => {
+                write!(f, "trace is corrupt at byte {offset}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        ReadError::Io(e)
+    }
+}
+
+/// Reads a trace chunk by chunk. The first record is always [`Record::Info`].
+pub struct TraceReader<R: Read> {
+    input: R,
+    offset: u64,
+    payload: Vec<u8>,
+    truncated: bool,
+    ended: bool,
+    done: bool,
+}
+
+/// Reads until `buf` is full or the input ends; returns how many bytes were read.
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+impl<R: Read> TraceReader<R> {
+    /// Checks the file header. Fails with [`ReadError::NotATrace`] on anything else.
+    pub fn new(mut input: R) -> Result<Self, ReadError> {
+        let mut head = [0u8; 12];
+        let n = read_full(&mut input, &mut head)?;
+        if n < 8 || head[..8] != MAGIC {
+            return Err(ReadError::NotATrace);
+        }
+        if n < 12 {
+            return Err(ReadError::Corrupt {
+                offset: n as u64,
+                reason: "header cut short".into(),
+            });
+        }
+        let version = u16::from_le_bytes([head[8], head[9]]);
+        if version != FORMAT_VERSION {
+            return Err(ReadError::UnsupportedVersion(version));
+        }
+        Ok(TraceReader {
+            input,
+            offset: 12,
+            payload: Vec::new(),
+            truncated: false,
+            ended: false,
+            done: false,
+        })
+    }
+
+    /// True once the reader has met the end of a file that stopped part-way through a chunk,
+    /// or that has no end chunk: the process was killed or the file was cut.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// True once the reader has read the end chunk.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Byte offset of the next chunk.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The next record, `Ok(None)` at the end of the trace (check [`TraceReader::truncated`]).
+    pub fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let start = self.offset;
+            let mut head = [0u8; 12];
+            let n = read_full(&mut self.input, &mut head)?;
+            if n == 0 {
+                self.done = true;
+                self.truncated = !self.ended;
+                return Ok(None);
+            }
+            if n < 12 {
+                self.done = true;
+                self.truncated = true;
+                return Ok(None);
+            }
+            let kind = head[0];
+            let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+            let crc = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
+            if len > MAX_CHUNK_PAYLOAD || head[1..4] != [0, 0, 0] {
+                return Err(ReadError::Corrupt {
+                    offset: start,
+                    reason: format!("implausible chunk header (kind {kind}, length {len})"),
+                });
+            }
+            self.payload.resize(len as usize, 0);
+            let got = read_full(&mut self.input, &mut self.payload)?;
+            if got < len as usize {
+                self.done = true;
+                self.truncated = true;
+                return Ok(None);
+            }
+            self.offset += 12 + u64::from(len);
+            if crc32_parts(&[&head[..8], &self.payload]) != crc {
+                return Err(ReadError::Corrupt {
+                    offset: start,
+                    reason: "checksum mismatch".into(),
+                });
+            }
+            let corrupt = |e: DecodeError| ReadError::Corrupt {
+                offset: start,
+                reason: format!("chunk kind {kind}: {}", e.0),
+            };
+            let rec = decode(kind, &self.payload).map_err(corrupt)?;
+            let first = start == 12;
+            if first != matches!(rec, Some(Record::Info(_))) {
+                return Err(ReadError::Corrupt {
+                    offset: start,
+                    reason: if first {
+                        "first chunk is not the info chunk"
+                    } else {
+                        "a second info chunk"
+                    }
+                    .into(),
+                });
+            }
+            match rec {
+                Some(Record::End(e)) => {
+                    self.ended = true;
+                    return Ok(Some(Record::End(e)));
+                }
+                Some(r) => return Ok(Some(r)),
+                None => continue, // a chunk kind from a newer writer: skip it
+            }
+        }
+    }
+}
+
+fn decode(kind: u8, payload: &[u8]) -> Result<Option<Record>, DecodeError> {
+    let mut c = Cursor::new(payload);
+    let rec = match kind {
+        tag::INFO => {
+            let n = c.u64()?;
+            let mut info = TraceInfo::new(0);
+            for _ in 0..n {
+                let k = c.string()?;
+                let v = c.string()?;
+                let bad = || DecodeError("malformed info value");
+                match k.as_str() {
+                    "pid" => info.pid = v.parse().map_err(|_| bad())?,
+                    "start_unix_ns" => info.start_unix_ns = v.parse().map_err(|_| bad())?,
+                    "start_ticks" => info.start_ticks = v.parse().map_err(|_| bad())?,
+                    "ns_per_tick" => {
+                        info.ns_per_tick = v.parse().map_err(|_| bad())?;
+                        if !(info.ns_per_tick.is_finite() && info.ns_per_tick > 0.0) {
+                            return Err(bad());
+                        }
+                    }
+                    "runtime" => info.runtime = v,
+                    "command" => info.command = v,
+                    "hook_mode" => info.hook_mode = v,
+                    _ => info.extra.push((k, v)),
+                }
+            }
+            Record::Info(info)
+        }
+        tag::FUNCTION => Record::Function(FunctionRecord {
+            idx: FunctionIdx(c.u32()?),
+            function_id: c.u64()?,
+            module: c.string()?,
+            type_name: c.string()?,
+            method: c.string()?,
+            token: c.u32()?,
+            impl_flags: c.u32()?,
+            flags: FunctionFlags(c.u32()?),
+        }),
+        tag::THREAD => Record::Thread(ThreadRecord {
+            idx: ThreadIdx(c.u32()?),
+            os_tid: c.u64()?,
+            managed_id: c.u64()?,
+            name: c.string()?,
+        }),
+        tag::EVENTS => {
+            let thread = ThreadIdx(c.u32()?);
+            let count = c.u64()?;
+            if count as usize > payload.len() {
+                return Err(DecodeError("event count larger than the chunk"));
+            }
+            let mut ts = c.u64()?;
+            let mut sp = 0u64;
+            let mut events = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                let head = c.u64()?;
+                let kind = EventKind::from_code((head & 7) as u8)
+                    .ok_or(DecodeError("unknown event kind"))?;
+                ts = ts
+                    .checked_add(head >> 3)
+                    .ok_or(DecodeError("timestamp overflows"))?;
+                let func = FunctionIdx(c.u32()?);
+                sp = sp.wrapping_add(c.i64()? as u64);
+                events.push(Event { ts, kind, func, sp });
+            }
+            Record::Events { thread, events }
+        }
+        tag::DROPPED => Record::Dropped {
+            thread: ThreadIdx(c.u32()?),
+            count: c.u64()?,
+        },
+        tag::END => Record::End(EndRecord {
+            reason: EndReason::from_code(c.u32()?),
+            ts: c.u64()?,
+            events_written: c.u64()?,
+            events_dropped: c.u64()?,
+            internal_errors: c.u64()?,
+        }),
+        tag::DIAGNOSTIC => Record::Diagnostic(c.string()?),
+        _ => return Ok(None),
+    };
+    // Trailing bytes are allowed, so that newer writers can append fields to a chunk.
+    Ok(Some(rec))
+}

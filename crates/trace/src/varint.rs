@@ -1,0 +1,120 @@
+//! LEB128 unsigned varints, zigzag signed varints and length-prefixed strings.
+
+pub fn put_u64(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+pub fn put_i64(out: &mut Vec<u8>, v: i64) {
+    put_u64(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+pub fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_u64(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A cursor over one chunk's payload; every read fails cleanly at the end.
+pub struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+/// Why a payload could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError(pub &'static str);
+
+impl<'a> Cursor<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Cursor { buf, pos: 0 }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+        let mut v = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let b = *self
+                .buf
+                .get(self.pos)
+                .ok_or(DecodeError("varint runs past the chunk"))?;
+            self.pos += 1;
+            if shift == 63 && b > 1 {
+                return Err(DecodeError("varint overflows 64 bits"));
+            }
+            v |= u64::from(b & 0x7F) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(DecodeError("varint longer than 10 bytes"));
+            }
+        }
+    }
+
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+        u32::try_from(self.u64()?).map_err(|_| DecodeError("value does not fit 32 bits"))
+    }
+
+    pub fn i64(&mut self) -> Result<i64, DecodeError> {
+        let z = self.u64()?;
+        Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
+    }
+
+    pub fn string(&mut self) -> Result<String, DecodeError> {
+        let len = usize::try_from(self.u64()?).map_err(|_| DecodeError("string too long"))?;
+        let end = self
+            .pos
+            .checked_add(len)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or(DecodeError("string runs past the chunk"))?;
+        let s = std::str::from_utf8(&self.buf[self.pos..end])
+            .map_err(|_| DecodeError("string is not UTF-8"))?;
+        self.pos = end;
+        Ok(s.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_edges() {
+        let vals = [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX];
+        let ivals = [0i64, -1, 1, i64::MIN, i64::MAX, -300];
+        let mut b = Vec::new();
+        for v in vals {
+            put_u64(&mut b, v);
+        }
+        for v in ivals {
+            put_i64(&mut b, v);
+        }
+        put_str(&mut b, "héllo");
+        let mut c = Cursor::new(&b);
+        for v in vals {
+            assert_eq!(c.u64().unwrap(), v);
+        }
+        for v in ivals {
+            assert_eq!(c.i64().unwrap(), v);
+        }
+        assert_eq!(c.string().unwrap(), "héllo");
+        assert!(c.is_empty());
+        assert!(c.u64().is_err());
+    }
+
+    #[test]
+    fn overlong_varint_is_an_error() {
+        let b = [0xFFu8; 11];
+        assert!(Cursor::new(&b).u64().is_err());
+        let b = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02];
+        assert!(Cursor::new(&b).u64().is_err());
+    }
+}

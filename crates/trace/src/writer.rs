@@ -1,0 +1,155 @@
+//! Encodes records into chunks and writes them to any `io::Write`.
+
+use std::io::{self, Write};
+
+use crate::crc::crc32_parts;
+use crate::model::{EndRecord, Event, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo};
+use crate::varint::{put_i64, put_str, put_u64};
+use crate::{FORMAT_VERSION, MAGIC, MAX_EVENTS_PER_CHUNK, tag};
+
+/// Writes a trace. Every `write_*` call emits whole chunks; nothing is buffered between calls
+/// beyond what the underlying writer buffers, so after [`TraceWriter::flush`] the file is a
+/// readable (if unfinished) trace.
+pub struct TraceWriter<W: Write> {
+    out: W,
+    payload: Vec<u8>,
+    events_written: u64,
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// Writes the file header and the info chunk.
+    pub fn new(mut out: W, info: &TraceInfo) -> io::Result<Self> {
+        let mut head = [0u8; 12];
+        head[..8].copy_from_slice(&MAGIC);
+        head[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.write_all(&head)?;
+        let mut w = TraceWriter {
+            out,
+            payload: Vec::with_capacity(64 * 1024),
+            events_written: 0,
+        };
+        w.write_info(info)?;
+        Ok(w)
+    }
+
+    /// Events written so far through [`TraceWriter::write_events`].
+    pub fn events_written(&self) -> u64 {
+        self.events_written
+    }
+
+    fn chunk(&mut self, kind: u8) -> io::Result<()> {
+        let len = u32::try_from(self.payload.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "chunk too large"))?;
+        let mut head = [0u8; 12];
+        head[0] = kind;
+        head[4..8].copy_from_slice(&len.to_le_bytes());
+        let crc = crc32_parts(&[&head[..8], &self.payload]);
+        head[8..12].copy_from_slice(&crc.to_le_bytes());
+        self.out.write_all(&head)?;
+        self.out.write_all(&self.payload)?;
+        self.payload.clear();
+        Ok(())
+    }
+
+    fn write_info(&mut self, info: &TraceInfo) -> io::Result<()> {
+        let mut pairs: Vec<(&str, String)> = vec![
+            ("pid", info.pid.to_string()),
+            ("start_unix_ns", info.start_unix_ns.to_string()),
+            ("start_ticks", info.start_ticks.to_string()),
+            ("ns_per_tick", format!("{:?}", info.ns_per_tick)),
+            ("runtime", info.runtime.clone()),
+            ("command", info.command.clone()),
+            ("hook_mode", info.hook_mode.clone()),
+        ];
+        pairs.extend(info.extra.iter().map(|(k, v)| (k.as_str(), v.clone())));
+        put_u64(&mut self.payload, pairs.len() as u64);
+        for (k, v) in pairs {
+            put_str(&mut self.payload, k);
+            put_str(&mut self.payload, &v);
+        }
+        self.chunk(tag::INFO)
+    }
+
+    /// Adds (or, by index, replaces) a function table entry.
+    pub fn write_function(&mut self, f: &FunctionRecord) -> io::Result<()> {
+        let p = &mut self.payload;
+        put_u64(p, u64::from(f.idx.0));
+        put_u64(p, f.function_id);
+        put_str(p, &f.module);
+        put_str(p, &f.type_name);
+        put_str(p, &f.method);
+        put_u64(p, u64::from(f.token));
+        put_u64(p, u64::from(f.impl_flags));
+        put_u64(p, u64::from(f.flags.0));
+        self.chunk(tag::FUNCTION)
+    }
+
+    /// Adds (or, by index, updates) a thread table entry.
+    pub fn write_thread(&mut self, t: &ThreadRecord) -> io::Result<()> {
+        let p = &mut self.payload;
+        put_u64(p, u64::from(t.idx.0));
+        put_u64(p, t.os_tid);
+        put_u64(p, t.managed_id);
+        put_str(p, &t.name);
+        self.chunk(tag::THREAD)
+    }
+
+    /// Appends events of one thread (in time order) as one or more chunks.
+    pub fn write_events(&mut self, thread: ThreadIdx, events: &[Event]) -> io::Result<()> {
+        for part in events.chunks(MAX_EVENTS_PER_CHUNK) {
+            let p = &mut self.payload;
+            put_u64(p, u64::from(thread.0));
+            put_u64(p, part.len() as u64);
+            let base = part[0].ts;
+            put_u64(p, base);
+            let (mut prev_ts, mut prev_sp) = (base, 0u64);
+            for e in part {
+                // Timestamps never go backwards within a thread; a clock that did is clamped.
+                let delta = e.ts.saturating_sub(prev_ts);
+                prev_ts = prev_ts.max(e.ts);
+                put_u64(p, (delta << 3) | u64::from(e.kind.code()));
+                put_u64(p, u64::from(e.func.0));
+                put_i64(p, e.sp.wrapping_sub(prev_sp) as i64);
+                prev_sp = e.sp;
+            }
+            self.chunk(tag::EVENTS)?;
+            self.events_written += part.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Records that `count` events of `thread` were lost at this point.
+    pub fn write_dropped(&mut self, thread: ThreadIdx, count: u64) -> io::Result<()> {
+        put_u64(&mut self.payload, u64::from(thread.0));
+        put_u64(&mut self.payload, count);
+        self.chunk(tag::DROPPED)
+    }
+
+    /// A message about an internal failure or notable condition.
+    pub fn write_diagnostic(&mut self, message: &str) -> io::Result<()> {
+        put_str(&mut self.payload, message);
+        self.chunk(tag::DIAGNOSTIC)
+    }
+
+    /// The final chunk; a trace without one reads as cut short.
+    pub fn write_end(&mut self, end: &EndRecord) -> io::Result<()> {
+        let p = &mut self.payload;
+        put_u64(p, u64::from(end.reason.code()));
+        put_u64(p, end.ts);
+        put_u64(p, end.events_written);
+        put_u64(p, end.events_dropped);
+        put_u64(p, end.internal_errors);
+        self.chunk(tag::END)?;
+        self.out.flush()
+    }
+
+    /// Flushes the underlying writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// The underlying writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}

@@ -1,0 +1,235 @@
+//! Round trip, truncation and corruption tests for the trace format.
+
+use eltrace_trace::*;
+
+fn sample(n: u32) -> (Vec<u8>, Vec<Event>) {
+    let mut bytes = Vec::new();
+    let mut info = TraceInfo::new(4242);
+    info.runtime = "CoreCLR test".into();
+    info.command = "dotnet app.dll".into();
+    info.hook_mode = "slow-path".into();
+    info.ns_per_tick = 0.5;
+    info.extra.push(("custom".into(), "yes".into()));
+    let mut w = TraceWriter::new(&mut bytes, &info).unwrap();
+    for i in 0..3u32 {
+        w.write_function(&FunctionRecord {
+            function_id: 0x7f00_0000_0000 + u64::from(i),
+            module: "App.dll".into(),
+            type_name: format!("Ns.Outer+Inner`{i}"),
+            method: format!("M{i}"),
+            token: 0x0600_0001 + i,
+            impl_flags: if i == 2 { 0x2000 } else { 0 },
+            flags: FunctionFlags(FunctionFlags::HOOKED),
+            ..FunctionRecord::new(FunctionIdx(i))
+        })
+        .unwrap();
+    }
+    w.write_thread(&ThreadRecord {
+        managed_id: 1,
+        name: "main".into(),
+        ..ThreadRecord::new(ThreadIdx(0), 100)
+    })
+    .unwrap();
+    let mut events = Vec::new();
+    let mut ts = 1_000_000u64;
+    let mut sp = 0x7fff_0000_1000u64;
+    for i in 0..n {
+        ts += u64::from(i % 97);
+        let kind = if i % 2 == 0 {
+            EventKind::Enter
+        } else {
+            EventKind::Leave
+        };
+        if kind == EventKind::Enter {
+            sp -= 64;
+        }
+        events.push(Event {
+            ts,
+            kind,
+            func: FunctionIdx(i % 3),
+            sp,
+        });
+        if kind == EventKind::Leave {
+            sp += 64;
+        }
+    }
+    w.write_events(ThreadIdx(0), &events).unwrap();
+    w.write_dropped(ThreadIdx(0), 7).unwrap();
+    w.write_diagnostic("something odd").unwrap();
+    w.write_end(&EndRecord {
+        reason: EndReason::Abort,
+        ts,
+        events_written: u64::from(n),
+        events_dropped: 7,
+        internal_errors: 1,
+    })
+    .unwrap();
+    (bytes, events)
+}
+
+fn read_all(bytes: &[u8]) -> Result<(Vec<Record>, bool), ReadError> {
+    let mut r = TraceReader::new(bytes)?;
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        out.push(rec);
+    }
+    Ok((out, r.truncated()))
+}
+
+#[test]
+fn round_trip_preserves_every_record() {
+    let (bytes, events) = sample(200_000);
+    let (recs, truncated) = read_all(&bytes).unwrap();
+    assert!(!truncated);
+    let Record::Info(info) = &recs[0] else {
+        panic!("first record is not info")
+    };
+    assert_eq!(info.pid, 4242);
+    assert_eq!(info.ns_per_tick, 0.5);
+    assert_eq!(info.runtime, "CoreCLR test");
+    assert_eq!(info.extra, vec![("custom".to_string(), "yes".to_string())]);
+    let funcs: Vec<_> = recs
+        .iter()
+        .filter_map(|r| {
+            if let Record::Function(f) = r {
+                Some(f)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(funcs.len(), 3);
+    assert_eq!(funcs[2].full_name(), "Ns.Outer+Inner`2.M2");
+    assert_eq!(funcs[2].impl_flags, 0x2000);
+    let got: Vec<Event> = recs
+        .iter()
+        .filter_map(|r| {
+            if let Record::Events { events, .. } = r {
+                Some(events.clone())
+            } else {
+                None
+            }
+        })
+        .flatten()
+        .collect();
+    assert_eq!(got, events);
+    assert!(recs.contains(&Record::Dropped {
+        thread: ThreadIdx(0),
+        count: 7
+    }));
+    assert!(recs.contains(&Record::Diagnostic("something odd".into())));
+    let Some(Record::End(end)) = recs.last() else {
+        panic!("no end record")
+    };
+    assert_eq!(end.reason, EndReason::Abort);
+    assert_eq!(end.events_dropped, 7);
+}
+
+#[test]
+fn encoding_is_compact_for_call_heavy_traces() {
+    let (bytes, events) = sample(200_000);
+    let per_event = bytes.len() as f64 / events.len() as f64;
+    assert!(per_event < 5.0, "{per_event} bytes per event");
+}
+
+#[test]
+fn every_truncation_reads_cleanly_up_to_the_last_whole_chunk() {
+    let (bytes, _) = sample(3_000);
+    let (full, _) = read_all(&bytes).unwrap();
+    // Cut at every byte of the small chunks and at a spread of offsets in the big ones.
+    let cuts: Vec<usize> = (12..2000.min(bytes.len()))
+        .chain((2000..bytes.len()).step_by(997))
+        .collect();
+    for cut in cuts {
+        let (recs, truncated) =
+            read_all(&bytes[..cut]).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        assert!(truncated, "cut at {cut} not reported as truncated");
+        assert!(recs.len() < full.len());
+        assert_eq!(
+            recs[..],
+            full[..recs.len()],
+            "cut at {cut} changed earlier records"
+        );
+    }
+}
+
+#[test]
+fn a_trace_without_end_chunk_is_truncated() {
+    let mut bytes = Vec::new();
+    let mut w = TraceWriter::new(&mut bytes, &TraceInfo::new(1)).unwrap();
+    w.flush().unwrap();
+    drop(w);
+    let (recs, truncated) = read_all(&bytes).unwrap();
+    assert_eq!(recs.len(), 1);
+    assert!(truncated);
+}
+
+#[test]
+fn corruption_is_an_error_never_a_panic() {
+    let (bytes, _) = sample(3_000);
+    let mut errors = 0;
+    for i in (12..bytes.len()).step_by(131) {
+        let mut bad = bytes.clone();
+        bad[i] ^= 0x5A;
+        match read_all(&bad) {
+            Err(ReadError::Corrupt { .. }) => errors += 1,
+            Err(e) => panic!("flip at {i}: unexpected error {e}"),
+            // A flipped length can make the rest look like a cut-short file.
+            Ok((_, truncated)) => assert!(truncated, "flip at {i} went unnoticed"),
+        }
+    }
+    assert!(errors > 0);
+}
+
+#[test]
+fn garbage_and_empty_input_are_not_traces() {
+    assert!(matches!(
+        TraceReader::new(&b""[..]),
+        Err(ReadError::NotATrace)
+    ));
+    assert!(matches!(
+        TraceReader::new(&b"hello world, not a trace"[..]),
+        Err(ReadError::NotATrace)
+    ));
+    let mut v = b"ELTRACE\0".to_vec();
+    v.extend_from_slice(&[9, 0, 0, 0]);
+    assert!(matches!(
+        TraceReader::new(&v[..]),
+        Err(ReadError::UnsupportedVersion(9))
+    ));
+}
+
+#[test]
+fn unknown_chunk_kinds_are_skipped() {
+    let (bytes, _) = sample(3_000);
+    // Insert a chunk of kind 200 right after the header + info chunk.
+    let info_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+    let at = 12 + 12 + info_len;
+    let mut v = bytes[..at].to_vec();
+    let payload = [1u8, 2, 3];
+    v.push(200);
+    v.extend_from_slice(&[0, 0, 0]);
+    v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    // Checksum computed the same way the writer does (CRC-32 IEEE over header[0..8] + payload).
+    let crc = {
+        let mut c = !0u32;
+        for &b in v[v.len() - 8..].iter().chain(&payload) {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        !c
+    };
+    v.extend_from_slice(&crc.to_le_bytes());
+    v.extend_from_slice(&payload);
+    v.extend_from_slice(&bytes[at..]);
+    let (a, _) = read_all(&bytes).unwrap();
+    let (b, truncated) = read_all(&v).unwrap();
+    assert!(!truncated);
+    assert_eq!(a, b);
+}
