@@ -23,6 +23,7 @@ const fn make_table() -> [u32; 256] {
 static TABLE: [u32; 256] = make_table();
 
 /// The CRC-32 of `data`.
+#[cfg(test)]
 pub fn crc32(data: &[u8]) -> u32 {
     crc32_parts(&[data])
 }

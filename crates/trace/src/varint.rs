@@ -32,6 +32,7 @@ impl<'a> Cursor<'a> {
         Cursor { buf, pos: 0 }
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()
     }
