@@ -1,0 +1,31 @@
+// Entry point of the e2e test program: runs the scenario named by args[0] and returns its exit
+// code. Every method that a test counts is [MethodImpl(NoInlining)] so that its call exists in
+// the JIT-compiled code (inlined calls get no probes) and uses its result, so nothing folds away.
+// The expected counts are written down beside each scenario and in crates/cli/tests/e2e.rs.
+using System;
+using System.Runtime.CompilerServices;
+
+namespace Scenarios;
+
+public static class Program
+{
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static int Main(string[] args)
+    {
+        string name = args.Length > 0 ? args[0] : "";
+        switch (name)
+        {
+            case "fib": return FibScenario.Run();
+            case "calltree": return CallTreeScenario.Run();
+            case "exceptions": return ExceptionsScenario.Run();
+            case "threads": return ThreadsScenario.Run();
+            case "deep": return DeepScenario.Run();
+            case "exit": return ExitScenario.Run();
+            case "unhandled": return UnhandledScenario.Run();
+            default:
+                Console.Error.WriteLine(
+                    "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled>");
+                return 2;
+        }
+    }
+}
