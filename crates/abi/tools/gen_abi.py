@@ -13,7 +13,7 @@ Reads `interfaces.tsv` and `constants.tsv` from the given directory and writes:
     crates/abi/src/helpers_gen.rs    enumerators, ICorProfilerFunctionControl, ...
     crates/abi/src/metadata_gen.rs   IMetaDataImport, IMetaDataImport2
     crates/abi/src/consts_gen.rs     every constant of constants.tsv
-    crates/abi/tests/data/interfaces.tsv   (interface, iid, vtable_slot, method)
+    crates/abi/tests/data/interfaces.tsv   (interface, iid, base, vtable_slot, method)
     crates/abi/tests/data/constants.tsv    (name, value_hex, group)
     crates/abi/tests/data/constants_list.rs the list of constant names the test checks
 
@@ -223,12 +223,12 @@ def gen_interfaces(src):
     with open(os.path.join(CRATE, "tests", "data", "interfaces.tsv"), "w", encoding="utf-8") as f:
         for h in hdr:
             f.write(h + "\n")
-        f.write("# Copied by crates/abi/tools/gen_abi.py: columns interface, iid, vtable_slot, method of the team's interfaces.tsv.\n")
-        f.write("interface\tiid\tvtable_slot\tmethod\n")
+        f.write("# Copied by crates/abi/tools/gen_abi.py: columns interface, iid, base, vtable_slot, method of the team's interfaces.tsv.\n")
+        f.write("interface\tiid\tbase\tvtable_slot\tmethod\n")
         for r in rows:
             if r["interface"] == "EXPORT":
                 continue
-            f.write(f"{r['interface']}\t{r['iid']}\t{r['vtable_slot']}\t{r['method']}\n")
+            f.write(f"{r['interface']}\t{r['iid']}\t{r['base']}\t{r['vtable_slot']}\t{r['method']}\n")
     return order
 
 
