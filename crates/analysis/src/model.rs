@@ -1,0 +1,219 @@
+//! The analysis model as plain data: frames, how they ended, the function and thread tables,
+//! and the statistics kept per function, per thread, per caller→callee edge and in total.
+
+use eltrace_trace::{FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo};
+
+use crate::fxmap::DenseMap;
+
+/// How a frame ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndKind {
+    /// A matching `Leave`.
+    Leave,
+    /// The function tail-called another one.
+    Tailcall,
+    /// An exception unwound the frame (`Unwind`).
+    Unwind,
+    /// A `Leave`/`Tailcall`/`Unwind` of a function lower on the stack closed this frame.
+    Mismatched,
+    /// A `Catch` in a function lower on the stack closed this frame.
+    Catch,
+    /// Events of the thread were dropped; the frame was closed at the drop.
+    Lost,
+    /// Still open when the trace ended; closed at the trace's last timestamp.
+    OpenAtEnd,
+}
+
+impl EndKind {
+    /// A short lower-case name, as used in exports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            EndKind::Leave => "leave",
+            EndKind::Tailcall => "tailcall",
+            EndKind::Unwind => "unwind",
+            EndKind::Mismatched => "mismatch",
+            EndKind::Catch => "catch",
+            EndKind::Lost => "lost",
+            EndKind::OpenAtEnd => "open_at_end",
+        }
+    }
+}
+
+/// Identifies a node of the [`CallTree`](crate::CallTree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallNodeId(pub u32);
+
+/// One closed frame, as handed to a [`FrameSink`](crate::FrameSink).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub func: FunctionIdx,
+    /// Start in ns since the recording's origin ([`TraceInfo::start_ticks`]).
+    pub start_ns: u64,
+    /// End in ns since the origin; `end_ns >= start_ns`.
+    pub end_ns: u64,
+    /// 0 for a root frame, 1 for its callees, …
+    pub depth: u32,
+    /// The function of the frame directly below (the caller), `None` for a root frame.
+    pub parent: Option<FunctionIdx>,
+    /// Sum of the durations of the direct child frames.
+    pub children_ns: u64,
+    pub end: EndKind,
+    /// The frame's call-tree node, when the analysis builds the call tree.
+    pub node: Option<CallNodeId>,
+}
+
+impl Frame {
+    pub fn duration_ns(&self) -> u64 {
+        self.end_ns - self.start_ns
+    }
+    pub fn exclusive_ns(&self) -> u64 {
+        self.duration_ns().saturating_sub(self.children_ns)
+    }
+}
+
+/// The function table: records by index (later records with the same index replace earlier ones).
+#[derive(Debug, Clone, Default)]
+pub struct FunctionTable {
+    records: DenseMap<FunctionRecord>,
+}
+
+impl FunctionTable {
+    pub(crate) fn insert(&mut self, r: FunctionRecord) {
+        self.records.insert(r.idx.0, r);
+    }
+    pub fn get(&self, idx: FunctionIdx) -> Option<&FunctionRecord> {
+        self.records.get(idx.0)
+    }
+    /// `Namespace.Type.Method`, or `<unknown function N>` for an index without a record.
+    pub fn name(&self, idx: FunctionIdx) -> String {
+        match self.get(idx) {
+            Some(r) => r.full_name(),
+            None => format!("<unknown function {}>", idx.0),
+        }
+    }
+    /// The module file name, empty when unknown.
+    pub fn module(&self, idx: FunctionIdx) -> &str {
+        self.get(idx).map_or("", |r| r.module.as_str())
+    }
+    /// Records in index order.
+    pub fn iter(&self) -> impl Iterator<Item = &FunctionRecord> {
+        self.records.iter().map(|(_, r)| r)
+    }
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+}
+
+/// The thread table: records by index (later records with the same index update earlier ones).
+#[derive(Debug, Clone, Default)]
+pub struct ThreadTable {
+    records: DenseMap<ThreadRecord>,
+}
+
+impl ThreadTable {
+    pub(crate) fn insert(&mut self, r: ThreadRecord) {
+        self.records.insert(r.idx.0, r);
+    }
+    pub fn get(&self, idx: ThreadIdx) -> Option<&ThreadRecord> {
+        self.records.get(idx.0)
+    }
+    /// The OS tid of a thread, `None` without a record.
+    pub fn os_tid(&self, idx: ThreadIdx) -> Option<u64> {
+        self.get(idx).map(|r| r.os_tid)
+    }
+    /// Records in index order.
+    pub fn iter(&self) -> impl Iterator<Item = &ThreadRecord> {
+        self.records.iter().map(|(_, r)| r)
+    }
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+}
+
+/// The tables a trace defines, complete once the analysis is done and as far as read
+/// while it runs.
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    pub info: TraceInfo,
+    pub functions: FunctionTable,
+    pub threads: ThreadTable,
+}
+
+/// Statistics of one function (docs/design.md "Analysis semantics").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FunctionStats {
+    /// Frames of the function, closed and open at end.
+    pub calls: u64,
+    /// Durations of the frames with no frame of the same function below them.
+    pub inclusive_ns: u64,
+    /// Durations minus direct children, over all frames.
+    pub exclusive_ns: u64,
+    /// The longest single frame.
+    pub max_ns: u64,
+    pub open_at_end: u64,
+    /// Frames ended by an exception (`Unwind`, or closed by a `Catch` lower on the stack).
+    pub unwound: u64,
+    pub tailcalls: u64,
+    /// Frames closed by the Leave of a function lower on the stack.
+    pub mismatched: u64,
+    /// Frames closed because events of their thread were dropped.
+    pub lost: u64,
+}
+
+/// Statistics of one thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadStats {
+    pub events: u64,
+    /// Sum of the durations of the thread's root frames.
+    pub inclusive_ns: u64,
+    /// Deepest stack seen (1 = only root frames).
+    pub max_depth: u32,
+    pub frames: u64,
+    pub open_frames_at_end: u64,
+    pub lost_frames: u64,
+    pub dropped_events: u64,
+    pub mismatched_frames: u64,
+    pub unmatched_leaves: u64,
+    pub throws: u64,
+    /// First and last event time (ns since the origin); both 0 without events.
+    pub first_ns: u64,
+    pub last_ns: u64,
+}
+
+/// Statistics of one caller→callee pair.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EdgeStats {
+    /// Frames of the callee directly above a frame of the caller.
+    pub calls: u64,
+    /// Durations of those frames, not counting a frame that has another frame of the same
+    /// pair below it (recursion is not double counted).
+    pub inclusive_ns: u64,
+}
+
+/// Whole-trace counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Events in the trace (all threads, also those a thread filter left out).
+    pub events: u64,
+    /// Events analysed (those of the selected threads).
+    pub analysed_events: u64,
+    /// Sum of the trace's dropped-events records.
+    pub dropped_events: u64,
+    pub frames: u64,
+    pub open_frames_at_end: u64,
+    pub mismatched_frames: u64,
+    pub unmatched_leaves: u64,
+    pub lost_frames: u64,
+    pub throws: u64,
+    /// Sum of the threads' inclusive time: the time covered by root frames.
+    pub root_ns: u64,
+    /// First event time and last timestamp of the trace (ns since the origin).
+    pub first_ns: u64,
+    pub last_ns: u64,
+}

@@ -1,0 +1,751 @@
+//! Unit tests of the replay on synthetic traces written with `TraceWriter`.
+
+use eltrace_trace::{
+    EndReason, EndRecord, Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord,
+    TraceInfo, TraceWriter,
+};
+
+use crate::*;
+
+use EventKind::{Catch, Enter, Leave, Tailcall, Throw, Unwind};
+
+/// Builds a trace in memory.
+struct B {
+    w: TraceWriter<Vec<u8>>,
+}
+
+impl B {
+    fn new(funcs: &[&str]) -> Self {
+        Self::with_info(funcs, TraceInfo::new(7))
+    }
+    fn with_info(funcs: &[&str], info: TraceInfo) -> Self {
+        let mut w = TraceWriter::new(Vec::new(), &info).unwrap();
+        for (i, f) in funcs.iter().enumerate() {
+            w.write_function(&FunctionRecord {
+                module: "App.dll".into(),
+                type_name: "Ns.T".into(),
+                method: (*f).into(),
+                ..FunctionRecord::new(FunctionIdx(i as u32))
+            })
+            .unwrap();
+        }
+        B { w }
+    }
+    fn thread(mut self, idx: u32, tid: u64) -> Self {
+        self.w
+            .write_thread(&ThreadRecord::new(ThreadIdx(idx), tid))
+            .unwrap();
+        self
+    }
+    fn ev(mut self, thread: u32, evs: &[(u64, EventKind, u32)]) -> Self {
+        let evs: Vec<Event> = evs
+            .iter()
+            .map(|&(ts, kind, f)| Event {
+                ts,
+                kind,
+                func: FunctionIdx(f),
+                sp: 0,
+            })
+            .collect();
+        self.w.write_events(ThreadIdx(thread), &evs).unwrap();
+        self
+    }
+    fn dropped(mut self, thread: u32, n: u64) -> Self {
+        self.w.write_dropped(ThreadIdx(thread), n).unwrap();
+        self
+    }
+    fn end(mut self, ts: u64) -> Vec<u8> {
+        self.w
+            .write_end(&EndRecord {
+                reason: EndReason::Shutdown,
+                ts,
+                ..EndRecord::default()
+            })
+            .unwrap();
+        self.w.into_inner()
+    }
+    fn cut(self) -> Vec<u8> {
+        self.w.into_inner()
+    }
+}
+
+fn run(bytes: &[u8]) -> Analysis {
+    analyze(bytes, &Options::default()).unwrap()
+}
+
+fn fs(a: &Analysis, f: u32) -> FunctionStats {
+    *a.function_stats(FunctionIdx(f)).unwrap()
+}
+
+fn edge(a: &Analysis, caller: Option<u32>, callee: u32) -> EdgeStats {
+    a.edges()
+        .into_iter()
+        .find(|(c, f, _)| *c == caller.map(FunctionIdx) && f.0 == callee)
+        .map(|(_, _, s)| s)
+        .unwrap()
+}
+
+/// Records every frame.
+#[derive(Default)]
+struct Collect(Vec<(ThreadIdx, Frame)>);
+
+impl FrameSink for Collect {
+    fn frame(&mut self, _: &Tables, t: ThreadIdx, f: &Frame) -> std::io::Result<()> {
+        self.0.push((t, *f));
+        Ok(())
+    }
+}
+
+#[test]
+fn balanced_nesting() {
+    // A 0..100 { B 10..40 { C 20..30 }, B 50..70 }
+    let t = B::new(&["A", "B", "C"]).thread(0, 500).ev(
+        0,
+        &[
+            (0, Enter, 0),
+            (10, Enter, 1),
+            (20, Enter, 2),
+            (30, Leave, 2),
+            (40, Leave, 1),
+            (50, Enter, 1),
+            (70, Leave, 1),
+            (100, Leave, 0),
+        ],
+    );
+    let a = run(&t.end(100));
+    assert!(!a.truncated);
+    assert_eq!(a.end_reason(), "shutdown");
+    let (fa, fb, fc) = (fs(&a, 0), fs(&a, 1), fs(&a, 2));
+    assert_eq!((fa.calls, fa.inclusive_ns, fa.exclusive_ns), (1, 100, 50));
+    assert_eq!((fb.calls, fb.inclusive_ns, fb.exclusive_ns), (2, 50, 40));
+    assert_eq!((fc.calls, fc.inclusive_ns, fc.exclusive_ns), (1, 10, 10));
+    assert_eq!(fb.max_ns, 30);
+    let th = a.thread_stats(ThreadIdx(0)).unwrap();
+    assert_eq!(
+        (th.events, th.inclusive_ns, th.max_depth, th.frames),
+        (8, 100, 3, 4)
+    );
+    assert_eq!(a.totals.events, 8);
+    assert_eq!(a.totals.root_ns, 100);
+    assert_eq!(a.duration_ns(), 100);
+    assert_eq!(a.totals.open_frames_at_end + a.totals.mismatched_frames, 0);
+    assert_eq!(
+        edge(&a, None, 0),
+        EdgeStats {
+            calls: 1,
+            inclusive_ns: 100
+        }
+    );
+    assert_eq!(
+        edge(&a, Some(0), 1),
+        EdgeStats {
+            calls: 2,
+            inclusive_ns: 50
+        }
+    );
+    assert_eq!(
+        edge(&a, Some(1), 2),
+        EdgeStats {
+            calls: 1,
+            inclusive_ns: 10
+        }
+    );
+    assert_eq!(a.edges().len(), 3);
+}
+
+#[test]
+fn recursion_is_not_double_counted() {
+    // F 0..100 { F 10..90 { F 20..80 } }
+    let t = B::new(&["F"]).thread(0, 1).ev(
+        0,
+        &[
+            (0, Enter, 0),
+            (10, Enter, 0),
+            (20, Enter, 0),
+            (80, Leave, 0),
+            (90, Leave, 0),
+            (100, Leave, 0),
+        ],
+    );
+    let a = run(&t.end(0));
+    let f = fs(&a, 0);
+    assert_eq!((f.calls, f.inclusive_ns, f.exclusive_ns), (3, 100, 100));
+    assert_eq!(
+        edge(&a, Some(0), 0),
+        EdgeStats {
+            calls: 2,
+            inclusive_ns: 80
+        }
+    );
+    assert_eq!(
+        edge(&a, None, 0),
+        EdgeStats {
+            calls: 1,
+            inclusive_ns: 100
+        }
+    );
+}
+
+#[test]
+fn mutual_recursion() {
+    // A 0..100 { B 10..90 { A 20..80 { B 30..70 } } }
+    let t = B::new(&["A", "B"]).thread(0, 1).ev(
+        0,
+        &[
+            (0, Enter, 0),
+            (10, Enter, 1),
+            (20, Enter, 0),
+            (30, Enter, 1),
+            (70, Leave, 1),
+            (80, Leave, 0),
+            (90, Leave, 1),
+            (100, Leave, 0),
+        ],
+    );
+    let a = run(&t.end(0));
+    let (fa, fb) = (fs(&a, 0), fs(&a, 1));
+    assert_eq!((fa.calls, fa.inclusive_ns, fa.exclusive_ns), (2, 100, 40));
+    assert_eq!((fb.calls, fb.inclusive_ns, fb.exclusive_ns), (2, 80, 60));
+    assert_eq!(
+        edge(&a, Some(0), 1),
+        EdgeStats {
+            calls: 2,
+            inclusive_ns: 80
+        }
+    );
+    assert_eq!(
+        edge(&a, Some(1), 0),
+        EdgeStats {
+            calls: 1,
+            inclusive_ns: 60
+        }
+    );
+}
+
+#[test]
+fn exceptions_unwind_and_catch() {
+    // A 0.. { B 10.. { C 20.. throw@25 unwind C@30 } unwind B@35 } catch A@36, leave A@50
+    let t = B::new(&["A", "B", "C"]).thread(0, 1).ev(
+        0,
+        &[
+            (0, Enter, 0),
+            (10, Enter, 1),
+            (20, Enter, 2),
+            (25, Throw, 2),
+            (30, Unwind, 2),
+            (35, Unwind, 1),
+            (36, Catch, 0),
+            (50, Leave, 0),
+        ],
+    );
+    let a = run(&t.end(0));
+    assert_eq!(fs(&a, 2).unwound, 1);
+    assert_eq!(fs(&a, 1).unwound, 1);
+    assert_eq!((fs(&a, 1).inclusive_ns, fs(&a, 2).inclusive_ns), (25, 10));
+    assert_eq!(fs(&a, 0).unwound, 0);
+    assert_eq!(fs(&a, 0).inclusive_ns, 50);
+    assert_eq!(a.totals.throws, 1);
+    assert_eq!(a.totals.mismatched_frames + a.totals.unmatched_leaves, 0);
+
+    // A catch with frames still above the catcher closes them.
+    let t = B::new(&["A", "B", "C"]).thread(0, 1).ev(
+        0,
+        &[
+            (0, Enter, 0),
+            (10, Enter, 1),
+            (20, Enter, 2),
+            (25, Throw, u32::MAX),
+            (40, Catch, 0),
+            (60, Leave, 0),
+        ],
+    );
+    let mut sink = Collect::default();
+    let a = analyze_with(&t.end(0)[..], &Options::default(), &mut sink).unwrap();
+    assert_eq!((fs(&a, 1).unwound, fs(&a, 2).unwound), (1, 1));
+    assert_eq!(fs(&a, 1).inclusive_ns, 30);
+    assert_eq!(fs(&a, 0).inclusive_ns, 60);
+    let kinds: Vec<EndKind> = sink.0.iter().map(|(_, f)| f.end).collect();
+    assert_eq!(kinds, [EndKind::Catch, EndKind::Catch, EndKind::Leave]);
+    // A catch in a function that is not on the stack changes nothing.
+    let t = B::new(&["A", "B"])
+        .thread(0, 1)
+        .ev(0, &[(0, Enter, 0), (5, Catch, 1), (10, Leave, 0)]);
+    let a = run(&t.end(0));
+    assert_eq!(fs(&a, 0).unwound, 0);
+    assert_eq!(a.totals.frames, 1);
+}
+
+#[test]
+fn tail_calls() {
+    // A 0..40 { B 10..20 tailcalls C 20..30 }
+    let t = B::new(&["A", "B", "C"]).thread(0, 1).ev(
+        0,
+        &[
+            (0, Enter, 0),
+            (10, Enter, 1),
+            (20, Tailcall, 1),
+            (20, Enter, 2),
+            (30, Leave, 2),
+            (40, Leave, 0),
+        ],
+    );
+    let a = run(&t.end(0));
+    assert_eq!((fs(&a, 1).tailcalls, fs(&a, 1).inclusive_ns), (1, 10));
+    assert_eq!(fs(&a, 2).inclusive_ns, 10);
+    assert_eq!(fs(&a, 0).exclusive_ns, 20);
+    assert_eq!(edge(&a, Some(0), 2).calls, 1);
+    assert_eq!(a.totals.mismatched_frames, 0);
+}
+
+#[test]
+fn leave_mismatch_and_unmatched() {
+    // A 0.. { B 10.. { C 20.. } } Leave A @50: B and C close as mismatched. Then Leave D.
+    let t = B::new(&["A", "B", "C", "D"]).thread(0, 1).ev(
+        0,
+        &[
+            (0, Enter, 0),
+            (10, Enter, 1),
+            (20, Enter, 2),
+            (50, Leave, 0),
+            (60, Leave, 3),
+            (70, Leave, 0),
+        ],
+    );
+    let mut sink = Collect::default();
+    let a = analyze_with(&t.end(0)[..], &Options::default(), &mut sink).unwrap();
+    assert_eq!(a.totals.mismatched_frames, 2);
+    assert_eq!(a.totals.unmatched_leaves, 2);
+    assert_eq!((fs(&a, 1).mismatched, fs(&a, 2).mismatched), (1, 1));
+    assert_eq!((fs(&a, 1).inclusive_ns, fs(&a, 2).inclusive_ns), (40, 30));
+    assert_eq!(fs(&a, 0).inclusive_ns, 50);
+    assert!(a.function_stats(FunctionIdx(3)).is_none());
+    let th = a.thread_stats(ThreadIdx(0)).unwrap();
+    assert_eq!((th.mismatched_frames, th.unmatched_leaves), (2, 2));
+    let order: Vec<(u32, u32, EndKind)> = sink
+        .0
+        .iter()
+        .map(|(_, f)| (f.func.0, f.depth, f.end))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (2, 2, EndKind::Mismatched),
+            (1, 1, EndKind::Mismatched),
+            (0, 0, EndKind::Leave)
+        ]
+    );
+}
+
+#[test]
+fn drops_close_the_stack() {
+    let t = B::new(&["A", "B"])
+        .thread(0, 1)
+        .ev(
+            0,
+            &[
+                (0, Enter, 0),
+                (10, Enter, 1),
+                (15, Leave, 1),
+                (20, Enter, 1),
+            ],
+        )
+        .dropped(0, 1000)
+        .ev(
+            0,
+            &[
+                (500, Leave, 1),
+                (600, Leave, 0),
+                (700, Enter, 0),
+                (800, Leave, 0),
+            ],
+        );
+    let a = run(&t.end(0));
+    assert_eq!(a.totals.dropped_events, 1000);
+    assert_eq!(a.dropped_events(), 1000);
+    assert_eq!(a.totals.lost_frames, 2);
+    assert_eq!(a.totals.unmatched_leaves, 2);
+    let (fa, fb) = (fs(&a, 0), fs(&a, 1));
+    assert_eq!((fa.calls, fa.lost, fa.inclusive_ns), (2, 1, 20 + 100));
+    assert_eq!((fb.calls, fb.lost, fb.inclusive_ns), (2, 1, 5));
+    let th = a.thread_stats(ThreadIdx(0)).unwrap();
+    assert_eq!((th.lost_frames, th.dropped_events), (2, 1000));
+    assert_eq!(th.inclusive_ns, 120);
+}
+
+#[test]
+fn open_frames_run_to_the_end() {
+    let t = B::new(&["A", "B", "C"])
+        .thread(0, 1)
+        .thread(1, 2)
+        .ev(0, &[(10, Enter, 0), (20, Enter, 1)])
+        .ev(1, &[(30, Enter, 2), (100, Leave, 2)]);
+    let bytes = t.end(0);
+    let a = run(&bytes);
+    assert_eq!(a.totals.open_frames_at_end, 2);
+    let (fa, fb) = (fs(&a, 0), fs(&a, 1));
+    assert_eq!(
+        (fa.calls, fa.open_at_end, fa.inclusive_ns, fa.exclusive_ns),
+        (1, 1, 90, 10)
+    );
+    assert_eq!((fb.calls, fb.open_at_end, fb.inclusive_ns), (1, 1, 80));
+    assert_eq!(a.thread_stats(ThreadIdx(0)).unwrap().open_frames_at_end, 2);
+    assert_eq!(a.thread_stats(ThreadIdx(1)).unwrap().open_frames_at_end, 0);
+    assert_eq!(a.duration_ns(), 90);
+
+    // The end record's timestamp is the trace's last timestamp when it is later.
+    let t = B::new(&["A"]).thread(0, 1).ev(0, &[(10, Enter, 0)]);
+    let a = run(&t.end(250));
+    assert_eq!(fs(&a, 0).inclusive_ns, 240);
+    assert_eq!(a.duration_ns(), 240);
+}
+
+#[test]
+fn many_threads_interleaved() {
+    let mut t = B::new(&["Main", "Work", "Leaf"]);
+    for i in 0..8 {
+        t = t.thread(i, 1000 + u64::from(i));
+    }
+    // Each thread: Main { (Work { Leaf }) x 50 }, written in interleaved chunks.
+    for i in 0..8u32 {
+        t = t.ev(i, &[(u64::from(i), Enter, 0)]);
+    }
+    for round in 0..50u64 {
+        for i in 0..8u32 {
+            let b = 100 + round * 100 + u64::from(i);
+            t = t.ev(
+                i,
+                &[
+                    (b, Enter, 1),
+                    (b + 10, Enter, 2),
+                    (b + 30, Leave, 2),
+                    (b + 50, Leave, 1),
+                ],
+            );
+        }
+    }
+    for i in 0..8u32 {
+        t = t.ev(i, &[(10_000 + u64::from(i) * 2, Leave, 0)]);
+    }
+    let a = run(&t.end(0));
+    assert_eq!(a.threads().count(), 8);
+    for (idx, th) in a.threads() {
+        assert_eq!(th.events, 2 + 50 * 4);
+        assert_eq!(th.max_depth, 3);
+        assert_eq!(th.inclusive_ns, 10_000 + u64::from(idx.0));
+        assert_eq!(a.tables.threads.os_tid(idx), Some(1000 + u64::from(idx.0)));
+    }
+    assert_eq!(fs(&a, 1).calls, 400);
+    assert_eq!(fs(&a, 1).inclusive_ns, 400 * 50);
+    assert_eq!(fs(&a, 2).exclusive_ns, 400 * 20);
+    assert_eq!(a.totals.events, 8 * 202);
+    assert_eq!(a.totals.root_ns, (0..8).map(|i| 10_000 + i).sum::<u64>());
+
+    // Thread filter by OS tid.
+    let bytes = {
+        let mut t = B::new(&["Main"]).thread(0, 1).thread(1, 2);
+        t = t.ev(0, &[(0, Enter, 0), (10, Leave, 0)]);
+        t = t.ev(1, &[(0, Enter, 0), (30, Leave, 0)]);
+        t.end(0)
+    };
+    let opts = Options {
+        threads: Some(vec![2]),
+        ..Options::default()
+    };
+    let a = analyze(&bytes[..], &opts).unwrap();
+    assert_eq!(a.threads().count(), 1);
+    assert_eq!(fs(&a, 0).inclusive_ns, 30);
+    assert_eq!(a.totals.events, 4);
+    assert_eq!(a.totals.analysed_events, 2);
+}
+
+#[test]
+fn thread_records_update() {
+    let mut t = B::new(&["A"]).thread(0, 42);
+    t.w.write_thread(&ThreadRecord {
+        managed_id: 1,
+        name: "Main".into(),
+        ..ThreadRecord::new(ThreadIdx(0), 42)
+    })
+    .unwrap();
+    let a = run(&t.thread(1, 43).end(0));
+    let r = a.tables.threads.get(ThreadIdx(0)).unwrap();
+    assert_eq!((r.os_tid, r.managed_id, r.name.as_str()), (42, 1, "Main"));
+    assert_eq!(a.tables.threads.len(), 2);
+    // Threads without events are listed, with zero statistics.
+    assert_eq!(a.threads().count(), 2);
+}
+
+#[test]
+fn ticks_are_converted_from_the_origin() {
+    let info = TraceInfo {
+        ns_per_tick: 2.5,
+        start_ticks: 1000,
+        ..TraceInfo::new(3)
+    };
+    let t = B::with_info(&["A"], info)
+        .thread(0, 1)
+        .ev(0, &[(1100, Enter, 0), (1500, Leave, 0)]);
+    let mut sink = Collect::default();
+    let a = analyze_with(&t.end(0)[..], &Options::default(), &mut sink).unwrap();
+    assert_eq!(fs(&a, 0).inclusive_ns, 1000);
+    assert_eq!((sink.0[0].1.start_ns, sink.0[0].1.end_ns), (250, 1250));
+}
+
+#[test]
+fn truncated_and_corrupt_traces() {
+    let t = B::new(&["A"])
+        .thread(0, 1)
+        .ev(0, &[(0, Enter, 0), (10, Leave, 0)]);
+    let full = t.end(0);
+    // No end record.
+    let t = B::new(&["A"]).thread(0, 1).ev(0, &[(0, Enter, 0)]);
+    let a = run(&t.cut());
+    assert!(a.truncated);
+    assert_eq!(a.end_reason(), "none");
+    assert_eq!(a.totals.open_frames_at_end, 1);
+    // Cut in the middle of the last chunk.
+    let a = run(&full[..full.len() - 3]);
+    assert!(a.truncated);
+    assert_eq!(fs(&a, 0).calls, 1);
+    // A flipped byte in the events chunk is corruption.
+    let mut bad = full.clone();
+    let n = bad.len();
+    bad[n - 40] ^= 0x55;
+    let err = analyze(&bad[..], &Options::default()).unwrap_err();
+    assert!(matches!(err, AnalysisError::Read(_)), "{err}");
+    assert!(err.to_string().contains("corrupt"), "{err}");
+    // Not a trace at all.
+    let err = analyze(&b"hello world, not a trace"[..], &Options::default()).unwrap_err();
+    assert!(err.to_string().contains("not an eltrace trace"), "{err}");
+}
+
+#[test]
+fn unknown_and_huge_function_indices() {
+    let t = B::new(&["A"]).thread(0, 1).ev(
+        0,
+        &[
+            (0, Enter, 4_000_000_000),
+            (5, Enter, 0),
+            (6, Leave, 0),
+            (10, Leave, 4_000_000_000),
+        ],
+    );
+    let a = run(&t.end(0));
+    assert_eq!(fs(&a, 4_000_000_000).inclusive_ns, 10);
+    assert_eq!(
+        a.tables.functions.name(FunctionIdx(4_000_000_000)),
+        "<unknown function 4000000000>"
+    );
+    assert_eq!(a.tables.functions.name(FunctionIdx(0)), "Ns.T.A");
+    assert_eq!(a.functions().count(), 2);
+}
+
+#[test]
+fn sink_sees_children_before_parents_and_call_tree() {
+    let t = B::new(&["A", "B", "C"]).thread(0, 1).ev(
+        0,
+        &[
+            (0, Enter, 0),
+            (10, Enter, 1),
+            (20, Enter, 2),
+            (30, Leave, 2),
+            (40, Leave, 1),
+            (50, Enter, 2),
+            (55, Leave, 2),
+            (100, Leave, 0),
+        ],
+    );
+    let mut sink = Collect::default();
+    let opts = Options {
+        call_tree: true,
+        ..Options::default()
+    };
+    let a = analyze_with(&t.end(0)[..], &opts, &mut sink).unwrap();
+    let seen: Vec<(u32, u32, Option<u32>)> = sink
+        .0
+        .iter()
+        .map(|(_, f)| (f.func.0, f.depth, f.parent.map(|p| p.0)))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (2, 2, Some(1)),
+            (1, 1, Some(0)),
+            (2, 1, Some(0)),
+            (0, 0, None)
+        ]
+    );
+    let tree = a.call_tree().unwrap();
+    assert_eq!(tree.len(), 4);
+    let mut paths: Vec<(Vec<u32>, u64, u64)> = tree
+        .nodes()
+        .map(|(id, n)| {
+            (
+                tree.path(id).iter().map(|f| f.0).collect(),
+                n.calls,
+                n.exclusive_ns,
+            )
+        })
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        [
+            (vec![0], 1, 65),
+            (vec![0, 1], 1, 20),
+            (vec![0, 1, 2], 1, 10),
+            (vec![0, 2], 1, 5)
+        ]
+    );
+}
+
+/// A small deterministic generator for the invariant test.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Frames checked against the invariants as they close.
+#[derive(Default)]
+struct Check {
+    frames: u64,
+}
+
+impl FrameSink for Check {
+    fn frame(&mut self, _: &Tables, _: ThreadIdx, f: &Frame) -> std::io::Result<()> {
+        assert!(f.end_ns >= f.start_ns);
+        assert!(f.children_ns <= f.duration_ns(), "{f:?}");
+        assert_eq!(f.depth == 0, f.parent.is_none());
+        self.frames += 1;
+        Ok(())
+    }
+}
+
+fn random_trace(seed: u64, recursive: bool, messy: bool) -> Vec<u8> {
+    let mut rng = Lcg(seed);
+    let nf = 12u32;
+    let names: Vec<String> = (0..nf).map(|i| format!("F{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut b = B::new(&names);
+    for t in 0..4 {
+        b = b.thread(t, 100 + u64::from(t));
+    }
+    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); 4];
+    let mut ts = [0u64; 4];
+    for _ in 0..400 {
+        let t = rng.next(4) as usize;
+        let mut evs = Vec::new();
+        for _ in 0..rng.next(20) + 1 {
+            ts[t] += rng.next(50);
+            let st = &mut stacks[t];
+            let r = rng.next(10);
+            if r < 5 && st.len() < 30 {
+                // Without recursion, callees have higher indices than callers.
+                let lo = if recursive {
+                    0
+                } else {
+                    st.last().map_or(0, |f| f + 1)
+                };
+                if lo < nf {
+                    let f = lo + rng.next(u64::from(nf - lo)) as u32;
+                    st.push(f);
+                    evs.push((ts[t], Enter, f));
+                }
+            } else if let Some(&f) = st.last() {
+                let kind = match (messy, rng.next(12)) {
+                    (true, 0) => Unwind,
+                    (true, 1) => Tailcall,
+                    (true, 2) if st.len() > 2 => {
+                        // Leave of a lower frame: the ones above are mismatched.
+                        let i = rng.next(st.len() as u64) as usize;
+                        let g = st[i];
+                        let pos = st.iter().position(|&x| x == g).unwrap_or(i);
+                        st.truncate(pos);
+                        evs.push((ts[t], Leave, g));
+                        continue;
+                    }
+                    (true, 3) => {
+                        evs.push((ts[t], Leave, nf + 1));
+                        continue;
+                    }
+                    (true, 4) => {
+                        evs.push((ts[t], Throw, f));
+                        continue;
+                    }
+                    _ => Leave,
+                };
+                st.pop();
+                evs.push((ts[t], kind, f));
+            }
+        }
+        if !evs.is_empty() {
+            b = b.ev(t as u32, &evs);
+        }
+        if messy && rng.next(40) == 0 {
+            b = b.dropped(t as u32, 5);
+            stacks[t].clear();
+        }
+    }
+    b.end(0)
+}
+
+#[test]
+fn invariants_hold_on_random_traces() {
+    for seed in 1..40u64 {
+        for (recursive, messy) in [(false, false), (true, false), (true, true), (false, true)] {
+            let bytes = random_trace(seed, recursive, messy);
+            let mut check = Check::default();
+            let opts = Options {
+                call_tree: true,
+                ..Options::default()
+            };
+            let a = analyze_with(&bytes[..], &opts, &mut check).unwrap();
+            assert_eq!(check.frames, a.totals.frames);
+            let mut excl_sum = 0;
+            let mut calls = 0;
+            for (_, s) in a.functions() {
+                assert!(s.exclusive_ns <= s.inclusive_ns, "seed {seed}: {s:?}");
+                assert!(s.max_ns <= s.inclusive_ns);
+                excl_sum += s.exclusive_ns;
+                calls += s.calls;
+            }
+            assert_eq!(calls, a.totals.frames);
+            // Exclusive times partition the root frames' time.
+            assert_eq!(excl_sum, a.totals.root_ns, "seed {seed}");
+            let thread_sum: u64 = a.threads().map(|(_, t)| t.inclusive_ns).sum();
+            assert_eq!(thread_sum, a.totals.root_ns);
+            // Edge calls add up to function calls.
+            let edges = a.edges();
+            for (f, s) in a.functions() {
+                let into: u64 = edges.iter().filter(|e| e.1 == f).map(|e| e.2.calls).sum();
+                assert_eq!(into, s.calls);
+            }
+            if !recursive {
+                // A caller's inclusive time covers the time of all its callees.
+                for (f, s) in a.functions() {
+                    let out: u64 = edges
+                        .iter()
+                        .filter(|e| e.0 == Some(f))
+                        .map(|e| e.2.inclusive_ns)
+                        .sum();
+                    assert!(
+                        out <= s.inclusive_ns,
+                        "seed {seed} f {f:?}: {out} > {}",
+                        s.inclusive_ns
+                    );
+                }
+            }
+            let tree = a.call_tree().unwrap();
+            let tree_excl: u64 = tree.nodes().map(|(_, n)| n.exclusive_ns).sum();
+            let tree_calls: u64 = tree.nodes().map(|(_, n)| n.calls).sum();
+            assert_eq!((tree_excl, tree_calls), (excl_sum, calls));
+        }
+    }
+}
