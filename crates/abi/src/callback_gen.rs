@@ -14,79 +14,151 @@ com_interface! {
     interface ICorProfilerCallback, ICorProfilerCallbackVtbl, IID_ICorProfilerCallback = GUID::from_u128(0x176FBED1_A55C_4796_98CA_A9DA0EF883E7);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
     }
 }
 
@@ -95,88 +167,168 @@ com_interface! {
     interface ICorProfilerCallback2, ICorProfilerCallback2Vtbl, IID_ICorProfilerCallback2 = GUID::from_u128(0x8A8CC829_CCF2_49FE_BBAE_0F022228071A);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
     }
 }
 
@@ -185,92 +337,175 @@ com_interface! {
     interface ICorProfilerCallback3, ICorProfilerCallback3Vtbl, IID_ICorProfilerCallback3 = GUID::from_u128(0x4FD2ED52_7731_4B8D_9469_03D2CC3086C5);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
     }
 }
 
@@ -279,99 +514,188 @@ com_interface! {
     interface ICorProfilerCallback4, ICorProfilerCallback4Vtbl, IID_ICorProfilerCallback4 = GUID::from_u128(0x7B63B2E3_107D_4D48_B2F6_F61E229470D2);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
         // ICorProfilerCallback4
-        /* 83 */ ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 84 */ GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
-        /* 85 */ ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 86 */ ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
-        /* 87 */ MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
-        /* 88 */ SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationStarted([in] FunctionID functionId, [in] ReJITID rejitId, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerCallback4`: `HRESULT GetReJITParameters([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] ICorProfilerFunctionControl *pFunctionControl)`
+        GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationFinished([in] FunctionID functionId, [in] ReJITID rejitId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerCallback4`: `HRESULT ReJITError([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] FunctionID functionId, [in] HRESULT hrStatus)`
+        ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerCallback4`: `HRESULT MovedReferences2([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerCallback4`: `HRESULT SurvivingReferences2([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
     }
 }
 
@@ -380,101 +704,191 @@ com_interface! {
     interface ICorProfilerCallback5, ICorProfilerCallback5Vtbl, IID_ICorProfilerCallback5 = GUID::from_u128(0x8DFBA405_8C9F_45F8_BFFA_83B14CEF78B5);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
         // ICorProfilerCallback4
-        /* 83 */ ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 84 */ GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
-        /* 85 */ ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 86 */ ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
-        /* 87 */ MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
-        /* 88 */ SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationStarted([in] FunctionID functionId, [in] ReJITID rejitId, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerCallback4`: `HRESULT GetReJITParameters([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] ICorProfilerFunctionControl *pFunctionControl)`
+        GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationFinished([in] FunctionID functionId, [in] ReJITID rejitId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerCallback4`: `HRESULT ReJITError([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] FunctionID functionId, [in] HRESULT hrStatus)`
+        ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerCallback4`: `HRESULT MovedReferences2([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerCallback4`: `HRESULT SurvivingReferences2([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
         // ICorProfilerCallback5
-        /* 89 */ ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerCallback5`: `HRESULT ConditionalWeakTableElementReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID keyRefIds[], [in, size_is(cRootRefs)] ObjectID valueRefIds[], [in, size_is(cRootRefs)] GCHandleID rootIds[])`
+        ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
     }
 }
 
@@ -483,103 +897,194 @@ com_interface! {
     interface ICorProfilerCallback6, ICorProfilerCallback6Vtbl, IID_ICorProfilerCallback6 = GUID::from_u128(0xFC13DF4B_4448_4F4F_950C_BA8D19D00C36);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
         // ICorProfilerCallback4
-        /* 83 */ ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 84 */ GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
-        /* 85 */ ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 86 */ ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
-        /* 87 */ MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
-        /* 88 */ SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationStarted([in] FunctionID functionId, [in] ReJITID rejitId, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerCallback4`: `HRESULT GetReJITParameters([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] ICorProfilerFunctionControl *pFunctionControl)`
+        GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationFinished([in] FunctionID functionId, [in] ReJITID rejitId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerCallback4`: `HRESULT ReJITError([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] FunctionID functionId, [in] HRESULT hrStatus)`
+        ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerCallback4`: `HRESULT MovedReferences2([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerCallback4`: `HRESULT SurvivingReferences2([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
         // ICorProfilerCallback5
-        /* 89 */ ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerCallback5`: `HRESULT ConditionalWeakTableElementReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID keyRefIds[], [in, size_is(cRootRefs)] ObjectID valueRefIds[], [in, size_is(cRootRefs)] GCHandleID rootIds[])`
+        ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
         // ICorProfilerCallback6
-        /* 90 */ GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerCallback6`: `HRESULT GetAssemblyReferences([in, string] const WCHAR * wszAssemblyPath, [in] ICorProfilerAssemblyReferenceProvider * pAsmRefProvider)`
+        GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
     }
 }
 
@@ -588,105 +1093,197 @@ com_interface! {
     interface ICorProfilerCallback7, ICorProfilerCallback7Vtbl, IID_ICorProfilerCallback7 = GUID::from_u128(0xF76A2DBA_1D52_4539_866C_2AA518F9EFC3);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
         // ICorProfilerCallback4
-        /* 83 */ ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 84 */ GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
-        /* 85 */ ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 86 */ ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
-        /* 87 */ MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
-        /* 88 */ SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationStarted([in] FunctionID functionId, [in] ReJITID rejitId, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerCallback4`: `HRESULT GetReJITParameters([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] ICorProfilerFunctionControl *pFunctionControl)`
+        GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationFinished([in] FunctionID functionId, [in] ReJITID rejitId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerCallback4`: `HRESULT ReJITError([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] FunctionID functionId, [in] HRESULT hrStatus)`
+        ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerCallback4`: `HRESULT MovedReferences2([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerCallback4`: `HRESULT SurvivingReferences2([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
         // ICorProfilerCallback5
-        /* 89 */ ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerCallback5`: `HRESULT ConditionalWeakTableElementReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID keyRefIds[], [in, size_is(cRootRefs)] ObjectID valueRefIds[], [in, size_is(cRootRefs)] GCHandleID rootIds[])`
+        ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
         // ICorProfilerCallback6
-        /* 90 */ GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerCallback6`: `HRESULT GetAssemblyReferences([in, string] const WCHAR * wszAssemblyPath, [in] ICorProfilerAssemblyReferenceProvider * pAsmRefProvider)`
+        GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
         // ICorProfilerCallback7
-        /* 91 */ ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerCallback7`: `HRESULT ModuleInMemorySymbolsUpdated(ModuleID moduleId)`
+        ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
     }
 }
 
@@ -695,108 +1292,202 @@ com_interface! {
     interface ICorProfilerCallback8, ICorProfilerCallback8Vtbl, IID_ICorProfilerCallback8 = GUID::from_u128(0x5BED9B15_C079_4D47_BFE2_215A140C07E0);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
         // ICorProfilerCallback4
-        /* 83 */ ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 84 */ GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
-        /* 85 */ ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 86 */ ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
-        /* 87 */ MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
-        /* 88 */ SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationStarted([in] FunctionID functionId, [in] ReJITID rejitId, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerCallback4`: `HRESULT GetReJITParameters([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] ICorProfilerFunctionControl *pFunctionControl)`
+        GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationFinished([in] FunctionID functionId, [in] ReJITID rejitId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerCallback4`: `HRESULT ReJITError([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] FunctionID functionId, [in] HRESULT hrStatus)`
+        ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerCallback4`: `HRESULT MovedReferences2([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerCallback4`: `HRESULT SurvivingReferences2([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
         // ICorProfilerCallback5
-        /* 89 */ ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerCallback5`: `HRESULT ConditionalWeakTableElementReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID keyRefIds[], [in, size_is(cRootRefs)] ObjectID valueRefIds[], [in, size_is(cRootRefs)] GCHandleID rootIds[])`
+        ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
         // ICorProfilerCallback6
-        /* 90 */ GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerCallback6`: `HRESULT GetAssemblyReferences([in, string] const WCHAR * wszAssemblyPath, [in] ICorProfilerAssemblyReferenceProvider * pAsmRefProvider)`
+        GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
         // ICorProfilerCallback7
-        /* 91 */ ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerCallback7`: `HRESULT ModuleInMemorySymbolsUpdated(ModuleID moduleId)`
+        ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
         // ICorProfilerCallback8
-        /* 92 */ DynamicMethodJITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL, pILHeader: LPCBYTE, cbILHeader: ULONG) -> HRESULT;
-        /* 93 */ DynamicMethodJITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerCallback8`: `HRESULT DynamicMethodJITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock, [in] LPCBYTE pILHeader, [in] ULONG cbILHeader)`
+        DynamicMethodJITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL, pILHeader: LPCBYTE, cbILHeader: ULONG) -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerCallback8`: `HRESULT DynamicMethodJITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        DynamicMethodJITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
     }
 }
 
@@ -805,110 +1496,205 @@ com_interface! {
     interface ICorProfilerCallback9, ICorProfilerCallback9Vtbl, IID_ICorProfilerCallback9 = GUID::from_u128(0x27583EC3_C8F5_482F_8052_194B8CE4705A);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
         // ICorProfilerCallback4
-        /* 83 */ ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 84 */ GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
-        /* 85 */ ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 86 */ ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
-        /* 87 */ MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
-        /* 88 */ SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationStarted([in] FunctionID functionId, [in] ReJITID rejitId, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerCallback4`: `HRESULT GetReJITParameters([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] ICorProfilerFunctionControl *pFunctionControl)`
+        GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationFinished([in] FunctionID functionId, [in] ReJITID rejitId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerCallback4`: `HRESULT ReJITError([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] FunctionID functionId, [in] HRESULT hrStatus)`
+        ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerCallback4`: `HRESULT MovedReferences2([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerCallback4`: `HRESULT SurvivingReferences2([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
         // ICorProfilerCallback5
-        /* 89 */ ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerCallback5`: `HRESULT ConditionalWeakTableElementReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID keyRefIds[], [in, size_is(cRootRefs)] ObjectID valueRefIds[], [in, size_is(cRootRefs)] GCHandleID rootIds[])`
+        ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
         // ICorProfilerCallback6
-        /* 90 */ GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerCallback6`: `HRESULT GetAssemblyReferences([in, string] const WCHAR * wszAssemblyPath, [in] ICorProfilerAssemblyReferenceProvider * pAsmRefProvider)`
+        GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
         // ICorProfilerCallback7
-        /* 91 */ ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerCallback7`: `HRESULT ModuleInMemorySymbolsUpdated(ModuleID moduleId)`
+        ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
         // ICorProfilerCallback8
-        /* 92 */ DynamicMethodJITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL, pILHeader: LPCBYTE, cbILHeader: ULONG) -> HRESULT;
-        /* 93 */ DynamicMethodJITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerCallback8`: `HRESULT DynamicMethodJITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock, [in] LPCBYTE pILHeader, [in] ULONG cbILHeader)`
+        DynamicMethodJITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL, pILHeader: LPCBYTE, cbILHeader: ULONG) -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerCallback8`: `HRESULT DynamicMethodJITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        DynamicMethodJITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
         // ICorProfilerCallback9
-        /* 94 */ DynamicMethodUnloaded(functionId: FunctionID) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerCallback9`: `HRESULT DynamicMethodUnloaded([in] FunctionID functionId)`
+        DynamicMethodUnloaded(functionId: FunctionID) -> HRESULT;
     }
 }
 
@@ -917,113 +1703,210 @@ com_interface! {
     interface ICorProfilerCallback10, ICorProfilerCallback10Vtbl, IID_ICorProfilerCallback10 = GUID::from_u128(0xCEC5B60E_C69C_495F_87F6_84D28EE16FFB);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
         // ICorProfilerCallback4
-        /* 83 */ ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 84 */ GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
-        /* 85 */ ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 86 */ ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
-        /* 87 */ MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
-        /* 88 */ SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationStarted([in] FunctionID functionId, [in] ReJITID rejitId, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerCallback4`: `HRESULT GetReJITParameters([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] ICorProfilerFunctionControl *pFunctionControl)`
+        GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationFinished([in] FunctionID functionId, [in] ReJITID rejitId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerCallback4`: `HRESULT ReJITError([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] FunctionID functionId, [in] HRESULT hrStatus)`
+        ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerCallback4`: `HRESULT MovedReferences2([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerCallback4`: `HRESULT SurvivingReferences2([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
         // ICorProfilerCallback5
-        /* 89 */ ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerCallback5`: `HRESULT ConditionalWeakTableElementReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID keyRefIds[], [in, size_is(cRootRefs)] ObjectID valueRefIds[], [in, size_is(cRootRefs)] GCHandleID rootIds[])`
+        ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
         // ICorProfilerCallback6
-        /* 90 */ GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerCallback6`: `HRESULT GetAssemblyReferences([in, string] const WCHAR * wszAssemblyPath, [in] ICorProfilerAssemblyReferenceProvider * pAsmRefProvider)`
+        GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
         // ICorProfilerCallback7
-        /* 91 */ ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerCallback7`: `HRESULT ModuleInMemorySymbolsUpdated(ModuleID moduleId)`
+        ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
         // ICorProfilerCallback8
-        /* 92 */ DynamicMethodJITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL, pILHeader: LPCBYTE, cbILHeader: ULONG) -> HRESULT;
-        /* 93 */ DynamicMethodJITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerCallback8`: `HRESULT DynamicMethodJITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock, [in] LPCBYTE pILHeader, [in] ULONG cbILHeader)`
+        DynamicMethodJITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL, pILHeader: LPCBYTE, cbILHeader: ULONG) -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerCallback8`: `HRESULT DynamicMethodJITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        DynamicMethodJITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
         // ICorProfilerCallback9
-        /* 94 */ DynamicMethodUnloaded(functionId: FunctionID) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerCallback9`: `HRESULT DynamicMethodUnloaded([in] FunctionID functionId)`
+        DynamicMethodUnloaded(functionId: FunctionID) -> HRESULT;
         // ICorProfilerCallback10
-        /* 95 */ EventPipeEventDelivered(provider: EVENTPIPE_PROVIDER, eventId: DWORD, eventVersion: DWORD, cbMetadataBlob: ULONG, metadataBlob: LPCBYTE, cbEventData: ULONG, eventData: LPCBYTE, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID, eventThread: ThreadID, numStackFrames: ULONG, stackFrames: *mut UINT_PTR) -> HRESULT;
-        /* 96 */ EventPipeProviderCreated(provider: EVENTPIPE_PROVIDER) -> HRESULT;
+        /// Slot 95, declared by `ICorProfilerCallback10`: `HRESULT EventPipeEventDelivered([in] EVENTPIPE_PROVIDER provider, [in] DWORD eventId, [in] DWORD eventVersion, [in] ULONG cbMetadataBlob, [in, size_is(cbMetadataBlob)] LPCBYTE metadataBlob, [in] ULONG cbEventData, [in, size_is(cbEventData)] LPCBYTE eventData, [in] LPCGUID pActivityId, [in] LPCGUID pRelatedActivityId, [in] ThreadID eventThread, [in] ULONG numStackFrames, [in, length_is(numStackFrames)] UINT_PTR stackFrames[])`
+        EventPipeEventDelivered(provider: EVENTPIPE_PROVIDER, eventId: DWORD, eventVersion: DWORD, cbMetadataBlob: ULONG, metadataBlob: LPCBYTE, cbEventData: ULONG, eventData: LPCBYTE, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID, eventThread: ThreadID, numStackFrames: ULONG, stackFrames: *mut UINT_PTR) -> HRESULT;
+        /// Slot 96, declared by `ICorProfilerCallback10`: `HRESULT EventPipeProviderCreated([in] EVENTPIPE_PROVIDER provider)`
+        EventPipeProviderCreated(provider: EVENTPIPE_PROVIDER) -> HRESULT;
     }
 }
 
@@ -1032,114 +1915,212 @@ com_interface! {
     interface ICorProfilerCallback11, ICorProfilerCallback11Vtbl, IID_ICorProfilerCallback11 = GUID::from_u128(0x42350846_AAED_47F7_B128_FD0C98881CDE);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerCallback
-        /* 3 */ Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
-        /* 4 */ Shutdown() -> HRESULT;
-        /* 5 */ AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 6 */ AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 7 */ AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
-        /* 8 */ AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
-        /* 9 */ AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 10 */ AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 11 */ AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
-        /* 12 */ AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
-        /* 13 */ ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 14 */ ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 15 */ ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
-        /* 16 */ ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
-        /* 17 */ ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
-        /* 18 */ ClassLoadStarted(classId: ClassID) -> HRESULT;
-        /* 19 */ ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 20 */ ClassUnloadStarted(classId: ClassID) -> HRESULT;
-        /* 21 */ ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
-        /* 22 */ FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
-        /* 23 */ JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 24 */ JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 25 */ JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
-        /* 26 */ JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
-        /* 27 */ JITFunctionPitched(functionId: FunctionID) -> HRESULT;
-        /* 28 */ JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
-        /* 29 */ ThreadCreated(threadId: ThreadID) -> HRESULT;
-        /* 30 */ ThreadDestroyed(threadId: ThreadID) -> HRESULT;
-        /* 31 */ ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
-        /* 32 */ RemotingClientInvocationStarted() -> HRESULT;
-        /* 33 */ RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 34 */ RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 35 */ RemotingClientInvocationFinished() -> HRESULT;
-        /* 36 */ RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 37 */ RemotingServerInvocationStarted() -> HRESULT;
-        /* 38 */ RemotingServerInvocationReturned() -> HRESULT;
-        /* 39 */ RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
-        /* 40 */ UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 41 */ ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
-        /* 42 */ RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
-        /* 43 */ RuntimeSuspendFinished() -> HRESULT;
-        /* 44 */ RuntimeSuspendAborted() -> HRESULT;
-        /* 45 */ RuntimeResumeStarted() -> HRESULT;
-        /* 46 */ RuntimeResumeFinished() -> HRESULT;
-        /* 47 */ RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
-        /* 48 */ RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
-        /* 49 */ MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 50 */ ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
-        /* 51 */ ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
-        /* 52 */ ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
-        /* 53 */ RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
-        /* 54 */ ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
-        /* 55 */ ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 56 */ ExceptionSearchFunctionLeave() -> HRESULT;
-        /* 57 */ ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
-        /* 58 */ ExceptionSearchFilterLeave() -> HRESULT;
-        /* 59 */ ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
-        /* 60 */ ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
-        /* 61 */ ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
-        /* 62 */ ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
-        /* 63 */ ExceptionUnwindFunctionLeave() -> HRESULT;
-        /* 64 */ ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
-        /* 65 */ ExceptionUnwindFinallyLeave() -> HRESULT;
-        /* 66 */ ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
-        /* 67 */ ExceptionCatcherLeave() -> HRESULT;
-        /* 68 */ COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
-        /* 69 */ COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
-        /* 70 */ ExceptionCLRCatcherFound() -> HRESULT;
-        /* 71 */ ExceptionCLRCatcherExecute() -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerCallback`: `HRESULT Initialize([in] IUnknown *pICorProfilerInfoUnk)`
+        Initialize(pICorProfilerInfoUnk: *mut IUnknown) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerCallback`: `HRESULT Shutdown()`
+        Shutdown() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationStarted([in] AppDomainID appDomainId)`
+        AppDomainCreationStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerCallback`: `HRESULT AppDomainCreationFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainCreationFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownStarted([in] AppDomainID appDomainId)`
+        AppDomainShutdownStarted(appDomainId: AppDomainID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerCallback`: `HRESULT AppDomainShutdownFinished([in] AppDomainID appDomainId, [in] HRESULT hrStatus)`
+        AppDomainShutdownFinished(appDomainId: AppDomainID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadStarted([in] AssemblyID assemblyId)`
+        AssemblyLoadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerCallback`: `HRESULT AssemblyLoadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyLoadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadStarted([in] AssemblyID assemblyId)`
+        AssemblyUnloadStarted(assemblyId: AssemblyID) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerCallback`: `HRESULT AssemblyUnloadFinished([in] AssemblyID assemblyId, [in] HRESULT hrStatus)`
+        AssemblyUnloadFinished(assemblyId: AssemblyID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadStarted([in] ModuleID moduleId)`
+        ModuleLoadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerCallback`: `HRESULT ModuleLoadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleLoadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadStarted([in] ModuleID moduleId)`
+        ModuleUnloadStarted(moduleId: ModuleID) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerCallback`: `HRESULT ModuleUnloadFinished([in] ModuleID moduleId, [in] HRESULT hrStatus)`
+        ModuleUnloadFinished(moduleId: ModuleID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerCallback`: `HRESULT ModuleAttachedToAssembly([in] ModuleID moduleId, [in] AssemblyID AssemblyId)`
+        ModuleAttachedToAssembly(moduleId: ModuleID, AssemblyId: AssemblyID) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerCallback`: `HRESULT ClassLoadStarted([in] ClassID classId)`
+        ClassLoadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerCallback`: `HRESULT ClassLoadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassLoadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadStarted([in] ClassID classId)`
+        ClassUnloadStarted(classId: ClassID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerCallback`: `HRESULT ClassUnloadFinished([in] ClassID classId, [in] HRESULT hrStatus)`
+        ClassUnloadFinished(classId: ClassID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerCallback`: `HRESULT FunctionUnloadStarted([in] FunctionID functionId)`
+        FunctionUnloadStarted(functionId: FunctionID) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerCallback`: `HRESULT JITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock)`
+        JITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerCallback`: `HRESULT JITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        JITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchStarted([in] FunctionID functionId, [out] BOOL *pbUseCachedFunction)`
+        JITCachedFunctionSearchStarted(functionId: FunctionID, pbUseCachedFunction: *mut BOOL) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerCallback`: `HRESULT JITCachedFunctionSearchFinished([in] FunctionID functionId, [in] COR_PRF_JIT_CACHE result)`
+        JITCachedFunctionSearchFinished(functionId: FunctionID, result: COR_PRF_JIT_CACHE) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerCallback`: `HRESULT JITFunctionPitched([in] FunctionID functionId)`
+        JITFunctionPitched(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerCallback`: `HRESULT JITInlining([in] FunctionID callerId, [in] FunctionID calleeId, [out] BOOL *pfShouldInline)`
+        JITInlining(callerId: FunctionID, calleeId: FunctionID, pfShouldInline: *mut BOOL) -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerCallback`: `HRESULT ThreadCreated([in] ThreadID threadId)`
+        ThreadCreated(threadId: ThreadID) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerCallback`: `HRESULT ThreadDestroyed([in] ThreadID threadId)`
+        ThreadDestroyed(threadId: ThreadID) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerCallback`: `HRESULT ThreadAssignedToOSThread([in] ThreadID managedThreadId, [in] DWORD osThreadId)`
+        ThreadAssignedToOSThread(managedThreadId: ThreadID, osThreadId: DWORD) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationStarted()`
+        RemotingClientInvocationStarted() -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerCallback`: `HRESULT RemotingClientSendingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientSendingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerCallback`: `HRESULT RemotingClientReceivingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingClientReceivingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerCallback`: `HRESULT RemotingClientInvocationFinished()`
+        RemotingClientInvocationFinished() -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerCallback`: `HRESULT RemotingServerReceivingMessage([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerReceivingMessage(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationStarted()`
+        RemotingServerInvocationStarted() -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerCallback`: `HRESULT RemotingServerInvocationReturned()`
+        RemotingServerInvocationReturned() -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerCallback`: `HRESULT RemotingServerSendingReply([in] GUID *pCookie, [in] BOOL fIsAsync)`
+        RemotingServerSendingReply(pCookie: *mut GUID, fIsAsync: BOOL) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerCallback`: `HRESULT UnmanagedToManagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        UnmanagedToManagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerCallback`: `HRESULT ManagedToUnmanagedTransition([in] FunctionID functionId, [in] COR_PRF_TRANSITION_REASON reason)`
+        ManagedToUnmanagedTransition(functionId: FunctionID, reason: COR_PRF_TRANSITION_REASON) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendStarted([in] COR_PRF_SUSPEND_REASON suspendReason)`
+        RuntimeSuspendStarted(suspendReason: COR_PRF_SUSPEND_REASON) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendFinished()`
+        RuntimeSuspendFinished() -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerCallback`: `HRESULT RuntimeSuspendAborted()`
+        RuntimeSuspendAborted() -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeStarted()`
+        RuntimeResumeStarted() -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerCallback`: `HRESULT RuntimeResumeFinished()`
+        RuntimeResumeFinished() -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadSuspended([in] ThreadID threadId)`
+        RuntimeThreadSuspended(threadId: ThreadID) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerCallback`: `HRESULT RuntimeThreadResumed([in] ThreadID threadId)`
+        RuntimeThreadResumed(threadId: ThreadID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerCallback`: `HRESULT MovedReferences([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        MovedReferences(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerCallback`: `HRESULT ObjectAllocated([in] ObjectID objectId, [in] ClassID classId)`
+        ObjectAllocated(objectId: ObjectID, classId: ClassID) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerCallback`: `HRESULT ObjectsAllocatedByClass([in] ULONG cClassCount, [in, size_is(cClassCount)] ClassID classIds[], [in, size_is(cClassCount)] ULONG cObjects[])`
+        ObjectsAllocatedByClass(cClassCount: ULONG, classIds: *mut ClassID, cObjects: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerCallback`: `HRESULT ObjectReferences([in] ObjectID objectId, [in] ClassID classId, [in] ULONG cObjectRefs, [in, size_is(cObjectRefs)] ObjectID objectRefIds[])`
+        ObjectReferences(objectId: ObjectID, classId: ClassID, cObjectRefs: ULONG, objectRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerCallback`: `HRESULT RootReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[])`
+        RootReferences(cRootRefs: ULONG, rootRefIds: *mut ObjectID) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerCallback`: `HRESULT ExceptionThrown([in] ObjectID thrownObjectId)`
+        ExceptionThrown(thrownObjectId: ObjectID) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionEnter([in] FunctionID functionId)`
+        ExceptionSearchFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFunctionLeave()`
+        ExceptionSearchFunctionLeave() -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterEnter([in] FunctionID functionId)`
+        ExceptionSearchFilterEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchFilterLeave()`
+        ExceptionSearchFilterLeave() -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerCallback`: `HRESULT ExceptionSearchCatcherFound([in] FunctionID functionId)`
+        ExceptionSearchCatcherFound(functionId: FunctionID) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerEnter([in] UINT_PTR __unused)`
+        ExceptionOSHandlerEnter(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerCallback`: `HRESULT ExceptionOSHandlerLeave([in] UINT_PTR __unused)`
+        ExceptionOSHandlerLeave(__unused: UINT_PTR) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionEnter([in] FunctionID functionId)`
+        ExceptionUnwindFunctionEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFunctionLeave()`
+        ExceptionUnwindFunctionLeave() -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyEnter([in] FunctionID functionId)`
+        ExceptionUnwindFinallyEnter(functionId: FunctionID) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerCallback`: `HRESULT ExceptionUnwindFinallyLeave()`
+        ExceptionUnwindFinallyLeave() -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherEnter([in] FunctionID functionId, [in] ObjectID objectId)`
+        ExceptionCatcherEnter(functionId: FunctionID, objectId: ObjectID) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerCallback`: `HRESULT ExceptionCatcherLeave()`
+        ExceptionCatcherLeave() -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableCreated([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable, [in] ULONG cSlots)`
+        COMClassicVTableCreated(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void, cSlots: ULONG) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerCallback`: `HRESULT COMClassicVTableDestroyed([in] ClassID wrappedClassId, [in] REFGUID implementedIID, [in] void *pVTable)`
+        COMClassicVTableDestroyed(wrappedClassId: ClassID, implementedIID: REFGUID, pVTable: *mut c_void) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherFound()`
+        ExceptionCLRCatcherFound() -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerCallback`: `HRESULT ExceptionCLRCatcherExecute()`
+        ExceptionCLRCatcherExecute() -> HRESULT;
         // ICorProfilerCallback2
-        /* 72 */ ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
-        /* 73 */ GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
-        /* 74 */ SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
-        /* 75 */ GarbageCollectionFinished() -> HRESULT;
-        /* 76 */ FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
-        /* 77 */ RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
-        /* 78 */ HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
-        /* 79 */ HandleDestroyed(handleId: GCHandleID) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerCallback2`: `HRESULT ThreadNameChanged([in] ThreadID threadId, [in] ULONG cchName, [in, annotation("_In_reads_opt_(cchName)")] WCHAR name[])`
+        ThreadNameChanged(threadId: ThreadID, cchName: ULONG, name: *mut WCHAR) -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionStarted([in] int cGenerations, [in, size_is(cGenerations)] BOOL generationCollected[], [in] COR_PRF_GC_REASON reason)`
+        GarbageCollectionStarted(cGenerations: i32, generationCollected: *mut BOOL, reason: COR_PRF_GC_REASON) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerCallback2`: `HRESULT SurvivingReferences([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] ULONG cObjectIDRangeLength[])`
+        SurvivingReferences(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut ULONG) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerCallback2`: `HRESULT GarbageCollectionFinished()`
+        GarbageCollectionFinished() -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerCallback2`: `HRESULT FinalizeableObjectQueued([in] DWORD finalizerFlags, [in] ObjectID objectID)`
+        FinalizeableObjectQueued(finalizerFlags: DWORD, objectID: ObjectID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerCallback2`: `HRESULT RootReferences2([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID rootRefIds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_KIND rootKinds[], [in, size_is(cRootRefs)] COR_PRF_GC_ROOT_FLAGS rootFlags[], [in, size_is(cRootRefs)] UINT_PTR rootIds[])`
+        RootReferences2(cRootRefs: ULONG, rootRefIds: *mut ObjectID, rootKinds: *mut COR_PRF_GC_ROOT_KIND, rootFlags: *mut COR_PRF_GC_ROOT_FLAGS, rootIds: *mut UINT_PTR) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerCallback2`: `HRESULT HandleCreated([in] GCHandleID handleId, [in] ObjectID initialObjectId)`
+        HandleCreated(handleId: GCHandleID, initialObjectId: ObjectID) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerCallback2`: `HRESULT HandleDestroyed([in] GCHandleID handleId)`
+        HandleDestroyed(handleId: GCHandleID) -> HRESULT;
         // ICorProfilerCallback3
-        /* 80 */ InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
-        /* 81 */ ProfilerAttachComplete() -> HRESULT;
-        /* 82 */ ProfilerDetachSucceeded() -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerCallback3`: `HRESULT InitializeForAttach([in] IUnknown * pCorProfilerInfoUnk, [in] void * pvClientData, [in] UINT cbClientData)`
+        InitializeForAttach(pCorProfilerInfoUnk: *mut IUnknown, pvClientData: *mut c_void, cbClientData: u32) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerCallback3`: `HRESULT ProfilerAttachComplete()`
+        ProfilerAttachComplete() -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerCallback3`: `HRESULT ProfilerDetachSucceeded()`
+        ProfilerDetachSucceeded() -> HRESULT;
         // ICorProfilerCallback4
-        /* 83 */ ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 84 */ GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
-        /* 85 */ ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
-        /* 86 */ ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
-        /* 87 */ MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
-        /* 88 */ SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationStarted([in] FunctionID functionId, [in] ReJITID rejitId, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationStarted(functionId: FunctionID, rejitId: ReJITID, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerCallback4`: `HRESULT GetReJITParameters([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] ICorProfilerFunctionControl *pFunctionControl)`
+        GetReJITParameters(moduleId: ModuleID, methodId: mdMethodDef, pFunctionControl: *mut ICorProfilerFunctionControl) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerCallback4`: `HRESULT ReJITCompilationFinished([in] FunctionID functionId, [in] ReJITID rejitId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        ReJITCompilationFinished(functionId: FunctionID, rejitId: ReJITID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerCallback4`: `HRESULT ReJITError([in] ModuleID moduleId, [in] mdMethodDef methodId, [in] FunctionID functionId, [in] HRESULT hrStatus)`
+        ReJITError(moduleId: ModuleID, methodId: mdMethodDef, functionId: FunctionID, hrStatus: HRESULT) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerCallback4`: `HRESULT MovedReferences2([in] ULONG cMovedObjectIDRanges, [in, size_is(cMovedObjectIDRanges)] ObjectID oldObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] ObjectID newObjectIDRangeStart[], [in, size_is(cMovedObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        MovedReferences2(cMovedObjectIDRanges: ULONG, oldObjectIDRangeStart: *mut ObjectID, newObjectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerCallback4`: `HRESULT SurvivingReferences2([in] ULONG cSurvivingObjectIDRanges, [in, size_is(cSurvivingObjectIDRanges)] ObjectID objectIDRangeStart[], [in, size_is(cSurvivingObjectIDRanges)] SIZE_T cObjectIDRangeLength[])`
+        SurvivingReferences2(cSurvivingObjectIDRanges: ULONG, objectIDRangeStart: *mut ObjectID, cObjectIDRangeLength: *mut SIZE_T) -> HRESULT;
         // ICorProfilerCallback5
-        /* 89 */ ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerCallback5`: `HRESULT ConditionalWeakTableElementReferences([in] ULONG cRootRefs, [in, size_is(cRootRefs)] ObjectID keyRefIds[], [in, size_is(cRootRefs)] ObjectID valueRefIds[], [in, size_is(cRootRefs)] GCHandleID rootIds[])`
+        ConditionalWeakTableElementReferences(cRootRefs: ULONG, keyRefIds: *mut ObjectID, valueRefIds: *mut ObjectID, rootIds: *mut GCHandleID) -> HRESULT;
         // ICorProfilerCallback6
-        /* 90 */ GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerCallback6`: `HRESULT GetAssemblyReferences([in, string] const WCHAR * wszAssemblyPath, [in] ICorProfilerAssemblyReferenceProvider * pAsmRefProvider)`
+        GetAssemblyReferences(wszAssemblyPath: *const WCHAR, pAsmRefProvider: *mut ICorProfilerAssemblyReferenceProvider) -> HRESULT;
         // ICorProfilerCallback7
-        /* 91 */ ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerCallback7`: `HRESULT ModuleInMemorySymbolsUpdated(ModuleID moduleId)`
+        ModuleInMemorySymbolsUpdated(moduleId: ModuleID) -> HRESULT;
         // ICorProfilerCallback8
-        /* 92 */ DynamicMethodJITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL, pILHeader: LPCBYTE, cbILHeader: ULONG) -> HRESULT;
-        /* 93 */ DynamicMethodJITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerCallback8`: `HRESULT DynamicMethodJITCompilationStarted([in] FunctionID functionId, [in] BOOL fIsSafeToBlock, [in] LPCBYTE pILHeader, [in] ULONG cbILHeader)`
+        DynamicMethodJITCompilationStarted(functionId: FunctionID, fIsSafeToBlock: BOOL, pILHeader: LPCBYTE, cbILHeader: ULONG) -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerCallback8`: `HRESULT DynamicMethodJITCompilationFinished([in] FunctionID functionId, [in] HRESULT hrStatus, [in] BOOL fIsSafeToBlock)`
+        DynamicMethodJITCompilationFinished(functionId: FunctionID, hrStatus: HRESULT, fIsSafeToBlock: BOOL) -> HRESULT;
         // ICorProfilerCallback9
-        /* 94 */ DynamicMethodUnloaded(functionId: FunctionID) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerCallback9`: `HRESULT DynamicMethodUnloaded([in] FunctionID functionId)`
+        DynamicMethodUnloaded(functionId: FunctionID) -> HRESULT;
         // ICorProfilerCallback10
-        /* 95 */ EventPipeEventDelivered(provider: EVENTPIPE_PROVIDER, eventId: DWORD, eventVersion: DWORD, cbMetadataBlob: ULONG, metadataBlob: LPCBYTE, cbEventData: ULONG, eventData: LPCBYTE, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID, eventThread: ThreadID, numStackFrames: ULONG, stackFrames: *mut UINT_PTR) -> HRESULT;
-        /* 96 */ EventPipeProviderCreated(provider: EVENTPIPE_PROVIDER) -> HRESULT;
+        /// Slot 95, declared by `ICorProfilerCallback10`: `HRESULT EventPipeEventDelivered([in] EVENTPIPE_PROVIDER provider, [in] DWORD eventId, [in] DWORD eventVersion, [in] ULONG cbMetadataBlob, [in, size_is(cbMetadataBlob)] LPCBYTE metadataBlob, [in] ULONG cbEventData, [in, size_is(cbEventData)] LPCBYTE eventData, [in] LPCGUID pActivityId, [in] LPCGUID pRelatedActivityId, [in] ThreadID eventThread, [in] ULONG numStackFrames, [in, length_is(numStackFrames)] UINT_PTR stackFrames[])`
+        EventPipeEventDelivered(provider: EVENTPIPE_PROVIDER, eventId: DWORD, eventVersion: DWORD, cbMetadataBlob: ULONG, metadataBlob: LPCBYTE, cbEventData: ULONG, eventData: LPCBYTE, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID, eventThread: ThreadID, numStackFrames: ULONG, stackFrames: *mut UINT_PTR) -> HRESULT;
+        /// Slot 96, declared by `ICorProfilerCallback10`: `HRESULT EventPipeProviderCreated([in] EVENTPIPE_PROVIDER provider)`
+        EventPipeProviderCreated(provider: EVENTPIPE_PROVIDER) -> HRESULT;
         // ICorProfilerCallback11
-        /* 97 */ LoadAsNotificationOnly(pbNotificationOnly: *mut BOOL) -> HRESULT;
+        /// Slot 97, declared by `ICorProfilerCallback11`: `HRESULT LoadAsNotificationOnly(BOOL *pbNotificationOnly)`
+        LoadAsNotificationOnly(pbNotificationOnly: *mut BOOL) -> HRESULT;
     }
 }

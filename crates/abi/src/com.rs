@@ -110,7 +110,7 @@ macro_rules! com_interface {
         $(#[$attr:meta])*
         interface $iface:ident, $vtbl:ident, $iid_const:ident = $iid:expr;
         {
-            $( $method:ident ( $( $p:ident : $t:ty ),* $(,)? ) $( -> $ret:ty )? ; )*
+            $( $(#[$mattr:meta])* $method:ident ( $( $p:ident : $t:ty ),* $(,)? ) $( -> $ret:ty )? ; )*
         }
     ) => {
         $(#[$attr])*
@@ -119,7 +119,7 @@ macro_rules! com_interface {
         #[allow(non_snake_case)]
         pub struct $vtbl {
             $(
-                #[doc = concat!("`", stringify!($method), "`")]
+                $(#[$mattr])*
                 pub $method: unsafe extern "C" fn(this: *mut c_void $(, $p: $t)*) $(-> $ret)?,
             )*
         }

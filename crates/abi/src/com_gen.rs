@@ -14,9 +14,12 @@ com_interface! {
     interface IUnknown, IUnknownVtbl, IID_IUnknown = GUID::from_u128(0x00000000_0000_0000_C000_000000000046);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
     }
 }
 
@@ -25,12 +28,17 @@ com_interface! {
     interface IClassFactory, IClassFactoryVtbl, IID_IClassFactory = GUID::from_u128(0x00000001_0000_0000_C000_000000000046);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // IClassFactory
-        /* 3 */ CreateInstance(pUnkOuter: *mut IUnknown, riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 4 */ LockServer(fLock: BOOL) -> HRESULT;
+        /// Slot 3, declared by `IClassFactory`: `HRESULT CreateInstance(IUnknown *pUnkOuter, REFIID riid, void **ppvObject)`
+        CreateInstance(pUnkOuter: *mut IUnknown, riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 4, declared by `IClassFactory`: `HRESULT LockServer(BOOL fLock)`
+        LockServer(fLock: BOOL) -> HRESULT;
     }
 }
 
@@ -39,10 +47,14 @@ com_interface! {
     interface IMethodMalloc, IMethodMallocVtbl, IID_IMethodMalloc = GUID::from_u128(0xA0EFB28B_6EE2_4D7B_B983_A75EF7BEEDB8);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // IMethodMalloc
-        /* 3 */ Alloc(cb: ULONG) -> *mut c_void;
+        /// Slot 3, declared by `IMethodMalloc`: `PVOID Alloc([in] ULONG cb)`
+        Alloc(cb: ULONG) -> *mut c_void;
     }
 }

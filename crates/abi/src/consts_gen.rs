@@ -229,7 +229,7 @@ pub mod flags {
     pub const COR_PRF_HIGH_MONITOR_IMMUTABLE: DWORD = 0x00000008;
     /// `COR_PRF_SNAPSHOT_DEFAULT` (COR_PRF_SNAPSHOT_INFO (DoStackSnapshot infoFlags; COR_PRF_FRAME_INFO related)).
     pub const COR_PRF_SNAPSHOT_DEFAULT: COR_PRF_SNAPSHOT_INFO = 0x00000000;
-    /// `COR_PRF_SNAPSHOT_REGISTER_CONTEXT` (COR_PRF_SNAPSHOT_INFO (DoStackSnapshot infoFlags; COR_PRF_FRAME_INFO related)): context[] = CONTEXT, contextSize = sizeof(CONTEXT).
+    /// `COR_PRF_SNAPSHOT_REGISTER_CONTEXT` (COR_PRF_SNAPSHOT_INFO (DoStackSnapshot infoFlags; COR_PRF_FRAME_INFO related)): context\[\] = CONTEXT, contextSize = sizeof(CONTEXT).
     pub const COR_PRF_SNAPSHOT_REGISTER_CONTEXT: COR_PRF_SNAPSHOT_INFO = 0x00000001;
     /// `COR_PRF_SNAPSHOT_X86_OPTIMIZED` (COR_PRF_SNAPSHOT_INFO (DoStackSnapshot infoFlags; COR_PRF_FRAME_INFO related)): x86 only; E_INVALIDARG elsewhere.
     pub const COR_PRF_SNAPSHOT_X86_OPTIMIZED: COR_PRF_SNAPSHOT_INFO = 0x00000002;
@@ -553,7 +553,7 @@ pub mod corhdr {
     /// `tdPublic` (CorTypeAttr).
     #[allow(non_upper_case_globals)]
     pub const tdPublic: u32 = 0x00000001;
-    /// `tdNestedPublic` (CorTypeAttr): IsTdNested(x) = (x & 7) >= tdNestedPublic.
+    /// `tdNestedPublic` (CorTypeAttr): IsTdNested(x) = (x & 7) \>= tdNestedPublic.
     #[allow(non_upper_case_globals)]
     pub const tdNestedPublic: u32 = 0x00000002;
     /// `tdNestedPrivate` (CorTypeAttr).
@@ -709,19 +709,19 @@ pub mod corhdr {
     pub const ELEMENT_TYPE_R8: u8 = 0x0D;
     /// `ELEMENT_TYPE_STRING` (CorElementType).
     pub const ELEMENT_TYPE_STRING: u8 = 0x0E;
-    /// `ELEMENT_TYPE_PTR` (CorElementType): PTR <type>.
+    /// `ELEMENT_TYPE_PTR` (CorElementType): PTR \<type\>.
     pub const ELEMENT_TYPE_PTR: u8 = 0x0F;
-    /// `ELEMENT_TYPE_BYREF` (CorElementType): BYREF <type>.
+    /// `ELEMENT_TYPE_BYREF` (CorElementType): BYREF \<type\>.
     pub const ELEMENT_TYPE_BYREF: u8 = 0x10;
-    /// `ELEMENT_TYPE_VALUETYPE` (CorElementType): VALUETYPE <TypeDefOrRef coded token>.
+    /// `ELEMENT_TYPE_VALUETYPE` (CorElementType): VALUETYPE \<TypeDefOrRef coded token\>.
     pub const ELEMENT_TYPE_VALUETYPE: u8 = 0x11;
-    /// `ELEMENT_TYPE_CLASS` (CorElementType): CLASS <TypeDefOrRef coded token>.
+    /// `ELEMENT_TYPE_CLASS` (CorElementType): CLASS \<TypeDefOrRef coded token\>.
     pub const ELEMENT_TYPE_CLASS: u8 = 0x12;
-    /// `ELEMENT_TYPE_VAR` (CorElementType): VAR <number>.
+    /// `ELEMENT_TYPE_VAR` (CorElementType): VAR \<number\>.
     pub const ELEMENT_TYPE_VAR: u8 = 0x13;
-    /// `ELEMENT_TYPE_ARRAY` (CorElementType): ARRAY <type> <rank> <bcount> <bounds...> <lbcount> <lbs...>.
+    /// `ELEMENT_TYPE_ARRAY` (CorElementType): ARRAY \<type\> \<rank\> \<bcount\> \<bounds...\> \<lbcount\> \<lbs...\>.
     pub const ELEMENT_TYPE_ARRAY: u8 = 0x14;
-    /// `ELEMENT_TYPE_GENERICINST` (CorElementType): GENERICINST <generic type> <argCnt> <args...>.
+    /// `ELEMENT_TYPE_GENERICINST` (CorElementType): GENERICINST \<generic type\> \<argCnt\> \<args...\>.
     pub const ELEMENT_TYPE_GENERICINST: u8 = 0x15;
     /// `ELEMENT_TYPE_TYPEDBYREF` (CorElementType).
     pub const ELEMENT_TYPE_TYPEDBYREF: u8 = 0x16;
@@ -729,19 +729,19 @@ pub mod corhdr {
     pub const ELEMENT_TYPE_I: u8 = 0x18;
     /// `ELEMENT_TYPE_U` (CorElementType).
     pub const ELEMENT_TYPE_U: u8 = 0x19;
-    /// `ELEMENT_TYPE_FNPTR` (CorElementType): FNPTR <full method sig>.
+    /// `ELEMENT_TYPE_FNPTR` (CorElementType): FNPTR \<full method sig\>.
     pub const ELEMENT_TYPE_FNPTR: u8 = 0x1B;
     /// `ELEMENT_TYPE_OBJECT` (CorElementType).
     pub const ELEMENT_TYPE_OBJECT: u8 = 0x1C;
-    /// `ELEMENT_TYPE_SZARRAY` (CorElementType): SZARRAY <type>.
+    /// `ELEMENT_TYPE_SZARRAY` (CorElementType): SZARRAY \<type\>.
     pub const ELEMENT_TYPE_SZARRAY: u8 = 0x1D;
-    /// `ELEMENT_TYPE_MVAR` (CorElementType): MVAR <number>.
+    /// `ELEMENT_TYPE_MVAR` (CorElementType): MVAR \<number\>.
     pub const ELEMENT_TYPE_MVAR: u8 = 0x1E;
-    /// `ELEMENT_TYPE_CMOD_REQD` (CorElementType): CMOD_REQD <TypeDefOrRef token>.
+    /// `ELEMENT_TYPE_CMOD_REQD` (CorElementType): CMOD_REQD \<TypeDefOrRef token\>.
     pub const ELEMENT_TYPE_CMOD_REQD: u8 = 0x1F;
-    /// `ELEMENT_TYPE_CMOD_OPT` (CorElementType): CMOD_OPT <TypeDefOrRef token>.
+    /// `ELEMENT_TYPE_CMOD_OPT` (CorElementType): CMOD_OPT \<TypeDefOrRef token\>.
     pub const ELEMENT_TYPE_CMOD_OPT: u8 = 0x20;
-    /// `ELEMENT_TYPE_INTERNAL` (CorElementType): INTERNAL <typehandle> (runtime-internal sigs only).
+    /// `ELEMENT_TYPE_INTERNAL` (CorElementType): INTERNAL \<typehandle\> (runtime-internal sigs only).
     pub const ELEMENT_TYPE_INTERNAL: u8 = 0x21;
     /// `ELEMENT_TYPE_MAX` (CorElementType): first invalid.
     pub const ELEMENT_TYPE_MAX: u8 = 0x22;
@@ -971,7 +971,7 @@ pub mod elt {
     /// `PROFILE_PLATFORM_SPECIFIC_DATA__flags` (PROFILE_PLATFORM_SPECIFIC_DATA offsets (UNIX_AMD64_ABI)): UINT32; Windows x64 value is 0x58.
     #[allow(non_upper_case_globals)]
     pub const PROFILE_PLATFORM_SPECIFIC_DATA__flags: usize = 0xA8;
-    /// `PROFILE_PLATFORM_SPECIFIC_DATA__buffer` (PROFILE_PLATFORM_SPECIFIC_DATA offsets (UNIX_AMD64_ABI)): UINT64[16].
+    /// `PROFILE_PLATFORM_SPECIFIC_DATA__buffer` (PROFILE_PLATFORM_SPECIFIC_DATA offsets (UNIX_AMD64_ABI)): UINT64\[16\].
     #[allow(non_upper_case_globals)]
     pub const PROFILE_PLATFORM_SPECIFIC_DATA__buffer: usize = 0xB0;
     /// `SIZEOF__PROFILE_PLATFORM_SPECIFIC_DATA__buffer` (PROFILE_PLATFORM_SPECIFIC_DATA offsets (UNIX_AMD64_ABI)).

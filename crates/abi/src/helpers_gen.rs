@@ -14,15 +14,23 @@ com_interface! {
     interface ICorProfilerObjectEnum, ICorProfilerObjectEnumVtbl, IID_ICorProfilerObjectEnum = GUID::from_u128(0x2C6269BD_2D13_4321_AE12_6686365FD6AF);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerObjectEnum
-        /* 3 */ Skip(celt: ULONG) -> HRESULT;
-        /* 4 */ Reset() -> HRESULT;
-        /* 5 */ Clone(ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 6 */ GetCount(pcelt: *mut ULONG) -> HRESULT;
-        /* 7 */ Next(celt: ULONG, objects: *mut ObjectID, pceltFetched: *mut ULONG) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerObjectEnum`: `HRESULT Skip([in] ULONG celt)`
+        Skip(celt: ULONG) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerObjectEnum`: `HRESULT Reset()`
+        Reset() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerObjectEnum`: `HRESULT Clone([out] ICorProfilerObjectEnum **ppEnum)`
+        Clone(ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerObjectEnum`: `HRESULT GetCount([out] ULONG *pcelt)`
+        GetCount(pcelt: *mut ULONG) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerObjectEnum`: `HRESULT Next([in] ULONG celt, [out, size_is(celt), length_is(*pceltFetched)] ObjectID objects[], [out] ULONG *pceltFetched)`
+        Next(celt: ULONG, objects: *mut ObjectID, pceltFetched: *mut ULONG) -> HRESULT;
     }
 }
 
@@ -31,15 +39,23 @@ com_interface! {
     interface ICorProfilerFunctionEnum, ICorProfilerFunctionEnumVtbl, IID_ICorProfilerFunctionEnum = GUID::from_u128(0xFF71301A_B994_429D_A10B_B345A65280EF);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerFunctionEnum
-        /* 3 */ Skip(celt: ULONG) -> HRESULT;
-        /* 4 */ Reset() -> HRESULT;
-        /* 5 */ Clone(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 6 */ GetCount(pcelt: *mut ULONG) -> HRESULT;
-        /* 7 */ Next(celt: ULONG, ids: *mut COR_PRF_FUNCTION, pceltFetched: *mut ULONG) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerFunctionEnum`: `HRESULT Skip([in] ULONG celt)`
+        Skip(celt: ULONG) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerFunctionEnum`: `HRESULT Reset()`
+        Reset() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerFunctionEnum`: `HRESULT Clone([out] ICorProfilerFunctionEnum **ppEnum)`
+        Clone(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerFunctionEnum`: `HRESULT GetCount([out] ULONG *pcelt)`
+        GetCount(pcelt: *mut ULONG) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerFunctionEnum`: `HRESULT Next([in] ULONG celt, [out, size_is(celt), length_is(*pceltFetched)] COR_PRF_FUNCTION ids[], [out] ULONG * pceltFetched)`
+        Next(celt: ULONG, ids: *mut COR_PRF_FUNCTION, pceltFetched: *mut ULONG) -> HRESULT;
     }
 }
 
@@ -48,15 +64,23 @@ com_interface! {
     interface ICorProfilerModuleEnum, ICorProfilerModuleEnumVtbl, IID_ICorProfilerModuleEnum = GUID::from_u128(0xB0266D75_2081_4493_AF7F_028BA34DB891);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerModuleEnum
-        /* 3 */ Skip(celt: ULONG) -> HRESULT;
-        /* 4 */ Reset() -> HRESULT;
-        /* 5 */ Clone(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 6 */ GetCount(pcelt: *mut ULONG) -> HRESULT;
-        /* 7 */ Next(celt: ULONG, ids: *mut ModuleID, pceltFetched: *mut ULONG) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerModuleEnum`: `HRESULT Skip([in] ULONG celt)`
+        Skip(celt: ULONG) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerModuleEnum`: `HRESULT Reset()`
+        Reset() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerModuleEnum`: `HRESULT Clone([out] ICorProfilerModuleEnum **ppEnum)`
+        Clone(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerModuleEnum`: `HRESULT GetCount([out] ULONG *pcelt)`
+        GetCount(pcelt: *mut ULONG) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerModuleEnum`: `HRESULT Next([in] ULONG celt, [out, size_is(celt), length_is(*pceltFetched)] ModuleID ids[], [out] ULONG * pceltFetched)`
+        Next(celt: ULONG, ids: *mut ModuleID, pceltFetched: *mut ULONG) -> HRESULT;
     }
 }
 
@@ -65,13 +89,19 @@ com_interface! {
     interface ICorProfilerFunctionControl, ICorProfilerFunctionControlVtbl, IID_ICorProfilerFunctionControl = GUID::from_u128(0xF0963021_E1EA_4732_8581_E01B0BD3C0C6);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerFunctionControl
-        /* 3 */ SetCodegenFlags(flags: DWORD) -> HRESULT;
-        /* 4 */ SetILFunctionBody(cbNewILMethodHeader: ULONG, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 5 */ SetILInstrumentedCodeMap(cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerFunctionControl`: `HRESULT SetCodegenFlags([in] DWORD flags)`
+        SetCodegenFlags(flags: DWORD) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerFunctionControl`: `HRESULT SetILFunctionBody([in] ULONG cbNewILMethodHeader, [in, size_is(cbNewILMethodHeader)] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(cbNewILMethodHeader: ULONG, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerFunctionControl`: `HRESULT SetILInstrumentedCodeMap([in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
     }
 }
 
@@ -80,15 +110,23 @@ com_interface! {
     interface ICorProfilerMethodEnum, ICorProfilerMethodEnumVtbl, IID_ICorProfilerMethodEnum = GUID::from_u128(0xFCCEE788_0088_454B_A811_C99F298D1942);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerMethodEnum
-        /* 3 */ Skip(celt: ULONG) -> HRESULT;
-        /* 4 */ Reset() -> HRESULT;
-        /* 5 */ Clone(ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
-        /* 6 */ GetCount(pcelt: *mut ULONG) -> HRESULT;
-        /* 7 */ Next(celt: ULONG, elements: *mut COR_PRF_METHOD, pceltFetched: *mut ULONG) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerMethodEnum`: `HRESULT Skip([in] ULONG celt)`
+        Skip(celt: ULONG) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerMethodEnum`: `HRESULT Reset()`
+        Reset() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerMethodEnum`: `HRESULT Clone([out] ICorProfilerMethodEnum **ppEnum)`
+        Clone(ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerMethodEnum`: `HRESULT GetCount([out] ULONG *pcelt)`
+        GetCount(pcelt: *mut ULONG) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerMethodEnum`: `HRESULT Next([in] ULONG celt, [out, size_is(celt), length_is(*pceltFetched)] COR_PRF_METHOD elements[], [out] ULONG * pceltFetched)`
+        Next(celt: ULONG, elements: *mut COR_PRF_METHOD, pceltFetched: *mut ULONG) -> HRESULT;
     }
 }
 
@@ -97,15 +135,23 @@ com_interface! {
     interface ICorProfilerThreadEnum, ICorProfilerThreadEnumVtbl, IID_ICorProfilerThreadEnum = GUID::from_u128(0x571194F7_25ED_419F_AA8B_7016B3159701);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerThreadEnum
-        /* 3 */ Skip(celt: ULONG) -> HRESULT;
-        /* 4 */ Reset() -> HRESULT;
-        /* 5 */ Clone(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 6 */ GetCount(pcelt: *mut ULONG) -> HRESULT;
-        /* 7 */ Next(celt: ULONG, ids: *mut ThreadID, pceltFetched: *mut ULONG) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerThreadEnum`: `HRESULT Skip([in] ULONG celt)`
+        Skip(celt: ULONG) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerThreadEnum`: `HRESULT Reset()`
+        Reset() -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerThreadEnum`: `HRESULT Clone([out] ICorProfilerThreadEnum **ppEnum)`
+        Clone(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerThreadEnum`: `HRESULT GetCount([out] ULONG *pcelt)`
+        GetCount(pcelt: *mut ULONG) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerThreadEnum`: `HRESULT Next([in] ULONG celt, [out, size_is(celt), length_is(*pceltFetched)] ThreadID ids[], [out] ULONG * pceltFetched)`
+        Next(celt: ULONG, ids: *mut ThreadID, pceltFetched: *mut ULONG) -> HRESULT;
     }
 }
 
@@ -114,10 +160,14 @@ com_interface! {
     interface ICorProfilerAssemblyReferenceProvider, ICorProfilerAssemblyReferenceProviderVtbl, IID_ICorProfilerAssemblyReferenceProvider = GUID::from_u128(0x66A78C24_2EEF_4F65_B45F_DD1D8038BF3C);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerAssemblyReferenceProvider
-        /* 3 */ AddAssemblyReference(pAssemblyRefInfo: *const COR_PRF_ASSEMBLY_REFERENCE_INFO) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerAssemblyReferenceProvider`: `HRESULT AddAssemblyReference(const COR_PRF_ASSEMBLY_REFERENCE_INFO * pAssemblyRefInfo)`
+        AddAssemblyReference(pAssemblyRefInfo: *const COR_PRF_ASSEMBLY_REFERENCE_INFO) -> HRESULT;
     }
 }

@@ -14,43 +14,79 @@ com_interface! {
     interface ICorProfilerInfo, ICorProfilerInfoVtbl, IID_ICorProfilerInfo = GUID::from_u128(0x28B5557D_3F3F_48B4_90B2_5F9EEA2F6C48);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
     }
 }
 
@@ -59,65 +95,122 @@ com_interface! {
     interface ICorProfilerInfo2, ICorProfilerInfo2Vtbl, IID_ICorProfilerInfo2 = GUID::from_u128(0xCC0935CD_A518_487D_B0BB_A93214E65478);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
     }
 }
 
@@ -126,80 +219,151 @@ com_interface! {
     interface ICorProfilerInfo3, ICorProfilerInfo3Vtbl, IID_ICorProfilerInfo3 = GUID::from_u128(0xB555ED4F_452A_4E54_8B39_B5360BAD32A0);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
     }
 }
 
@@ -208,91 +372,172 @@ com_interface! {
     interface ICorProfilerInfo4, ICorProfilerInfo4Vtbl, IID_ICorProfilerInfo4 = GUID::from_u128(0x0D8FDCAA_6257_47BF_B1BF_94DAC88466EE);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
     }
 }
 
@@ -301,94 +546,177 @@ com_interface! {
     interface ICorProfilerInfo5, ICorProfilerInfo5Vtbl, IID_ICorProfilerInfo5 = GUID::from_u128(0x07602928_CE38_4B83_81E7_74ADAF781214);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
     }
 }
 
@@ -397,96 +725,180 @@ com_interface! {
     interface ICorProfilerInfo6, ICorProfilerInfo6Vtbl, IID_ICorProfilerInfo6 = GUID::from_u128(0xF30A070D_BFFB_46A7_B1D8_8781EF7B698A);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
     }
 }
 
@@ -495,100 +907,187 @@ com_interface! {
     interface ICorProfilerInfo7, ICorProfilerInfo7Vtbl, IID_ICorProfilerInfo7 = GUID::from_u128(0x9AEECC0D_63E0_4187_8C00_E312F503F663);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
     }
 }
 
@@ -597,104 +1096,194 @@ com_interface! {
     interface ICorProfilerInfo8, ICorProfilerInfo8Vtbl, IID_ICorProfilerInfo8 = GUID::from_u128(0xC5AC80A6_782E_4716_8044_39598C60CFBF);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo8
-        /* 87 */ IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
-        /* 88 */ GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 89 */ GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerInfo8`: `HRESULT IsFunctionDynamic([in] FunctionID functionId, [out] BOOL *isDynamic)`
+        IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerInfo8`: `HRESULT GetFunctionFromIP3([in] LPCBYTE ip, [out] FunctionID *functionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerInfo8`: `HRESULT GetDynamicFunctionInfo([in] FunctionID functionId, [out] ModuleID *moduleId, [out] PCCOR_SIGNATURE *ppvSig, [out] ULONG *pbSig, [in] ULONG cchName, [out] ULONG *pcchName, [out] WCHAR wszName[])`
+        GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
     }
 }
 
@@ -703,108 +1292,201 @@ com_interface! {
     interface ICorProfilerInfo9, ICorProfilerInfo9Vtbl, IID_ICorProfilerInfo9 = GUID::from_u128(0x008170DB_F8CC_4796_9A51_DC8AA0B47012);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo8
-        /* 87 */ IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
-        /* 88 */ GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 89 */ GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerInfo8`: `HRESULT IsFunctionDynamic([in] FunctionID functionId, [out] BOOL *isDynamic)`
+        IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerInfo8`: `HRESULT GetFunctionFromIP3([in] LPCBYTE ip, [out] FunctionID *functionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerInfo8`: `HRESULT GetDynamicFunctionInfo([in] FunctionID functionId, [out] ModuleID *moduleId, [out] PCCOR_SIGNATURE *ppvSig, [out] ULONG *pbSig, [in] ULONG cchName, [out] ULONG *pcchName, [out] WCHAR wszName[])`
+        GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
         // ICorProfilerInfo9
-        /* 90 */ GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
-        /* 91 */ GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 92 */ GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerInfo9`: `HRESULT GetNativeCodeStartAddresses(FunctionID functionID, ReJITID reJitId, ULONG32 cCodeStartAddresses, ULONG32 *pcCodeStartAddresses, UINT_PTR codeStartAddresses[])`
+        GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerInfo9`: `HRESULT GetILToNativeMapping3(UINT_PTR pNativeCodeStartAddress, ULONG32 cMap, ULONG32 *pcMap, COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerInfo9`: `HRESULT GetCodeInfo4(UINT_PTR pNativeCodeStartAddress, ULONG32 cCodeInfos, ULONG32* pcCodeInfos, COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
     }
 }
 
@@ -813,115 +1495,214 @@ com_interface! {
     interface ICorProfilerInfo10, ICorProfilerInfo10Vtbl, IID_ICorProfilerInfo10 = GUID::from_u128(0x2F1B5152_C869_40C9_AA5F_3ABE026BD720);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo8
-        /* 87 */ IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
-        /* 88 */ GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 89 */ GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerInfo8`: `HRESULT IsFunctionDynamic([in] FunctionID functionId, [out] BOOL *isDynamic)`
+        IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerInfo8`: `HRESULT GetFunctionFromIP3([in] LPCBYTE ip, [out] FunctionID *functionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerInfo8`: `HRESULT GetDynamicFunctionInfo([in] FunctionID functionId, [out] ModuleID *moduleId, [out] PCCOR_SIGNATURE *ppvSig, [out] ULONG *pbSig, [in] ULONG cchName, [out] ULONG *pcchName, [out] WCHAR wszName[])`
+        GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
         // ICorProfilerInfo9
-        /* 90 */ GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
-        /* 91 */ GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 92 */ GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerInfo9`: `HRESULT GetNativeCodeStartAddresses(FunctionID functionID, ReJITID reJitId, ULONG32 cCodeStartAddresses, ULONG32 *pcCodeStartAddresses, UINT_PTR codeStartAddresses[])`
+        GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerInfo9`: `HRESULT GetILToNativeMapping3(UINT_PTR pNativeCodeStartAddress, ULONG32 cMap, ULONG32 *pcMap, COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerInfo9`: `HRESULT GetCodeInfo4(UINT_PTR pNativeCodeStartAddress, ULONG32 cCodeInfos, ULONG32* pcCodeInfos, COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
         // ICorProfilerInfo10
-        /* 93 */ EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
-        /* 94 */ IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
-        /* 95 */ GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
-        /* 96 */ RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 97 */ SuspendRuntime() -> HRESULT;
-        /* 98 */ ResumeRuntime() -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerInfo10`: `HRESULT EnumerateObjectReferences(ObjectID objectId, ObjectReferenceCallback callback, void* clientData)`
+        EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerInfo10`: `HRESULT IsFrozenObject(ObjectID objectId, BOOL *pbFrozen)`
+        IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
+        /// Slot 95, declared by `ICorProfilerInfo10`: `HRESULT GetLOHObjectSizeThreshold(DWORD *pThreshold)`
+        GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
+        /// Slot 96, declared by `ICorProfilerInfo10`: `HRESULT RequestReJITWithInliners([in] DWORD dwRejitFlags, [in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 97, declared by `ICorProfilerInfo10`: `HRESULT SuspendRuntime()`
+        SuspendRuntime() -> HRESULT;
+        /// Slot 98, declared by `ICorProfilerInfo10`: `HRESULT ResumeRuntime()`
+        ResumeRuntime() -> HRESULT;
     }
 }
 
@@ -930,118 +1711,219 @@ com_interface! {
     interface ICorProfilerInfo11, ICorProfilerInfo11Vtbl, IID_ICorProfilerInfo11 = GUID::from_u128(0x06398876_8987_4154_B621_40A00D6E4D04);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo8
-        /* 87 */ IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
-        /* 88 */ GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 89 */ GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerInfo8`: `HRESULT IsFunctionDynamic([in] FunctionID functionId, [out] BOOL *isDynamic)`
+        IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerInfo8`: `HRESULT GetFunctionFromIP3([in] LPCBYTE ip, [out] FunctionID *functionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerInfo8`: `HRESULT GetDynamicFunctionInfo([in] FunctionID functionId, [out] ModuleID *moduleId, [out] PCCOR_SIGNATURE *ppvSig, [out] ULONG *pbSig, [in] ULONG cchName, [out] ULONG *pcchName, [out] WCHAR wszName[])`
+        GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
         // ICorProfilerInfo9
-        /* 90 */ GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
-        /* 91 */ GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 92 */ GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerInfo9`: `HRESULT GetNativeCodeStartAddresses(FunctionID functionID, ReJITID reJitId, ULONG32 cCodeStartAddresses, ULONG32 *pcCodeStartAddresses, UINT_PTR codeStartAddresses[])`
+        GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerInfo9`: `HRESULT GetILToNativeMapping3(UINT_PTR pNativeCodeStartAddress, ULONG32 cMap, ULONG32 *pcMap, COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerInfo9`: `HRESULT GetCodeInfo4(UINT_PTR pNativeCodeStartAddress, ULONG32 cCodeInfos, ULONG32* pcCodeInfos, COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
         // ICorProfilerInfo10
-        /* 93 */ EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
-        /* 94 */ IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
-        /* 95 */ GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
-        /* 96 */ RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 97 */ SuspendRuntime() -> HRESULT;
-        /* 98 */ ResumeRuntime() -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerInfo10`: `HRESULT EnumerateObjectReferences(ObjectID objectId, ObjectReferenceCallback callback, void* clientData)`
+        EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerInfo10`: `HRESULT IsFrozenObject(ObjectID objectId, BOOL *pbFrozen)`
+        IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
+        /// Slot 95, declared by `ICorProfilerInfo10`: `HRESULT GetLOHObjectSizeThreshold(DWORD *pThreshold)`
+        GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
+        /// Slot 96, declared by `ICorProfilerInfo10`: `HRESULT RequestReJITWithInliners([in] DWORD dwRejitFlags, [in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 97, declared by `ICorProfilerInfo10`: `HRESULT SuspendRuntime()`
+        SuspendRuntime() -> HRESULT;
+        /// Slot 98, declared by `ICorProfilerInfo10`: `HRESULT ResumeRuntime()`
+        ResumeRuntime() -> HRESULT;
         // ICorProfilerInfo11
-        /* 99 */ GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
-        /* 100 */ SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
+        /// Slot 99, declared by `ICorProfilerInfo11`: `HRESULT GetEnvironmentVariable([in, string] const WCHAR *szName, [in] ULONG cchValue, [out] ULONG *pcchValue, [out, annotation("_Out_writes_to_(cchValue, *pcchValue)")] WCHAR szValue[])`
+        GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
+        /// Slot 100, declared by `ICorProfilerInfo11`: `HRESULT SetEnvironmentVariable([in, string] const WCHAR *szName, [in, string] const WCHAR *szValue)`
+        SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
     }
 }
 
@@ -1050,126 +1932,234 @@ com_interface! {
     interface ICorProfilerInfo12, ICorProfilerInfo12Vtbl, IID_ICorProfilerInfo12 = GUID::from_u128(0x27B24CCD_1CB1_47C5_96EE_98190DC30959);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo8
-        /* 87 */ IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
-        /* 88 */ GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 89 */ GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerInfo8`: `HRESULT IsFunctionDynamic([in] FunctionID functionId, [out] BOOL *isDynamic)`
+        IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerInfo8`: `HRESULT GetFunctionFromIP3([in] LPCBYTE ip, [out] FunctionID *functionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerInfo8`: `HRESULT GetDynamicFunctionInfo([in] FunctionID functionId, [out] ModuleID *moduleId, [out] PCCOR_SIGNATURE *ppvSig, [out] ULONG *pbSig, [in] ULONG cchName, [out] ULONG *pcchName, [out] WCHAR wszName[])`
+        GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
         // ICorProfilerInfo9
-        /* 90 */ GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
-        /* 91 */ GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 92 */ GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerInfo9`: `HRESULT GetNativeCodeStartAddresses(FunctionID functionID, ReJITID reJitId, ULONG32 cCodeStartAddresses, ULONG32 *pcCodeStartAddresses, UINT_PTR codeStartAddresses[])`
+        GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerInfo9`: `HRESULT GetILToNativeMapping3(UINT_PTR pNativeCodeStartAddress, ULONG32 cMap, ULONG32 *pcMap, COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerInfo9`: `HRESULT GetCodeInfo4(UINT_PTR pNativeCodeStartAddress, ULONG32 cCodeInfos, ULONG32* pcCodeInfos, COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
         // ICorProfilerInfo10
-        /* 93 */ EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
-        /* 94 */ IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
-        /* 95 */ GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
-        /* 96 */ RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 97 */ SuspendRuntime() -> HRESULT;
-        /* 98 */ ResumeRuntime() -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerInfo10`: `HRESULT EnumerateObjectReferences(ObjectID objectId, ObjectReferenceCallback callback, void* clientData)`
+        EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerInfo10`: `HRESULT IsFrozenObject(ObjectID objectId, BOOL *pbFrozen)`
+        IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
+        /// Slot 95, declared by `ICorProfilerInfo10`: `HRESULT GetLOHObjectSizeThreshold(DWORD *pThreshold)`
+        GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
+        /// Slot 96, declared by `ICorProfilerInfo10`: `HRESULT RequestReJITWithInliners([in] DWORD dwRejitFlags, [in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 97, declared by `ICorProfilerInfo10`: `HRESULT SuspendRuntime()`
+        SuspendRuntime() -> HRESULT;
+        /// Slot 98, declared by `ICorProfilerInfo10`: `HRESULT ResumeRuntime()`
+        ResumeRuntime() -> HRESULT;
         // ICorProfilerInfo11
-        /* 99 */ GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
-        /* 100 */ SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
+        /// Slot 99, declared by `ICorProfilerInfo11`: `HRESULT GetEnvironmentVariable([in, string] const WCHAR *szName, [in] ULONG cchValue, [out] ULONG *pcchValue, [out, annotation("_Out_writes_to_(cchValue, *pcchValue)")] WCHAR szValue[])`
+        GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
+        /// Slot 100, declared by `ICorProfilerInfo11`: `HRESULT SetEnvironmentVariable([in, string] const WCHAR *szName, [in, string] const WCHAR *szValue)`
+        SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
         // ICorProfilerInfo12
-        /* 101 */ EventPipeStartSession(cProviderConfigs: u32, pProviderConfigs: *mut COR_PRF_EVENTPIPE_PROVIDER_CONFIG, requestRundown: BOOL, pSession: *mut EVENTPIPE_SESSION) -> HRESULT;
-        /* 102 */ EventPipeAddProviderToSession(session: EVENTPIPE_SESSION, providerConfig: COR_PRF_EVENTPIPE_PROVIDER_CONFIG) -> HRESULT;
-        /* 103 */ EventPipeStopSession(session: EVENTPIPE_SESSION) -> HRESULT;
-        /* 104 */ EventPipeCreateProvider(providerName: *const WCHAR, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
-        /* 105 */ EventPipeGetProviderInfo(provider: EVENTPIPE_PROVIDER, cchName: ULONG, pcchName: *mut ULONG, providerName: *mut WCHAR) -> HRESULT;
-        /* 106 */ EventPipeDefineEvent(provider: EVENTPIPE_PROVIDER, eventName: *const WCHAR, eventID: u32, keywords: u64, eventVersion: u32, level: u32, opcode: u8, needStack: BOOL, cParamDescs: u32, pParamDescs: *mut COR_PRF_EVENTPIPE_PARAM_DESC, pEvent: *mut EVENTPIPE_EVENT) -> HRESULT;
-        /* 107 */ EventPipeWriteEvent(event: EVENTPIPE_EVENT, cData: u32, data: *mut COR_PRF_EVENT_DATA, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID) -> HRESULT;
+        /// Slot 101, declared by `ICorProfilerInfo12`: `HRESULT EventPipeStartSession([in] UINT32 cProviderConfigs, [in, size_is(cProviderConfigs)] COR_PRF_EVENTPIPE_PROVIDER_CONFIG pProviderConfigs[], [in] BOOL requestRundown, [out] EVENTPIPE_SESSION* pSession)`
+        EventPipeStartSession(cProviderConfigs: u32, pProviderConfigs: *mut COR_PRF_EVENTPIPE_PROVIDER_CONFIG, requestRundown: BOOL, pSession: *mut EVENTPIPE_SESSION) -> HRESULT;
+        /// Slot 102, declared by `ICorProfilerInfo12`: `HRESULT EventPipeAddProviderToSession([in] EVENTPIPE_SESSION session, [in] COR_PRF_EVENTPIPE_PROVIDER_CONFIG providerConfig)`
+        EventPipeAddProviderToSession(session: EVENTPIPE_SESSION, providerConfig: COR_PRF_EVENTPIPE_PROVIDER_CONFIG) -> HRESULT;
+        /// Slot 103, declared by `ICorProfilerInfo12`: `HRESULT EventPipeStopSession([in] EVENTPIPE_SESSION session)`
+        EventPipeStopSession(session: EVENTPIPE_SESSION) -> HRESULT;
+        /// Slot 104, declared by `ICorProfilerInfo12`: `HRESULT EventPipeCreateProvider([in, string] const WCHAR *providerName, [out] EVENTPIPE_PROVIDER *pProvider)`
+        EventPipeCreateProvider(providerName: *const WCHAR, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
+        /// Slot 105, declared by `ICorProfilerInfo12`: `HRESULT EventPipeGetProviderInfo([in] EVENTPIPE_PROVIDER provider, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR providerName[])`
+        EventPipeGetProviderInfo(provider: EVENTPIPE_PROVIDER, cchName: ULONG, pcchName: *mut ULONG, providerName: *mut WCHAR) -> HRESULT;
+        /// Slot 106, declared by `ICorProfilerInfo12`: `HRESULT EventPipeDefineEvent([in] EVENTPIPE_PROVIDER provider, [in, string] const WCHAR *eventName, [in] UINT32 eventID, [in] UINT64 keywords, [in] UINT32 eventVersion, [in] UINT32 level, [in] UINT8 opcode, [in] BOOL needStack, [in] UINT32 cParamDescs, [in, size_is(cParamDescs)] COR_PRF_EVENTPIPE_PARAM_DESC pParamDescs[], [out] EVENTPIPE_EVENT *pEvent)`
+        EventPipeDefineEvent(provider: EVENTPIPE_PROVIDER, eventName: *const WCHAR, eventID: u32, keywords: u64, eventVersion: u32, level: u32, opcode: u8, needStack: BOOL, cParamDescs: u32, pParamDescs: *mut COR_PRF_EVENTPIPE_PARAM_DESC, pEvent: *mut EVENTPIPE_EVENT) -> HRESULT;
+        /// Slot 107, declared by `ICorProfilerInfo12`: `HRESULT EventPipeWriteEvent([in] EVENTPIPE_EVENT event, [in] UINT32 cData, [in, size_is(cData)] COR_PRF_EVENT_DATA data[], [in] LPCGUID pActivityId, [in] LPCGUID pRelatedActivityId)`
+        EventPipeWriteEvent(event: EVENTPIPE_EVENT, cData: u32, data: *mut COR_PRF_EVENT_DATA, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID) -> HRESULT;
     }
 }
 
@@ -1178,130 +2168,241 @@ com_interface! {
     interface ICorProfilerInfo13, ICorProfilerInfo13Vtbl, IID_ICorProfilerInfo13 = GUID::from_u128(0x6E6C7EE2_0701_4EC2_9D29_2E8733B66934);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo8
-        /* 87 */ IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
-        /* 88 */ GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 89 */ GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerInfo8`: `HRESULT IsFunctionDynamic([in] FunctionID functionId, [out] BOOL *isDynamic)`
+        IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerInfo8`: `HRESULT GetFunctionFromIP3([in] LPCBYTE ip, [out] FunctionID *functionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerInfo8`: `HRESULT GetDynamicFunctionInfo([in] FunctionID functionId, [out] ModuleID *moduleId, [out] PCCOR_SIGNATURE *ppvSig, [out] ULONG *pbSig, [in] ULONG cchName, [out] ULONG *pcchName, [out] WCHAR wszName[])`
+        GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
         // ICorProfilerInfo9
-        /* 90 */ GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
-        /* 91 */ GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 92 */ GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerInfo9`: `HRESULT GetNativeCodeStartAddresses(FunctionID functionID, ReJITID reJitId, ULONG32 cCodeStartAddresses, ULONG32 *pcCodeStartAddresses, UINT_PTR codeStartAddresses[])`
+        GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerInfo9`: `HRESULT GetILToNativeMapping3(UINT_PTR pNativeCodeStartAddress, ULONG32 cMap, ULONG32 *pcMap, COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerInfo9`: `HRESULT GetCodeInfo4(UINT_PTR pNativeCodeStartAddress, ULONG32 cCodeInfos, ULONG32* pcCodeInfos, COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
         // ICorProfilerInfo10
-        /* 93 */ EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
-        /* 94 */ IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
-        /* 95 */ GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
-        /* 96 */ RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 97 */ SuspendRuntime() -> HRESULT;
-        /* 98 */ ResumeRuntime() -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerInfo10`: `HRESULT EnumerateObjectReferences(ObjectID objectId, ObjectReferenceCallback callback, void* clientData)`
+        EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerInfo10`: `HRESULT IsFrozenObject(ObjectID objectId, BOOL *pbFrozen)`
+        IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
+        /// Slot 95, declared by `ICorProfilerInfo10`: `HRESULT GetLOHObjectSizeThreshold(DWORD *pThreshold)`
+        GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
+        /// Slot 96, declared by `ICorProfilerInfo10`: `HRESULT RequestReJITWithInliners([in] DWORD dwRejitFlags, [in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 97, declared by `ICorProfilerInfo10`: `HRESULT SuspendRuntime()`
+        SuspendRuntime() -> HRESULT;
+        /// Slot 98, declared by `ICorProfilerInfo10`: `HRESULT ResumeRuntime()`
+        ResumeRuntime() -> HRESULT;
         // ICorProfilerInfo11
-        /* 99 */ GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
-        /* 100 */ SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
+        /// Slot 99, declared by `ICorProfilerInfo11`: `HRESULT GetEnvironmentVariable([in, string] const WCHAR *szName, [in] ULONG cchValue, [out] ULONG *pcchValue, [out, annotation("_Out_writes_to_(cchValue, *pcchValue)")] WCHAR szValue[])`
+        GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
+        /// Slot 100, declared by `ICorProfilerInfo11`: `HRESULT SetEnvironmentVariable([in, string] const WCHAR *szName, [in, string] const WCHAR *szValue)`
+        SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
         // ICorProfilerInfo12
-        /* 101 */ EventPipeStartSession(cProviderConfigs: u32, pProviderConfigs: *mut COR_PRF_EVENTPIPE_PROVIDER_CONFIG, requestRundown: BOOL, pSession: *mut EVENTPIPE_SESSION) -> HRESULT;
-        /* 102 */ EventPipeAddProviderToSession(session: EVENTPIPE_SESSION, providerConfig: COR_PRF_EVENTPIPE_PROVIDER_CONFIG) -> HRESULT;
-        /* 103 */ EventPipeStopSession(session: EVENTPIPE_SESSION) -> HRESULT;
-        /* 104 */ EventPipeCreateProvider(providerName: *const WCHAR, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
-        /* 105 */ EventPipeGetProviderInfo(provider: EVENTPIPE_PROVIDER, cchName: ULONG, pcchName: *mut ULONG, providerName: *mut WCHAR) -> HRESULT;
-        /* 106 */ EventPipeDefineEvent(provider: EVENTPIPE_PROVIDER, eventName: *const WCHAR, eventID: u32, keywords: u64, eventVersion: u32, level: u32, opcode: u8, needStack: BOOL, cParamDescs: u32, pParamDescs: *mut COR_PRF_EVENTPIPE_PARAM_DESC, pEvent: *mut EVENTPIPE_EVENT) -> HRESULT;
-        /* 107 */ EventPipeWriteEvent(event: EVENTPIPE_EVENT, cData: u32, data: *mut COR_PRF_EVENT_DATA, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID) -> HRESULT;
+        /// Slot 101, declared by `ICorProfilerInfo12`: `HRESULT EventPipeStartSession([in] UINT32 cProviderConfigs, [in, size_is(cProviderConfigs)] COR_PRF_EVENTPIPE_PROVIDER_CONFIG pProviderConfigs[], [in] BOOL requestRundown, [out] EVENTPIPE_SESSION* pSession)`
+        EventPipeStartSession(cProviderConfigs: u32, pProviderConfigs: *mut COR_PRF_EVENTPIPE_PROVIDER_CONFIG, requestRundown: BOOL, pSession: *mut EVENTPIPE_SESSION) -> HRESULT;
+        /// Slot 102, declared by `ICorProfilerInfo12`: `HRESULT EventPipeAddProviderToSession([in] EVENTPIPE_SESSION session, [in] COR_PRF_EVENTPIPE_PROVIDER_CONFIG providerConfig)`
+        EventPipeAddProviderToSession(session: EVENTPIPE_SESSION, providerConfig: COR_PRF_EVENTPIPE_PROVIDER_CONFIG) -> HRESULT;
+        /// Slot 103, declared by `ICorProfilerInfo12`: `HRESULT EventPipeStopSession([in] EVENTPIPE_SESSION session)`
+        EventPipeStopSession(session: EVENTPIPE_SESSION) -> HRESULT;
+        /// Slot 104, declared by `ICorProfilerInfo12`: `HRESULT EventPipeCreateProvider([in, string] const WCHAR *providerName, [out] EVENTPIPE_PROVIDER *pProvider)`
+        EventPipeCreateProvider(providerName: *const WCHAR, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
+        /// Slot 105, declared by `ICorProfilerInfo12`: `HRESULT EventPipeGetProviderInfo([in] EVENTPIPE_PROVIDER provider, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR providerName[])`
+        EventPipeGetProviderInfo(provider: EVENTPIPE_PROVIDER, cchName: ULONG, pcchName: *mut ULONG, providerName: *mut WCHAR) -> HRESULT;
+        /// Slot 106, declared by `ICorProfilerInfo12`: `HRESULT EventPipeDefineEvent([in] EVENTPIPE_PROVIDER provider, [in, string] const WCHAR *eventName, [in] UINT32 eventID, [in] UINT64 keywords, [in] UINT32 eventVersion, [in] UINT32 level, [in] UINT8 opcode, [in] BOOL needStack, [in] UINT32 cParamDescs, [in, size_is(cParamDescs)] COR_PRF_EVENTPIPE_PARAM_DESC pParamDescs[], [out] EVENTPIPE_EVENT *pEvent)`
+        EventPipeDefineEvent(provider: EVENTPIPE_PROVIDER, eventName: *const WCHAR, eventID: u32, keywords: u64, eventVersion: u32, level: u32, opcode: u8, needStack: BOOL, cParamDescs: u32, pParamDescs: *mut COR_PRF_EVENTPIPE_PARAM_DESC, pEvent: *mut EVENTPIPE_EVENT) -> HRESULT;
+        /// Slot 107, declared by `ICorProfilerInfo12`: `HRESULT EventPipeWriteEvent([in] EVENTPIPE_EVENT event, [in] UINT32 cData, [in, size_is(cData)] COR_PRF_EVENT_DATA data[], [in] LPCGUID pActivityId, [in] LPCGUID pRelatedActivityId)`
+        EventPipeWriteEvent(event: EVENTPIPE_EVENT, cData: u32, data: *mut COR_PRF_EVENT_DATA, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID) -> HRESULT;
         // ICorProfilerInfo13
-        /* 108 */ CreateHandle(object: ObjectID, r#type: COR_PRF_HANDLE_TYPE, pHandle: *mut ObjectHandleID) -> HRESULT;
-        /* 109 */ DestroyHandle(handle: ObjectHandleID) -> HRESULT;
-        /* 110 */ GetObjectIDFromHandle(handle: ObjectHandleID, pObject: *mut ObjectID) -> HRESULT;
+        /// Slot 108, declared by `ICorProfilerInfo13`: `HRESULT CreateHandle([in] ObjectID object, [in] COR_PRF_HANDLE_TYPE type, [out] ObjectHandleID* pHandle)`
+        CreateHandle(object: ObjectID, r#type: COR_PRF_HANDLE_TYPE, pHandle: *mut ObjectHandleID) -> HRESULT;
+        /// Slot 109, declared by `ICorProfilerInfo13`: `HRESULT DestroyHandle([in] ObjectHandleID handle)`
+        DestroyHandle(handle: ObjectHandleID) -> HRESULT;
+        /// Slot 110, declared by `ICorProfilerInfo13`: `HRESULT GetObjectIDFromHandle([in] ObjectHandleID handle, [out] ObjectID* pObject)`
+        GetObjectIDFromHandle(handle: ObjectHandleID, pObject: *mut ObjectID) -> HRESULT;
     }
 }
 
@@ -1310,134 +2411,248 @@ com_interface! {
     interface ICorProfilerInfo14, ICorProfilerInfo14Vtbl, IID_ICorProfilerInfo14 = GUID::from_u128(0xF460E352_D76D_4FE9_835F_F6AF9D6E862D);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo8
-        /* 87 */ IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
-        /* 88 */ GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 89 */ GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerInfo8`: `HRESULT IsFunctionDynamic([in] FunctionID functionId, [out] BOOL *isDynamic)`
+        IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerInfo8`: `HRESULT GetFunctionFromIP3([in] LPCBYTE ip, [out] FunctionID *functionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerInfo8`: `HRESULT GetDynamicFunctionInfo([in] FunctionID functionId, [out] ModuleID *moduleId, [out] PCCOR_SIGNATURE *ppvSig, [out] ULONG *pbSig, [in] ULONG cchName, [out] ULONG *pcchName, [out] WCHAR wszName[])`
+        GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
         // ICorProfilerInfo9
-        /* 90 */ GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
-        /* 91 */ GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 92 */ GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerInfo9`: `HRESULT GetNativeCodeStartAddresses(FunctionID functionID, ReJITID reJitId, ULONG32 cCodeStartAddresses, ULONG32 *pcCodeStartAddresses, UINT_PTR codeStartAddresses[])`
+        GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerInfo9`: `HRESULT GetILToNativeMapping3(UINT_PTR pNativeCodeStartAddress, ULONG32 cMap, ULONG32 *pcMap, COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerInfo9`: `HRESULT GetCodeInfo4(UINT_PTR pNativeCodeStartAddress, ULONG32 cCodeInfos, ULONG32* pcCodeInfos, COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
         // ICorProfilerInfo10
-        /* 93 */ EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
-        /* 94 */ IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
-        /* 95 */ GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
-        /* 96 */ RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 97 */ SuspendRuntime() -> HRESULT;
-        /* 98 */ ResumeRuntime() -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerInfo10`: `HRESULT EnumerateObjectReferences(ObjectID objectId, ObjectReferenceCallback callback, void* clientData)`
+        EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerInfo10`: `HRESULT IsFrozenObject(ObjectID objectId, BOOL *pbFrozen)`
+        IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
+        /// Slot 95, declared by `ICorProfilerInfo10`: `HRESULT GetLOHObjectSizeThreshold(DWORD *pThreshold)`
+        GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
+        /// Slot 96, declared by `ICorProfilerInfo10`: `HRESULT RequestReJITWithInliners([in] DWORD dwRejitFlags, [in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 97, declared by `ICorProfilerInfo10`: `HRESULT SuspendRuntime()`
+        SuspendRuntime() -> HRESULT;
+        /// Slot 98, declared by `ICorProfilerInfo10`: `HRESULT ResumeRuntime()`
+        ResumeRuntime() -> HRESULT;
         // ICorProfilerInfo11
-        /* 99 */ GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
-        /* 100 */ SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
+        /// Slot 99, declared by `ICorProfilerInfo11`: `HRESULT GetEnvironmentVariable([in, string] const WCHAR *szName, [in] ULONG cchValue, [out] ULONG *pcchValue, [out, annotation("_Out_writes_to_(cchValue, *pcchValue)")] WCHAR szValue[])`
+        GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
+        /// Slot 100, declared by `ICorProfilerInfo11`: `HRESULT SetEnvironmentVariable([in, string] const WCHAR *szName, [in, string] const WCHAR *szValue)`
+        SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
         // ICorProfilerInfo12
-        /* 101 */ EventPipeStartSession(cProviderConfigs: u32, pProviderConfigs: *mut COR_PRF_EVENTPIPE_PROVIDER_CONFIG, requestRundown: BOOL, pSession: *mut EVENTPIPE_SESSION) -> HRESULT;
-        /* 102 */ EventPipeAddProviderToSession(session: EVENTPIPE_SESSION, providerConfig: COR_PRF_EVENTPIPE_PROVIDER_CONFIG) -> HRESULT;
-        /* 103 */ EventPipeStopSession(session: EVENTPIPE_SESSION) -> HRESULT;
-        /* 104 */ EventPipeCreateProvider(providerName: *const WCHAR, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
-        /* 105 */ EventPipeGetProviderInfo(provider: EVENTPIPE_PROVIDER, cchName: ULONG, pcchName: *mut ULONG, providerName: *mut WCHAR) -> HRESULT;
-        /* 106 */ EventPipeDefineEvent(provider: EVENTPIPE_PROVIDER, eventName: *const WCHAR, eventID: u32, keywords: u64, eventVersion: u32, level: u32, opcode: u8, needStack: BOOL, cParamDescs: u32, pParamDescs: *mut COR_PRF_EVENTPIPE_PARAM_DESC, pEvent: *mut EVENTPIPE_EVENT) -> HRESULT;
-        /* 107 */ EventPipeWriteEvent(event: EVENTPIPE_EVENT, cData: u32, data: *mut COR_PRF_EVENT_DATA, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID) -> HRESULT;
+        /// Slot 101, declared by `ICorProfilerInfo12`: `HRESULT EventPipeStartSession([in] UINT32 cProviderConfigs, [in, size_is(cProviderConfigs)] COR_PRF_EVENTPIPE_PROVIDER_CONFIG pProviderConfigs[], [in] BOOL requestRundown, [out] EVENTPIPE_SESSION* pSession)`
+        EventPipeStartSession(cProviderConfigs: u32, pProviderConfigs: *mut COR_PRF_EVENTPIPE_PROVIDER_CONFIG, requestRundown: BOOL, pSession: *mut EVENTPIPE_SESSION) -> HRESULT;
+        /// Slot 102, declared by `ICorProfilerInfo12`: `HRESULT EventPipeAddProviderToSession([in] EVENTPIPE_SESSION session, [in] COR_PRF_EVENTPIPE_PROVIDER_CONFIG providerConfig)`
+        EventPipeAddProviderToSession(session: EVENTPIPE_SESSION, providerConfig: COR_PRF_EVENTPIPE_PROVIDER_CONFIG) -> HRESULT;
+        /// Slot 103, declared by `ICorProfilerInfo12`: `HRESULT EventPipeStopSession([in] EVENTPIPE_SESSION session)`
+        EventPipeStopSession(session: EVENTPIPE_SESSION) -> HRESULT;
+        /// Slot 104, declared by `ICorProfilerInfo12`: `HRESULT EventPipeCreateProvider([in, string] const WCHAR *providerName, [out] EVENTPIPE_PROVIDER *pProvider)`
+        EventPipeCreateProvider(providerName: *const WCHAR, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
+        /// Slot 105, declared by `ICorProfilerInfo12`: `HRESULT EventPipeGetProviderInfo([in] EVENTPIPE_PROVIDER provider, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR providerName[])`
+        EventPipeGetProviderInfo(provider: EVENTPIPE_PROVIDER, cchName: ULONG, pcchName: *mut ULONG, providerName: *mut WCHAR) -> HRESULT;
+        /// Slot 106, declared by `ICorProfilerInfo12`: `HRESULT EventPipeDefineEvent([in] EVENTPIPE_PROVIDER provider, [in, string] const WCHAR *eventName, [in] UINT32 eventID, [in] UINT64 keywords, [in] UINT32 eventVersion, [in] UINT32 level, [in] UINT8 opcode, [in] BOOL needStack, [in] UINT32 cParamDescs, [in, size_is(cParamDescs)] COR_PRF_EVENTPIPE_PARAM_DESC pParamDescs[], [out] EVENTPIPE_EVENT *pEvent)`
+        EventPipeDefineEvent(provider: EVENTPIPE_PROVIDER, eventName: *const WCHAR, eventID: u32, keywords: u64, eventVersion: u32, level: u32, opcode: u8, needStack: BOOL, cParamDescs: u32, pParamDescs: *mut COR_PRF_EVENTPIPE_PARAM_DESC, pEvent: *mut EVENTPIPE_EVENT) -> HRESULT;
+        /// Slot 107, declared by `ICorProfilerInfo12`: `HRESULT EventPipeWriteEvent([in] EVENTPIPE_EVENT event, [in] UINT32 cData, [in, size_is(cData)] COR_PRF_EVENT_DATA data[], [in] LPCGUID pActivityId, [in] LPCGUID pRelatedActivityId)`
+        EventPipeWriteEvent(event: EVENTPIPE_EVENT, cData: u32, data: *mut COR_PRF_EVENT_DATA, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID) -> HRESULT;
         // ICorProfilerInfo13
-        /* 108 */ CreateHandle(object: ObjectID, r#type: COR_PRF_HANDLE_TYPE, pHandle: *mut ObjectHandleID) -> HRESULT;
-        /* 109 */ DestroyHandle(handle: ObjectHandleID) -> HRESULT;
-        /* 110 */ GetObjectIDFromHandle(handle: ObjectHandleID, pObject: *mut ObjectID) -> HRESULT;
+        /// Slot 108, declared by `ICorProfilerInfo13`: `HRESULT CreateHandle([in] ObjectID object, [in] COR_PRF_HANDLE_TYPE type, [out] ObjectHandleID* pHandle)`
+        CreateHandle(object: ObjectID, r#type: COR_PRF_HANDLE_TYPE, pHandle: *mut ObjectHandleID) -> HRESULT;
+        /// Slot 109, declared by `ICorProfilerInfo13`: `HRESULT DestroyHandle([in] ObjectHandleID handle)`
+        DestroyHandle(handle: ObjectHandleID) -> HRESULT;
+        /// Slot 110, declared by `ICorProfilerInfo13`: `HRESULT GetObjectIDFromHandle([in] ObjectHandleID handle, [out] ObjectID* pObject)`
+        GetObjectIDFromHandle(handle: ObjectHandleID, pObject: *mut ObjectID) -> HRESULT;
         // ICorProfilerInfo14
-        /* 111 */ EnumerateNonGCObjects(ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 112 */ GetNonGCHeapBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_NONGC_HEAP_RANGE) -> HRESULT;
-        /* 113 */ EventPipeCreateProvider2(providerName: *const WCHAR, pCallback: Option<EventPipeProviderCallback>, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
+        /// Slot 111, declared by `ICorProfilerInfo14`: `HRESULT EnumerateNonGCObjects([out] ICorProfilerObjectEnum** ppEnum)`
+        EnumerateNonGCObjects(ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 112, declared by `ICorProfilerInfo14`: `HRESULT GetNonGCHeapBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_NONGC_HEAP_RANGE ranges[])`
+        GetNonGCHeapBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_NONGC_HEAP_RANGE) -> HRESULT;
+        /// Slot 113, declared by `ICorProfilerInfo14`: `HRESULT EventPipeCreateProvider2([in, string] const WCHAR *providerName, [in] EventPipeProviderCallback *pCallback, [out] EVENTPIPE_PROVIDER *pProvider)`
+        EventPipeCreateProvider2(providerName: *const WCHAR, pCallback: Option<EventPipeProviderCallback>, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
     }
 }
 
@@ -1446,135 +2661,250 @@ com_interface! {
     interface ICorProfilerInfo15, ICorProfilerInfo15Vtbl, IID_ICorProfilerInfo15 = GUID::from_u128(0xB446462D_BD22_41DD_872D_DC714C49EB56);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // ICorProfilerInfo
-        /* 3 */ GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
-        /* 4 */ GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
-        /* 5 */ GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
-        /* 6 */ GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
-        /* 7 */ GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 8 */ GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
-        /* 9 */ GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
-        /* 10 */ GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
-        /* 11 */ IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
-        /* 12 */ GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
-        /* 13 */ GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
-        /* 14 */ GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
-        /* 15 */ GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
-        /* 16 */ SetEventMask(dwEvents: DWORD) -> HRESULT;
-        /* 17 */ SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
-        /* 18 */ SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
-        /* 19 */ GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
-        /* 20 */ GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
-        /* 21 */ GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
-        /* 22 */ GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
-        /* 23 */ GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
-        /* 24 */ SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
-        /* 25 */ GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
-        /* 26 */ GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
-        /* 27 */ SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
-        /* 28 */ ForceGC() -> HRESULT;
-        /* 29 */ SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
-        /* 30 */ GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 31 */ GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
-        /* 32 */ GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
-        /* 33 */ BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
-        /* 34 */ EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
-        /* 35 */ GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 3, declared by `ICorProfilerInfo`: `HRESULT GetClassFromObject([in] ObjectID objectId, [out] ClassID *pClassId)`
+        GetClassFromObject(objectId: ObjectID, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 4, declared by `ICorProfilerInfo`: `HRESULT GetClassFromToken([in] ModuleID moduleId, [in] mdTypeDef typeDef, [out] ClassID *pClassId)`
+        GetClassFromToken(moduleId: ModuleID, typeDef: mdTypeDef, pClassId: *mut ClassID) -> HRESULT;
+        /// Slot 5, declared by `ICorProfilerInfo`: `HRESULT GetCodeInfo([in] FunctionID functionId, [out] LPCBYTE *pStart, [out] ULONG *pcSize)`
+        GetCodeInfo(functionId: FunctionID, pStart: *mut LPCBYTE, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 6, declared by `ICorProfilerInfo`: `HRESULT GetEventMask([out] DWORD *pdwEvents)`
+        GetEventMask(pdwEvents: *mut DWORD) -> HRESULT;
+        /// Slot 7, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromIP([in] LPCBYTE ip, [out] FunctionID *pFunctionId)`
+        GetFunctionFromIP(ip: LPCBYTE, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 8, declared by `ICorProfilerInfo`: `HRESULT GetFunctionFromToken([in] ModuleID moduleId, [in] mdToken token, [out] FunctionID *pFunctionId)`
+        GetFunctionFromToken(moduleId: ModuleID, token: mdToken, pFunctionId: *mut FunctionID) -> HRESULT;
+        /// Slot 9, declared by `ICorProfilerInfo`: `HRESULT GetHandleFromThread([in] ThreadID threadId, [out] HANDLE *phThread)`
+        GetHandleFromThread(threadId: ThreadID, phThread: *mut HANDLE) -> HRESULT;
+        /// Slot 10, declared by `ICorProfilerInfo`: `HRESULT GetObjectSize([in] ObjectID objectId, [out] ULONG *pcSize)`
+        GetObjectSize(objectId: ObjectID, pcSize: *mut ULONG) -> HRESULT;
+        /// Slot 11, declared by `ICorProfilerInfo`: `HRESULT IsArrayClass([in] ClassID classId, [out] CorElementType *pBaseElemType, [out] ClassID *pBaseClassId, [out] ULONG *pcRank)`
+        IsArrayClass(classId: ClassID, pBaseElemType: *mut CorElementType, pBaseClassId: *mut ClassID, pcRank: *mut ULONG) -> HRESULT;
+        /// Slot 12, declared by `ICorProfilerInfo`: `HRESULT GetThreadInfo([in] ThreadID threadId, [out] DWORD *pdwWin32ThreadId)`
+        GetThreadInfo(threadId: ThreadID, pdwWin32ThreadId: *mut DWORD) -> HRESULT;
+        /// Slot 13, declared by `ICorProfilerInfo`: `HRESULT GetCurrentThreadID([out] ThreadID *pThreadId)`
+        GetCurrentThreadID(pThreadId: *mut ThreadID) -> HRESULT;
+        /// Slot 14, declared by `ICorProfilerInfo`: `HRESULT GetClassIDInfo([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken)`
+        GetClassIDInfo(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef) -> HRESULT;
+        /// Slot 15, declared by `ICorProfilerInfo`: `HRESULT GetFunctionInfo([in] FunctionID functionId, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken)`
+        GetFunctionInfo(functionId: FunctionID, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 16, declared by `ICorProfilerInfo`: `HRESULT SetEventMask([in] DWORD dwEvents)`
+        SetEventMask(dwEvents: DWORD) -> HRESULT;
+        /// Slot 17, declared by `ICorProfilerInfo`: `HRESULT SetEnterLeaveFunctionHooks([in] FunctionEnter *pFuncEnter, [in] FunctionLeave *pFuncLeave, [in] FunctionTailcall *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks(pFuncEnter: Option<FunctionEnter>, pFuncLeave: Option<FunctionLeave>, pFuncTailcall: Option<FunctionTailcall>) -> HRESULT;
+        /// Slot 18, declared by `ICorProfilerInfo`: `HRESULT SetFunctionIDMapper([in] FunctionIDMapper *pFunc)`
+        SetFunctionIDMapper(pFunc: Option<FunctionIDMapper>) -> HRESULT;
+        /// Slot 19, declared by `ICorProfilerInfo`: `HRESULT GetTokenAndMetaDataFromFunction([in] FunctionID functionId, [in] REFIID riid, [out] IUnknown **ppImport, [out] mdToken *pToken)`
+        GetTokenAndMetaDataFromFunction(functionId: FunctionID, riid: REFIID, ppImport: *mut *mut IUnknown, pToken: *mut mdToken) -> HRESULT;
+        /// Slot 20, declared by `ICorProfilerInfo`: `HRESULT GetModuleInfo([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId)`
+        GetModuleInfo(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID) -> HRESULT;
+        /// Slot 21, declared by `ICorProfilerInfo`: `HRESULT GetModuleMetaData([in] ModuleID moduleId, [in] DWORD dwOpenFlags, [in] REFIID riid, [out] IUnknown **ppOut)`
+        GetModuleMetaData(moduleId: ModuleID, dwOpenFlags: DWORD, riid: REFIID, ppOut: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 22, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodId, [out] LPCBYTE *ppMethodHeader, [out] ULONG *pcbMethodSize)`
+        GetILFunctionBody(moduleId: ModuleID, methodId: mdMethodDef, ppMethodHeader: *mut LPCBYTE, pcbMethodSize: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `ICorProfilerInfo`: `HRESULT GetILFunctionBodyAllocator([in] ModuleID moduleId, [out] IMethodMalloc **ppMalloc)`
+        GetILFunctionBodyAllocator(moduleId: ModuleID, ppMalloc: *mut *mut IMethodMalloc) -> HRESULT;
+        /// Slot 24, declared by `ICorProfilerInfo`: `HRESULT SetILFunctionBody([in] ModuleID moduleId, [in] mdMethodDef methodid, [in] LPCBYTE pbNewILMethodHeader)`
+        SetILFunctionBody(moduleId: ModuleID, methodid: mdMethodDef, pbNewILMethodHeader: LPCBYTE) -> HRESULT;
+        /// Slot 25, declared by `ICorProfilerInfo`: `HRESULT GetAppDomainInfo([in] AppDomainID appDomainId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] ProcessID *pProcessId)`
+        GetAppDomainInfo(appDomainId: AppDomainID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pProcessId: *mut ProcessID) -> HRESULT;
+        /// Slot 26, declared by `ICorProfilerInfo`: `HRESULT GetAssemblyInfo([in] AssemblyID assemblyId, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AppDomainID *pAppDomainId, [out] ModuleID *pModuleId)`
+        GetAssemblyInfo(assemblyId: AssemblyID, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAppDomainId: *mut AppDomainID, pModuleId: *mut ModuleID) -> HRESULT;
+        /// Slot 27, declared by `ICorProfilerInfo`: `HRESULT SetFunctionReJIT([in] FunctionID functionId)`
+        SetFunctionReJIT(functionId: FunctionID) -> HRESULT;
+        /// Slot 28, declared by `ICorProfilerInfo`: `HRESULT ForceGC()`
+        ForceGC() -> HRESULT;
+        /// Slot 29, declared by `ICorProfilerInfo`: `HRESULT SetILInstrumentedCodeMap([in] FunctionID functionId, [in] BOOL fStartJit, [in] ULONG cILMapEntries, [in, size_is(cILMapEntries)] COR_IL_MAP rgILMapEntries[])`
+        SetILInstrumentedCodeMap(functionId: FunctionID, fStartJit: BOOL, cILMapEntries: ULONG, rgILMapEntries: *mut COR_IL_MAP) -> HRESULT;
+        /// Slot 30, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionInterface([out] IUnknown **ppicd)`
+        GetInprocInspectionInterface(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 31, declared by `ICorProfilerInfo`: `HRESULT GetInprocInspectionIThisThread([out] IUnknown **ppicd)`
+        GetInprocInspectionIThisThread(ppicd: *mut *mut IUnknown) -> HRESULT;
+        /// Slot 32, declared by `ICorProfilerInfo`: `HRESULT GetThreadContext([in] ThreadID threadId, [out] ContextID *pContextId)`
+        GetThreadContext(threadId: ThreadID, pContextId: *mut ContextID) -> HRESULT;
+        /// Slot 33, declared by `ICorProfilerInfo`: `HRESULT BeginInprocDebugging([in] BOOL fThisThreadOnly, [out] DWORD *pdwProfilerContext)`
+        BeginInprocDebugging(fThisThreadOnly: BOOL, pdwProfilerContext: *mut DWORD) -> HRESULT;
+        /// Slot 34, declared by `ICorProfilerInfo`: `HRESULT EndInprocDebugging([in] DWORD dwProfilerContext)`
+        EndInprocDebugging(dwProfilerContext: DWORD) -> HRESULT;
+        /// Slot 35, declared by `ICorProfilerInfo`: `HRESULT GetILToNativeMapping([in] FunctionID functionId, [in] ULONG32 cMap, [out] ULONG32 *pcMap, [out, size_is(cMap), length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping(functionId: FunctionID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
         // ICorProfilerInfo2
-        /* 36 */ DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
-        /* 37 */ SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
-        /* 38 */ GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 39 */ GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 40 */ GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 41 */ GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
-        /* 42 */ GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 43 */ GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
-        /* 44 */ GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
-        /* 45 */ EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 46 */ GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
-        /* 47 */ GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
-        /* 48 */ GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
-        /* 49 */ GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 50 */ GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 51 */ GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 52 */ GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 53 */ GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
-        /* 54 */ GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 55 */ GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
-        /* 56 */ GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
+        /// Slot 36, declared by `ICorProfilerInfo2`: `HRESULT DoStackSnapshot([in] ThreadID thread, [in] StackSnapshotCallback *callback, [in] ULONG32 infoFlags, [in] void *clientData, [in, size_is(contextSize)] BYTE context[], [in] ULONG32 contextSize)`
+        DoStackSnapshot(thread: ThreadID, callback: Option<StackSnapshotCallback>, infoFlags: ULONG32, clientData: *mut c_void, context: *mut BYTE, contextSize: ULONG32) -> HRESULT;
+        /// Slot 37, declared by `ICorProfilerInfo2`: `HRESULT SetEnterLeaveFunctionHooks2([in] FunctionEnter2 *pFuncEnter, [in] FunctionLeave2 *pFuncLeave, [in] FunctionTailcall2 *pFuncTailcall)`
+        SetEnterLeaveFunctionHooks2(pFuncEnter: Option<FunctionEnter2>, pFuncLeave: Option<FunctionLeave2>, pFuncTailcall: Option<FunctionTailcall2>) -> HRESULT;
+        /// Slot 38, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionInfo2([in] FunctionID funcId, [in] COR_PRF_FRAME_INFO frameInfo, [out] ClassID *pClassId, [out] ModuleID *pModuleId, [out] mdToken *pToken, [in] ULONG32 cTypeArgs, [out] ULONG32 *pcTypeArgs, [out] ClassID typeArgs[])`
+        GetFunctionInfo2(funcId: FunctionID, frameInfo: COR_PRF_FRAME_INFO, pClassId: *mut ClassID, pModuleId: *mut ModuleID, pToken: *mut mdToken, cTypeArgs: ULONG32, pcTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 39, declared by `ICorProfilerInfo2`: `HRESULT GetStringLayout([out] ULONG *pBufferLengthOffset, [out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout(pBufferLengthOffset: *mut ULONG, pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 40, declared by `ICorProfilerInfo2`: `HRESULT GetClassLayout([in] ClassID classID, [in, out] COR_FIELD_OFFSET rFieldOffset[], [in] ULONG cFieldOffset, [out] ULONG *pcFieldOffset, [out] ULONG *pulClassSize)`
+        GetClassLayout(classID: ClassID, rFieldOffset: *mut COR_FIELD_OFFSET, cFieldOffset: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `ICorProfilerInfo2`: `HRESULT GetClassIDInfo2([in] ClassID classId, [out] ModuleID *pModuleId, [out] mdTypeDef *pTypeDefToken, [out] ClassID *pParentClassId, [in] ULONG32 cNumTypeArgs, [out] ULONG32 *pcNumTypeArgs, [out] ClassID typeArgs[])`
+        GetClassIDInfo2(classId: ClassID, pModuleId: *mut ModuleID, pTypeDefToken: *mut mdTypeDef, pParentClassId: *mut ClassID, cNumTypeArgs: ULONG32, pcNumTypeArgs: *mut ULONG32, typeArgs: *mut ClassID) -> HRESULT;
+        /// Slot 42, declared by `ICorProfilerInfo2`: `HRESULT GetCodeInfo2([in] FunctionID functionID, [in] ULONG32 cCodeInfos, [out] ULONG32 *pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo2(functionID: FunctionID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 43, declared by `ICorProfilerInfo2`: `HRESULT GetClassFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdTypeDef typeDef, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] ClassID* pClassID)`
+        GetClassFromTokenAndTypeArgs(moduleID: ModuleID, typeDef: mdTypeDef, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pClassID: *mut ClassID) -> HRESULT;
+        /// Slot 44, declared by `ICorProfilerInfo2`: `HRESULT GetFunctionFromTokenAndTypeArgs([in] ModuleID moduleID, [in] mdMethodDef funcDef, [in] ClassID classId, [in] ULONG32 cTypeArgs, [in, size_is(cTypeArgs)] ClassID typeArgs[], [out] FunctionID* pFunctionID)`
+        GetFunctionFromTokenAndTypeArgs(moduleID: ModuleID, funcDef: mdMethodDef, classId: ClassID, cTypeArgs: ULONG32, typeArgs: *mut ClassID, pFunctionID: *mut FunctionID) -> HRESULT;
+        /// Slot 45, declared by `ICorProfilerInfo2`: `HRESULT EnumModuleFrozenObjects([in] ModuleID moduleID, [out] ICorProfilerObjectEnum** ppEnum)`
+        EnumModuleFrozenObjects(moduleID: ModuleID, ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 46, declared by `ICorProfilerInfo2`: `HRESULT GetArrayObjectInfo([in] ObjectID objectId, [in] ULONG32 cDimensions, [out, size_is(cDimensions)] ULONG32 pDimensionSizes[], [out, size_is(cDimensions)] int pDimensionLowerBounds[], [out] BYTE **ppData)`
+        GetArrayObjectInfo(objectId: ObjectID, cDimensions: ULONG32, pDimensionSizes: *mut ULONG32, pDimensionLowerBounds: *mut i32, ppData: *mut *mut BYTE) -> HRESULT;
+        /// Slot 47, declared by `ICorProfilerInfo2`: `HRESULT GetBoxClassLayout([in] ClassID classId, [out] ULONG32 *pBufferOffset)`
+        GetBoxClassLayout(classId: ClassID, pBufferOffset: *mut ULONG32) -> HRESULT;
+        /// Slot 48, declared by `ICorProfilerInfo2`: `HRESULT GetThreadAppDomain([in] ThreadID threadId, [out] AppDomainID *pAppDomainId)`
+        GetThreadAppDomain(threadId: ThreadID, pAppDomainId: *mut AppDomainID) -> HRESULT;
+        /// Slot 49, declared by `ICorProfilerInfo2`: `HRESULT GetRVAStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [out] void **ppAddress)`
+        GetRVAStaticAddress(classId: ClassID, fieldToken: mdFieldDef, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 50, declared by `ICorProfilerInfo2`: `HRESULT GetAppDomainStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [out] void **ppAddress)`
+        GetAppDomainStaticAddress(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 51, declared by `ICorProfilerInfo2`: `HRESULT GetThreadStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress(classId: ClassID, fieldToken: mdFieldDef, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 52, declared by `ICorProfilerInfo2`: `HRESULT GetContextStaticAddress([in] ClassID classId, [in] mdFieldDef fieldToken, [in] ContextID contextId, [out] void **ppAddress)`
+        GetContextStaticAddress(classId: ClassID, fieldToken: mdFieldDef, contextId: ContextID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 53, declared by `ICorProfilerInfo2`: `HRESULT GetStaticFieldInfo([in] ClassID classId, [in] mdFieldDef fieldToken, [out] COR_PRF_STATIC_TYPE *pFieldInfo)`
+        GetStaticFieldInfo(classId: ClassID, fieldToken: mdFieldDef, pFieldInfo: *mut COR_PRF_STATIC_TYPE) -> HRESULT;
+        /// Slot 54, declared by `ICorProfilerInfo2`: `HRESULT GetGenerationBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_GC_GENERATION_RANGE ranges[])`
+        GetGenerationBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 55, declared by `ICorProfilerInfo2`: `HRESULT GetObjectGeneration([in] ObjectID objectId, [out] COR_PRF_GC_GENERATION_RANGE *range)`
+        GetObjectGeneration(objectId: ObjectID, range: *mut COR_PRF_GC_GENERATION_RANGE) -> HRESULT;
+        /// Slot 56, declared by `ICorProfilerInfo2`: `HRESULT GetNotifiedExceptionClauseInfo([out] COR_PRF_EX_CLAUSE_INFO *pinfo)`
+        GetNotifiedExceptionClauseInfo(pinfo: *mut COR_PRF_EX_CLAUSE_INFO) -> HRESULT;
         // ICorProfilerInfo3
-        /* 57 */ EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 58 */ RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
-        /* 59 */ SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
-        /* 60 */ GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
-        /* 61 */ SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
-        /* 62 */ SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
-        /* 63 */ GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
-        /* 64 */ GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
-        /* 65 */ GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
-        /* 66 */ EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
-        /* 67 */ GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
-        /* 68 */ GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
-        /* 69 */ GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
-        /* 70 */ GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
+        /// Slot 57, declared by `ICorProfilerInfo3`: `HRESULT EnumJITedFunctions([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 58, declared by `ICorProfilerInfo3`: `HRESULT RequestProfilerDetach([in] DWORD dwExpectedCompletionMilliseconds)`
+        RequestProfilerDetach(dwExpectedCompletionMilliseconds: DWORD) -> HRESULT;
+        /// Slot 59, declared by `ICorProfilerInfo3`: `HRESULT SetFunctionIDMapper2([in] FunctionIDMapper2 *pFunc, [in] void *clientData)`
+        SetFunctionIDMapper2(pFunc: Option<FunctionIDMapper2>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 60, declared by `ICorProfilerInfo3`: `HRESULT GetStringLayout2([out] ULONG *pStringLengthOffset, [out] ULONG *pBufferOffset)`
+        GetStringLayout2(pStringLengthOffset: *mut ULONG, pBufferOffset: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3([in] FunctionEnter3 *pFuncEnter3, [in] FunctionLeave3 *pFuncLeave3, [in] FunctionTailcall3 *pFuncTailcall3)`
+        SetEnterLeaveFunctionHooks3(pFuncEnter3: Option<FunctionEnter3>, pFuncLeave3: Option<FunctionLeave3>, pFuncTailcall3: Option<FunctionTailcall3>) -> HRESULT;
+        /// Slot 62, declared by `ICorProfilerInfo3`: `HRESULT SetEnterLeaveFunctionHooks3WithInfo([in] FunctionEnter3WithInfo *pFuncEnter3WithInfo, [in] FunctionLeave3WithInfo *pFuncLeave3WithInfo, [in] FunctionTailcall3WithInfo *pFuncTailcall3WithInfo)`
+        SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo: Option<FunctionEnter3WithInfo>, pFuncLeave3WithInfo: Option<FunctionLeave3WithInfo>, pFuncTailcall3WithInfo: Option<FunctionTailcall3WithInfo>) -> HRESULT;
+        /// Slot 63, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionEnter3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [in, out] ULONG *pcbArgumentInfo, [out, size_is(*pcbArgumentInfo)] COR_PRF_FUNCTION_ARGUMENT_INFO *pArgumentInfo)`
+        GetFunctionEnter3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pcbArgumentInfo: *mut ULONG, pArgumentInfo: *mut COR_PRF_FUNCTION_ARGUMENT_INFO) -> HRESULT;
+        /// Slot 64, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionLeave3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo, [out] COR_PRF_FUNCTION_ARGUMENT_RANGE *pRetvalRange)`
+        GetFunctionLeave3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO, pRetvalRange: *mut COR_PRF_FUNCTION_ARGUMENT_RANGE) -> HRESULT;
+        /// Slot 65, declared by `ICorProfilerInfo3`: `HRESULT GetFunctionTailcall3Info([in] FunctionID functionId, [in] COR_PRF_ELT_INFO eltInfo, [out] COR_PRF_FRAME_INFO *pFrameInfo)`
+        GetFunctionTailcall3Info(functionId: FunctionID, eltInfo: COR_PRF_ELT_INFO, pFrameInfo: *mut COR_PRF_FRAME_INFO) -> HRESULT;
+        /// Slot 66, declared by `ICorProfilerInfo3`: `HRESULT EnumModules([out] ICorProfilerModuleEnum** ppEnum)`
+        EnumModules(ppEnum: *mut *mut ICorProfilerModuleEnum) -> HRESULT;
+        /// Slot 67, declared by `ICorProfilerInfo3`: `HRESULT GetRuntimeInformation([out] USHORT *pClrInstanceId, [out] COR_PRF_RUNTIME_TYPE *pRuntimeType, [out] USHORT *pMajorVersion, [out] USHORT *pMinorVersion, [out] USHORT *pBuildNumber, [out] USHORT *pQFEVersion, [in] ULONG cchVersionString, [out] ULONG *pcchVersionString, [out, annotation("_Out_writes_to_(cchVersionString, *pcchVersionString)")] WCHAR szVersionString[])`
+        GetRuntimeInformation(pClrInstanceId: *mut USHORT, pRuntimeType: *mut COR_PRF_RUNTIME_TYPE, pMajorVersion: *mut USHORT, pMinorVersion: *mut USHORT, pBuildNumber: *mut USHORT, pQFEVersion: *mut USHORT, cchVersionString: ULONG, pcchVersionString: *mut ULONG, szVersionString: *mut WCHAR) -> HRESULT;
+        /// Slot 68, declared by `ICorProfilerInfo3`: `HRESULT GetThreadStaticAddress2([in] ClassID classId, [in] mdFieldDef fieldToken, [in] AppDomainID appDomainId, [in] ThreadID threadId, [out] void **ppAddress)`
+        GetThreadStaticAddress2(classId: ClassID, fieldToken: mdFieldDef, appDomainId: AppDomainID, threadId: ThreadID, ppAddress: *mut *mut c_void) -> HRESULT;
+        /// Slot 69, declared by `ICorProfilerInfo3`: `HRESULT GetAppDomainsContainingModule([in] ModuleID moduleId, [in] ULONG32 cAppDomainIds, [out] ULONG32 *pcAppDomainIds, [out, size_is(cAppDomainIds), length_is(*pcAppDomainIds)] AppDomainID appDomainIds[])`
+        GetAppDomainsContainingModule(moduleId: ModuleID, cAppDomainIds: ULONG32, pcAppDomainIds: *mut ULONG32, appDomainIds: *mut AppDomainID) -> HRESULT;
+        /// Slot 70, declared by `ICorProfilerInfo3`: `HRESULT GetModuleInfo2([in] ModuleID moduleId, [out] LPCBYTE *ppBaseLoadAddress, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR szName[], [out] AssemblyID *pAssemblyId, [out] DWORD *pdwModuleFlags)`
+        GetModuleInfo2(moduleId: ModuleID, ppBaseLoadAddress: *mut LPCBYTE, cchName: ULONG, pcchName: *mut ULONG, szName: *mut WCHAR, pAssemblyId: *mut AssemblyID, pdwModuleFlags: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo4
-        /* 71 */ EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
-        /* 72 */ InitializeCurrentThread() -> HRESULT;
-        /* 73 */ RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 74 */ RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
-        /* 75 */ GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
-        /* 76 */ GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 77 */ GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
-        /* 78 */ GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 79 */ EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
-        /* 80 */ GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
+        /// Slot 71, declared by `ICorProfilerInfo4`: `HRESULT EnumThreads([out] ICorProfilerThreadEnum **ppEnum)`
+        EnumThreads(ppEnum: *mut *mut ICorProfilerThreadEnum) -> HRESULT;
+        /// Slot 72, declared by `ICorProfilerInfo4`: `HRESULT InitializeCurrentThread()`
+        InitializeCurrentThread() -> HRESULT;
+        /// Slot 73, declared by `ICorProfilerInfo4`: `HRESULT RequestReJIT([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJIT(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 74, declared by `ICorProfilerInfo4`: `HRESULT RequestRevert([in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[], [out, size_is(cFunctions)] HRESULT status[])`
+        RequestRevert(cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef, status: *mut HRESULT) -> HRESULT;
+        /// Slot 75, declared by `ICorProfilerInfo4`: `HRESULT GetCodeInfo3([in] FunctionID functionID, [in] ReJITID reJitId, [in] ULONG32 cCodeInfos, [out] ULONG32 * pcCodeInfos, [out, size_is(cCodeInfos), length_is(*pcCodeInfos)] COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo3(functionID: FunctionID, reJitId: ReJITID, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 76, declared by `ICorProfilerInfo4`: `HRESULT GetFunctionFromIP2([in] LPCBYTE ip, [out] FunctionID * pFunctionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP2(ip: LPCBYTE, pFunctionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 77, declared by `ICorProfilerInfo4`: `HRESULT GetReJITIDs([in] FunctionID functionId, [in] ULONG cReJitIds, [out] ULONG * pcReJitIds, [out, size_is(cReJitIds), length_is(*pcReJitIds)] ReJITID reJitIds[])`
+        GetReJITIDs(functionId: FunctionID, cReJitIds: ULONG, pcReJitIds: *mut ULONG, reJitIds: *mut ReJITID) -> HRESULT;
+        /// Slot 78, declared by `ICorProfilerInfo4`: `HRESULT GetILToNativeMapping2([in] FunctionID functionId, [in] ReJITID reJitId, [in] ULONG32 cMap, [out] ULONG32 * pcMap, [out, size_is(cMap),length_is(*pcMap)] COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping2(functionId: FunctionID, reJitId: ReJITID, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 79, declared by `ICorProfilerInfo4`: `HRESULT EnumJITedFunctions2([out] ICorProfilerFunctionEnum** ppEnum)`
+        EnumJITedFunctions2(ppEnum: *mut *mut ICorProfilerFunctionEnum) -> HRESULT;
+        /// Slot 80, declared by `ICorProfilerInfo4`: `HRESULT GetObjectSize2([in] ObjectID objectId, [out] SIZE_T *pcSize)`
+        GetObjectSize2(objectId: ObjectID, pcSize: *mut SIZE_T) -> HRESULT;
         // ICorProfilerInfo5
-        /* 81 */ GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
-        /* 82 */ SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
+        /// Slot 81, declared by `ICorProfilerInfo5`: `HRESULT GetEventMask2([out] DWORD *pdwEventsLow, [out] DWORD *pdwEventsHigh)`
+        GetEventMask2(pdwEventsLow: *mut DWORD, pdwEventsHigh: *mut DWORD) -> HRESULT;
+        /// Slot 82, declared by `ICorProfilerInfo5`: `HRESULT SetEventMask2([in] DWORD dwEventsLow, [in] DWORD dwEventsHigh)`
+        SetEventMask2(dwEventsLow: DWORD, dwEventsHigh: DWORD) -> HRESULT;
         // ICorProfilerInfo6
-        /* 83 */ EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
+        /// Slot 83, declared by `ICorProfilerInfo6`: `HRESULT EnumNgenModuleMethodsInliningThisMethod([in] ModuleID inlinersModuleId, [in] ModuleID inlineeModuleId, [in] mdMethodDef inlineeMethodId, [out] BOOL *incompleteData, [out] ICorProfilerMethodEnum** ppEnum)`
+        EnumNgenModuleMethodsInliningThisMethod(inlinersModuleId: ModuleID, inlineeModuleId: ModuleID, inlineeMethodId: mdMethodDef, incompleteData: *mut BOOL, ppEnum: *mut *mut ICorProfilerMethodEnum) -> HRESULT;
         // ICorProfilerInfo7
-        /* 84 */ ApplyMetaData(moduleId: ModuleID) -> HRESULT;
-        /* 85 */ GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
-        /* 86 */ ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
+        /// Slot 84, declared by `ICorProfilerInfo7`: `HRESULT ApplyMetaData([in] ModuleID moduleId)`
+        ApplyMetaData(moduleId: ModuleID) -> HRESULT;
+        /// Slot 85, declared by `ICorProfilerInfo7`: `HRESULT GetInMemorySymbolsLength([in] ModuleID moduleId, [out] DWORD* pCountSymbolBytes)`
+        GetInMemorySymbolsLength(moduleId: ModuleID, pCountSymbolBytes: *mut DWORD) -> HRESULT;
+        /// Slot 86, declared by `ICorProfilerInfo7`: `HRESULT ReadInMemorySymbols([in] ModuleID moduleId, [in] DWORD symbolsReadOffset, [out] BYTE* pSymbolBytes, [in] DWORD countSymbolBytes, [out] DWORD* pCountSymbolBytesRead)`
+        ReadInMemorySymbols(moduleId: ModuleID, symbolsReadOffset: DWORD, pSymbolBytes: *mut BYTE, countSymbolBytes: DWORD, pCountSymbolBytesRead: *mut DWORD) -> HRESULT;
         // ICorProfilerInfo8
-        /* 87 */ IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
-        /* 88 */ GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
-        /* 89 */ GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
+        /// Slot 87, declared by `ICorProfilerInfo8`: `HRESULT IsFunctionDynamic([in] FunctionID functionId, [out] BOOL *isDynamic)`
+        IsFunctionDynamic(functionId: FunctionID, isDynamic: *mut BOOL) -> HRESULT;
+        /// Slot 88, declared by `ICorProfilerInfo8`: `HRESULT GetFunctionFromIP3([in] LPCBYTE ip, [out] FunctionID *functionId, [out] ReJITID * pReJitId)`
+        GetFunctionFromIP3(ip: LPCBYTE, functionId: *mut FunctionID, pReJitId: *mut ReJITID) -> HRESULT;
+        /// Slot 89, declared by `ICorProfilerInfo8`: `HRESULT GetDynamicFunctionInfo([in] FunctionID functionId, [out] ModuleID *moduleId, [out] PCCOR_SIGNATURE *ppvSig, [out] ULONG *pbSig, [in] ULONG cchName, [out] ULONG *pcchName, [out] WCHAR wszName[])`
+        GetDynamicFunctionInfo(functionId: FunctionID, moduleId: *mut ModuleID, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, cchName: ULONG, pcchName: *mut ULONG, wszName: *mut WCHAR) -> HRESULT;
         // ICorProfilerInfo9
-        /* 90 */ GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
-        /* 91 */ GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
-        /* 92 */ GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
+        /// Slot 90, declared by `ICorProfilerInfo9`: `HRESULT GetNativeCodeStartAddresses(FunctionID functionID, ReJITID reJitId, ULONG32 cCodeStartAddresses, ULONG32 *pcCodeStartAddresses, UINT_PTR codeStartAddresses[])`
+        GetNativeCodeStartAddresses(functionID: FunctionID, reJitId: ReJITID, cCodeStartAddresses: ULONG32, pcCodeStartAddresses: *mut ULONG32, codeStartAddresses: *mut UINT_PTR) -> HRESULT;
+        /// Slot 91, declared by `ICorProfilerInfo9`: `HRESULT GetILToNativeMapping3(UINT_PTR pNativeCodeStartAddress, ULONG32 cMap, ULONG32 *pcMap, COR_DEBUG_IL_TO_NATIVE_MAP map[])`
+        GetILToNativeMapping3(pNativeCodeStartAddress: UINT_PTR, cMap: ULONG32, pcMap: *mut ULONG32, map: *mut COR_DEBUG_IL_TO_NATIVE_MAP) -> HRESULT;
+        /// Slot 92, declared by `ICorProfilerInfo9`: `HRESULT GetCodeInfo4(UINT_PTR pNativeCodeStartAddress, ULONG32 cCodeInfos, ULONG32* pcCodeInfos, COR_PRF_CODE_INFO codeInfos[])`
+        GetCodeInfo4(pNativeCodeStartAddress: UINT_PTR, cCodeInfos: ULONG32, pcCodeInfos: *mut ULONG32, codeInfos: *mut COR_PRF_CODE_INFO) -> HRESULT;
         // ICorProfilerInfo10
-        /* 93 */ EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
-        /* 94 */ IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
-        /* 95 */ GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
-        /* 96 */ RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
-        /* 97 */ SuspendRuntime() -> HRESULT;
-        /* 98 */ ResumeRuntime() -> HRESULT;
+        /// Slot 93, declared by `ICorProfilerInfo10`: `HRESULT EnumerateObjectReferences(ObjectID objectId, ObjectReferenceCallback callback, void* clientData)`
+        EnumerateObjectReferences(objectId: ObjectID, callback: Option<ObjectReferenceCallback>, clientData: *mut c_void) -> HRESULT;
+        /// Slot 94, declared by `ICorProfilerInfo10`: `HRESULT IsFrozenObject(ObjectID objectId, BOOL *pbFrozen)`
+        IsFrozenObject(objectId: ObjectID, pbFrozen: *mut BOOL) -> HRESULT;
+        /// Slot 95, declared by `ICorProfilerInfo10`: `HRESULT GetLOHObjectSizeThreshold(DWORD *pThreshold)`
+        GetLOHObjectSizeThreshold(pThreshold: *mut DWORD) -> HRESULT;
+        /// Slot 96, declared by `ICorProfilerInfo10`: `HRESULT RequestReJITWithInliners([in] DWORD dwRejitFlags, [in] ULONG cFunctions, [in, size_is(cFunctions)] ModuleID moduleIds[], [in, size_is(cFunctions)] mdMethodDef methodIds[])`
+        RequestReJITWithInliners(dwRejitFlags: DWORD, cFunctions: ULONG, moduleIds: *mut ModuleID, methodIds: *mut mdMethodDef) -> HRESULT;
+        /// Slot 97, declared by `ICorProfilerInfo10`: `HRESULT SuspendRuntime()`
+        SuspendRuntime() -> HRESULT;
+        /// Slot 98, declared by `ICorProfilerInfo10`: `HRESULT ResumeRuntime()`
+        ResumeRuntime() -> HRESULT;
         // ICorProfilerInfo11
-        /* 99 */ GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
-        /* 100 */ SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
+        /// Slot 99, declared by `ICorProfilerInfo11`: `HRESULT GetEnvironmentVariable([in, string] const WCHAR *szName, [in] ULONG cchValue, [out] ULONG *pcchValue, [out, annotation("_Out_writes_to_(cchValue, *pcchValue)")] WCHAR szValue[])`
+        GetEnvironmentVariable(szName: *const WCHAR, cchValue: ULONG, pcchValue: *mut ULONG, szValue: *mut WCHAR) -> HRESULT;
+        /// Slot 100, declared by `ICorProfilerInfo11`: `HRESULT SetEnvironmentVariable([in, string] const WCHAR *szName, [in, string] const WCHAR *szValue)`
+        SetEnvironmentVariable(szName: *const WCHAR, szValue: *const WCHAR) -> HRESULT;
         // ICorProfilerInfo12
-        /* 101 */ EventPipeStartSession(cProviderConfigs: u32, pProviderConfigs: *mut COR_PRF_EVENTPIPE_PROVIDER_CONFIG, requestRundown: BOOL, pSession: *mut EVENTPIPE_SESSION) -> HRESULT;
-        /* 102 */ EventPipeAddProviderToSession(session: EVENTPIPE_SESSION, providerConfig: COR_PRF_EVENTPIPE_PROVIDER_CONFIG) -> HRESULT;
-        /* 103 */ EventPipeStopSession(session: EVENTPIPE_SESSION) -> HRESULT;
-        /* 104 */ EventPipeCreateProvider(providerName: *const WCHAR, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
-        /* 105 */ EventPipeGetProviderInfo(provider: EVENTPIPE_PROVIDER, cchName: ULONG, pcchName: *mut ULONG, providerName: *mut WCHAR) -> HRESULT;
-        /* 106 */ EventPipeDefineEvent(provider: EVENTPIPE_PROVIDER, eventName: *const WCHAR, eventID: u32, keywords: u64, eventVersion: u32, level: u32, opcode: u8, needStack: BOOL, cParamDescs: u32, pParamDescs: *mut COR_PRF_EVENTPIPE_PARAM_DESC, pEvent: *mut EVENTPIPE_EVENT) -> HRESULT;
-        /* 107 */ EventPipeWriteEvent(event: EVENTPIPE_EVENT, cData: u32, data: *mut COR_PRF_EVENT_DATA, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID) -> HRESULT;
+        /// Slot 101, declared by `ICorProfilerInfo12`: `HRESULT EventPipeStartSession([in] UINT32 cProviderConfigs, [in, size_is(cProviderConfigs)] COR_PRF_EVENTPIPE_PROVIDER_CONFIG pProviderConfigs[], [in] BOOL requestRundown, [out] EVENTPIPE_SESSION* pSession)`
+        EventPipeStartSession(cProviderConfigs: u32, pProviderConfigs: *mut COR_PRF_EVENTPIPE_PROVIDER_CONFIG, requestRundown: BOOL, pSession: *mut EVENTPIPE_SESSION) -> HRESULT;
+        /// Slot 102, declared by `ICorProfilerInfo12`: `HRESULT EventPipeAddProviderToSession([in] EVENTPIPE_SESSION session, [in] COR_PRF_EVENTPIPE_PROVIDER_CONFIG providerConfig)`
+        EventPipeAddProviderToSession(session: EVENTPIPE_SESSION, providerConfig: COR_PRF_EVENTPIPE_PROVIDER_CONFIG) -> HRESULT;
+        /// Slot 103, declared by `ICorProfilerInfo12`: `HRESULT EventPipeStopSession([in] EVENTPIPE_SESSION session)`
+        EventPipeStopSession(session: EVENTPIPE_SESSION) -> HRESULT;
+        /// Slot 104, declared by `ICorProfilerInfo12`: `HRESULT EventPipeCreateProvider([in, string] const WCHAR *providerName, [out] EVENTPIPE_PROVIDER *pProvider)`
+        EventPipeCreateProvider(providerName: *const WCHAR, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
+        /// Slot 105, declared by `ICorProfilerInfo12`: `HRESULT EventPipeGetProviderInfo([in] EVENTPIPE_PROVIDER provider, [in] ULONG cchName, [out] ULONG *pcchName, [out, annotation("_Out_writes_to_(cchName, *pcchName)")] WCHAR providerName[])`
+        EventPipeGetProviderInfo(provider: EVENTPIPE_PROVIDER, cchName: ULONG, pcchName: *mut ULONG, providerName: *mut WCHAR) -> HRESULT;
+        /// Slot 106, declared by `ICorProfilerInfo12`: `HRESULT EventPipeDefineEvent([in] EVENTPIPE_PROVIDER provider, [in, string] const WCHAR *eventName, [in] UINT32 eventID, [in] UINT64 keywords, [in] UINT32 eventVersion, [in] UINT32 level, [in] UINT8 opcode, [in] BOOL needStack, [in] UINT32 cParamDescs, [in, size_is(cParamDescs)] COR_PRF_EVENTPIPE_PARAM_DESC pParamDescs[], [out] EVENTPIPE_EVENT *pEvent)`
+        EventPipeDefineEvent(provider: EVENTPIPE_PROVIDER, eventName: *const WCHAR, eventID: u32, keywords: u64, eventVersion: u32, level: u32, opcode: u8, needStack: BOOL, cParamDescs: u32, pParamDescs: *mut COR_PRF_EVENTPIPE_PARAM_DESC, pEvent: *mut EVENTPIPE_EVENT) -> HRESULT;
+        /// Slot 107, declared by `ICorProfilerInfo12`: `HRESULT EventPipeWriteEvent([in] EVENTPIPE_EVENT event, [in] UINT32 cData, [in, size_is(cData)] COR_PRF_EVENT_DATA data[], [in] LPCGUID pActivityId, [in] LPCGUID pRelatedActivityId)`
+        EventPipeWriteEvent(event: EVENTPIPE_EVENT, cData: u32, data: *mut COR_PRF_EVENT_DATA, pActivityId: LPCGUID, pRelatedActivityId: LPCGUID) -> HRESULT;
         // ICorProfilerInfo13
-        /* 108 */ CreateHandle(object: ObjectID, r#type: COR_PRF_HANDLE_TYPE, pHandle: *mut ObjectHandleID) -> HRESULT;
-        /* 109 */ DestroyHandle(handle: ObjectHandleID) -> HRESULT;
-        /* 110 */ GetObjectIDFromHandle(handle: ObjectHandleID, pObject: *mut ObjectID) -> HRESULT;
+        /// Slot 108, declared by `ICorProfilerInfo13`: `HRESULT CreateHandle([in] ObjectID object, [in] COR_PRF_HANDLE_TYPE type, [out] ObjectHandleID* pHandle)`
+        CreateHandle(object: ObjectID, r#type: COR_PRF_HANDLE_TYPE, pHandle: *mut ObjectHandleID) -> HRESULT;
+        /// Slot 109, declared by `ICorProfilerInfo13`: `HRESULT DestroyHandle([in] ObjectHandleID handle)`
+        DestroyHandle(handle: ObjectHandleID) -> HRESULT;
+        /// Slot 110, declared by `ICorProfilerInfo13`: `HRESULT GetObjectIDFromHandle([in] ObjectHandleID handle, [out] ObjectID* pObject)`
+        GetObjectIDFromHandle(handle: ObjectHandleID, pObject: *mut ObjectID) -> HRESULT;
         // ICorProfilerInfo14
-        /* 111 */ EnumerateNonGCObjects(ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
-        /* 112 */ GetNonGCHeapBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_NONGC_HEAP_RANGE) -> HRESULT;
-        /* 113 */ EventPipeCreateProvider2(providerName: *const WCHAR, pCallback: Option<EventPipeProviderCallback>, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
+        /// Slot 111, declared by `ICorProfilerInfo14`: `HRESULT EnumerateNonGCObjects([out] ICorProfilerObjectEnum** ppEnum)`
+        EnumerateNonGCObjects(ppEnum: *mut *mut ICorProfilerObjectEnum) -> HRESULT;
+        /// Slot 112, declared by `ICorProfilerInfo14`: `HRESULT GetNonGCHeapBounds([in] ULONG cObjectRanges, [out] ULONG *pcObjectRanges, [out, size_is(cObjectRanges), length_is(*pcObjectRanges)] COR_PRF_NONGC_HEAP_RANGE ranges[])`
+        GetNonGCHeapBounds(cObjectRanges: ULONG, pcObjectRanges: *mut ULONG, ranges: *mut COR_PRF_NONGC_HEAP_RANGE) -> HRESULT;
+        /// Slot 113, declared by `ICorProfilerInfo14`: `HRESULT EventPipeCreateProvider2([in, string] const WCHAR *providerName, [in] EventPipeProviderCallback *pCallback, [out] EVENTPIPE_PROVIDER *pProvider)`
+        EventPipeCreateProvider2(providerName: *const WCHAR, pCallback: Option<EventPipeProviderCallback>, pProvider: *mut EVENTPIPE_PROVIDER) -> HRESULT;
         // ICorProfilerInfo15
-        /* 114 */ EnumerateGCHeapObjects(callback: Option<ObjectCallback>, callbackState: *mut c_void) -> HRESULT;
+        /// Slot 114, declared by `ICorProfilerInfo15`: `HRESULT EnumerateGCHeapObjects([in] ObjectCallback callback, [in] void* callbackState)`
+        EnumerateGCHeapObjects(callback: Option<ObjectCallback>, callbackState: *mut c_void) -> HRESULT;
     }
 }

@@ -14,72 +14,137 @@ com_interface! {
     interface IMetaDataImport, IMetaDataImportVtbl, IID_IMetaDataImport = GUID::from_u128(0x7DAC8207_D3AE_4C75_9B67_92801A497D44);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // IMetaDataImport
-        /* 3 */ CloseEnum(hEnum: HCORENUM);
-        /* 4 */ CountEnum(hEnum: HCORENUM, pulCount: *mut ULONG) -> HRESULT;
-        /* 5 */ ResetEnum(hEnum: HCORENUM, ulPos: ULONG) -> HRESULT;
-        /* 6 */ EnumTypeDefs(phEnum: *mut HCORENUM, rTypeDefs: *mut mdTypeDef, cMax: ULONG, pcTypeDefs: *mut ULONG) -> HRESULT;
-        /* 7 */ EnumInterfaceImpls(phEnum: *mut HCORENUM, td: mdTypeDef, rImpls: *mut mdInterfaceImpl, cMax: ULONG, pcImpls: *mut ULONG) -> HRESULT;
-        /* 8 */ EnumTypeRefs(phEnum: *mut HCORENUM, rTypeRefs: *mut mdTypeRef, cMax: ULONG, pcTypeRefs: *mut ULONG) -> HRESULT;
-        /* 9 */ FindTypeDefByName(szTypeDef: LPCWSTR, tkEnclosingClass: mdToken, ptd: *mut mdTypeDef) -> HRESULT;
-        /* 10 */ GetScopeProps(szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG, pmvid: *mut GUID) -> HRESULT;
-        /* 11 */ GetModuleFromScope(pmd: *mut mdModule) -> HRESULT;
-        /* 12 */ GetTypeDefProps(td: mdTypeDef, szTypeDef: LPWSTR, cchTypeDef: ULONG, pchTypeDef: *mut ULONG, pdwTypeDefFlags: *mut DWORD, ptkExtends: *mut mdToken) -> HRESULT;
-        /* 13 */ GetInterfaceImplProps(iiImpl: mdInterfaceImpl, pClass: *mut mdTypeDef, ptkIface: *mut mdToken) -> HRESULT;
-        /* 14 */ GetTypeRefProps(tr: mdTypeRef, ptkResolutionScope: *mut mdToken, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
-        /* 15 */ ResolveTypeRef(tr: mdTypeRef, riid: REFIID, ppIScope: *mut *mut IUnknown, ptd: *mut mdTypeDef) -> HRESULT;
-        /* 16 */ EnumMembers(phEnum: *mut HCORENUM, cl: mdTypeDef, rMembers: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 17 */ EnumMembersWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rMembers: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 18 */ EnumMethods(phEnum: *mut HCORENUM, cl: mdTypeDef, rMethods: *mut mdMethodDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 19 */ EnumMethodsWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rMethods: *mut mdMethodDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 20 */ EnumFields(phEnum: *mut HCORENUM, cl: mdTypeDef, rFields: *mut mdFieldDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 21 */ EnumFieldsWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rFields: *mut mdFieldDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 22 */ EnumParams(phEnum: *mut HCORENUM, mb: mdMethodDef, rParams: *mut mdParamDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 23 */ EnumMemberRefs(phEnum: *mut HCORENUM, tkParent: mdToken, rMemberRefs: *mut mdMemberRef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 24 */ EnumMethodImpls(phEnum: *mut HCORENUM, td: mdTypeDef, rMethodBody: *mut mdToken, rMethodDecl: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 25 */ EnumPermissionSets(phEnum: *mut HCORENUM, tk: mdToken, dwActions: DWORD, rPermission: *mut mdPermission, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 26 */ FindMember(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdToken) -> HRESULT;
-        /* 27 */ FindMethod(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdMethodDef) -> HRESULT;
-        /* 28 */ FindField(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdFieldDef) -> HRESULT;
-        /* 29 */ FindMemberRef(td: mdTypeRef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmr: *mut mdMemberRef) -> HRESULT;
-        /* 30 */ GetMethodProps(mb: mdMethodDef, pClass: *mut mdTypeDef, szMethod: LPWSTR, cchMethod: ULONG, pchMethod: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD) -> HRESULT;
-        /* 31 */ GetMemberRefProps(mr: mdMemberRef, ptk: *mut mdToken, szMember: LPWSTR, cchMember: ULONG, pchMember: *mut ULONG, ppvSigBlob: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG) -> HRESULT;
-        /* 32 */ EnumProperties(phEnum: *mut HCORENUM, td: mdTypeDef, rProperties: *mut mdProperty, cMax: ULONG, pcProperties: *mut ULONG) -> HRESULT;
-        /* 33 */ EnumEvents(phEnum: *mut HCORENUM, td: mdTypeDef, rEvents: *mut mdEvent, cMax: ULONG, pcEvents: *mut ULONG) -> HRESULT;
-        /* 34 */ GetEventProps(ev: mdEvent, pClass: *mut mdTypeDef, szEvent: LPCWSTR, cchEvent: ULONG, pchEvent: *mut ULONG, pdwEventFlags: *mut DWORD, ptkEventType: *mut mdToken, pmdAddOn: *mut mdMethodDef, pmdRemoveOn: *mut mdMethodDef, pmdFire: *mut mdMethodDef, rmdOtherMethod: *mut mdMethodDef, cMax: ULONG, pcOtherMethod: *mut ULONG) -> HRESULT;
-        /* 35 */ EnumMethodSemantics(phEnum: *mut HCORENUM, mb: mdMethodDef, rEventProp: *mut mdToken, cMax: ULONG, pcEventProp: *mut ULONG) -> HRESULT;
-        /* 36 */ GetMethodSemantics(mb: mdMethodDef, tkEventProp: mdToken, pdwSemanticsFlags: *mut DWORD) -> HRESULT;
-        /* 37 */ GetClassLayout(td: mdTypeDef, pdwPackSize: *mut DWORD, rFieldOffset: *mut COR_FIELD_OFFSET, cMax: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 38 */ GetFieldMarshal(tk: mdToken, ppvNativeType: *mut PCCOR_SIGNATURE, pcbNativeType: *mut ULONG) -> HRESULT;
-        /* 39 */ GetRVA(tk: mdToken, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD) -> HRESULT;
-        /* 40 */ GetPermissionSetProps(pm: mdPermission, pdwAction: *mut DWORD, ppvPermission: *mut *const c_void, pcbPermission: *mut ULONG) -> HRESULT;
-        /* 41 */ GetSigFromToken(mdSig: mdSignature, ppvSig: *mut PCCOR_SIGNATURE, pcbSig: *mut ULONG) -> HRESULT;
-        /* 42 */ GetModuleRefProps(mur: mdModuleRef, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
-        /* 43 */ EnumModuleRefs(phEnum: *mut HCORENUM, rModuleRefs: *mut mdModuleRef, cmax: ULONG, pcModuleRefs: *mut ULONG) -> HRESULT;
-        /* 44 */ GetTypeSpecFromToken(typespec: mdTypeSpec, ppvSig: *mut PCCOR_SIGNATURE, pcbSig: *mut ULONG) -> HRESULT;
-        /* 45 */ GetNameFromToken(tk: mdToken, pszUtf8NamePtr: *mut MDUTF8CSTR) -> HRESULT;
-        /* 46 */ EnumUnresolvedMethods(phEnum: *mut HCORENUM, rMethods: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 47 */ GetUserString(stk: mdString, szString: LPWSTR, cchString: ULONG, pchString: *mut ULONG) -> HRESULT;
-        /* 48 */ GetPinvokeMap(tk: mdToken, pdwMappingFlags: *mut DWORD, szImportName: LPWSTR, cchImportName: ULONG, pchImportName: *mut ULONG, pmrImportDLL: *mut mdModuleRef) -> HRESULT;
-        /* 49 */ EnumSignatures(phEnum: *mut HCORENUM, rSignatures: *mut mdSignature, cmax: ULONG, pcSignatures: *mut ULONG) -> HRESULT;
-        /* 50 */ EnumTypeSpecs(phEnum: *mut HCORENUM, rTypeSpecs: *mut mdTypeSpec, cmax: ULONG, pcTypeSpecs: *mut ULONG) -> HRESULT;
-        /* 51 */ EnumUserStrings(phEnum: *mut HCORENUM, rStrings: *mut mdString, cmax: ULONG, pcStrings: *mut ULONG) -> HRESULT;
-        /* 52 */ GetParamForMethodIndex(md: mdMethodDef, ulParamSeq: ULONG, ppd: *mut mdParamDef) -> HRESULT;
-        /* 53 */ EnumCustomAttributes(phEnum: *mut HCORENUM, tk: mdToken, tkType: mdToken, rCustomAttributes: *mut mdCustomAttribute, cMax: ULONG, pcCustomAttributes: *mut ULONG) -> HRESULT;
-        /* 54 */ GetCustomAttributeProps(cv: mdCustomAttribute, ptkObj: *mut mdToken, ptkType: *mut mdToken, ppBlob: *mut *const c_void, pcbSize: *mut ULONG) -> HRESULT;
-        /* 55 */ FindTypeRef(tkResolutionScope: mdToken, szName: LPCWSTR, ptr: *mut mdTypeRef) -> HRESULT;
-        /* 56 */ GetMemberProps(mb: mdToken, pClass: *mut mdTypeDef, szMember: LPWSTR, cchMember: ULONG, pchMember: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
-        /* 57 */ GetFieldProps(mb: mdFieldDef, pClass: *mut mdTypeDef, szField: LPWSTR, cchField: ULONG, pchField: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
-        /* 58 */ GetPropertyProps(prop: mdProperty, pClass: *mut mdTypeDef, szProperty: LPCWSTR, cchProperty: ULONG, pchProperty: *mut ULONG, pdwPropFlags: *mut DWORD, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, pdwCPlusTypeFlag: *mut DWORD, ppDefaultValue: *mut UVCP_CONSTANT, pcchDefaultValue: *mut ULONG, pmdSetter: *mut mdMethodDef, pmdGetter: *mut mdMethodDef, rmdOtherMethod: *mut mdMethodDef, cMax: ULONG, pcOtherMethod: *mut ULONG) -> HRESULT;
-        /* 59 */ GetParamProps(tk: mdParamDef, pmd: *mut mdMethodDef, pulSequence: *mut ULONG, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG, pdwAttr: *mut DWORD, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
-        /* 60 */ GetCustomAttributeByName(tkObj: mdToken, szName: LPCWSTR, ppData: *mut *const c_void, pcbData: *mut ULONG) -> HRESULT;
-        /* 61 */ IsValidToken(tk: mdToken) -> BOOL;
-        /* 62 */ GetNestedClassProps(tdNestedClass: mdTypeDef, ptdEnclosingClass: *mut mdTypeDef) -> HRESULT;
-        /* 63 */ GetNativeCallConvFromSig(pvSig: *const c_void, cbSig: ULONG, pCallConv: *mut ULONG) -> HRESULT;
-        /* 64 */ IsGlobal(pd: mdToken, pbGlobal: *mut i32) -> HRESULT;
+        /// Slot 3, declared by `IMetaDataImport`: `void CloseEnum(HCORENUM hEnum)`
+        CloseEnum(hEnum: HCORENUM);
+        /// Slot 4, declared by `IMetaDataImport`: `HRESULT CountEnum(HCORENUM hEnum, ULONG *pulCount)`
+        CountEnum(hEnum: HCORENUM, pulCount: *mut ULONG) -> HRESULT;
+        /// Slot 5, declared by `IMetaDataImport`: `HRESULT ResetEnum(HCORENUM hEnum, ULONG ulPos)`
+        ResetEnum(hEnum: HCORENUM, ulPos: ULONG) -> HRESULT;
+        /// Slot 6, declared by `IMetaDataImport`: `HRESULT EnumTypeDefs(HCORENUM *phEnum, mdTypeDef rTypeDefs[], ULONG cMax, ULONG *pcTypeDefs)`
+        EnumTypeDefs(phEnum: *mut HCORENUM, rTypeDefs: *mut mdTypeDef, cMax: ULONG, pcTypeDefs: *mut ULONG) -> HRESULT;
+        /// Slot 7, declared by `IMetaDataImport`: `HRESULT EnumInterfaceImpls(HCORENUM *phEnum, mdTypeDef td, mdInterfaceImpl rImpls[], ULONG cMax, ULONG* pcImpls)`
+        EnumInterfaceImpls(phEnum: *mut HCORENUM, td: mdTypeDef, rImpls: *mut mdInterfaceImpl, cMax: ULONG, pcImpls: *mut ULONG) -> HRESULT;
+        /// Slot 8, declared by `IMetaDataImport`: `HRESULT EnumTypeRefs(HCORENUM *phEnum, mdTypeRef rTypeRefs[], ULONG cMax, ULONG* pcTypeRefs)`
+        EnumTypeRefs(phEnum: *mut HCORENUM, rTypeRefs: *mut mdTypeRef, cMax: ULONG, pcTypeRefs: *mut ULONG) -> HRESULT;
+        /// Slot 9, declared by `IMetaDataImport`: `HRESULT FindTypeDefByName(LPCWSTR szTypeDef, mdToken tkEnclosingClass, mdTypeDef *ptd)`
+        FindTypeDefByName(szTypeDef: LPCWSTR, tkEnclosingClass: mdToken, ptd: *mut mdTypeDef) -> HRESULT;
+        /// Slot 10, declared by `IMetaDataImport`: `HRESULT GetScopeProps(LPWSTR szName, ULONG cchName, ULONG *pchName, GUID *pmvid)`
+        GetScopeProps(szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG, pmvid: *mut GUID) -> HRESULT;
+        /// Slot 11, declared by `IMetaDataImport`: `HRESULT GetModuleFromScope(mdModule *pmd)`
+        GetModuleFromScope(pmd: *mut mdModule) -> HRESULT;
+        /// Slot 12, declared by `IMetaDataImport`: `HRESULT GetTypeDefProps(mdTypeDef td, LPWSTR szTypeDef, ULONG cchTypeDef, ULONG *pchTypeDef, DWORD *pdwTypeDefFlags, mdToken *ptkExtends)`
+        GetTypeDefProps(td: mdTypeDef, szTypeDef: LPWSTR, cchTypeDef: ULONG, pchTypeDef: *mut ULONG, pdwTypeDefFlags: *mut DWORD, ptkExtends: *mut mdToken) -> HRESULT;
+        /// Slot 13, declared by `IMetaDataImport`: `HRESULT GetInterfaceImplProps(mdInterfaceImpl iiImpl, mdTypeDef *pClass, mdToken *ptkIface)`
+        GetInterfaceImplProps(iiImpl: mdInterfaceImpl, pClass: *mut mdTypeDef, ptkIface: *mut mdToken) -> HRESULT;
+        /// Slot 14, declared by `IMetaDataImport`: `HRESULT GetTypeRefProps(mdTypeRef tr, mdToken *ptkResolutionScope, LPWSTR szName, ULONG cchName, ULONG *pchName)`
+        GetTypeRefProps(tr: mdTypeRef, ptkResolutionScope: *mut mdToken, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
+        /// Slot 15, declared by `IMetaDataImport`: `HRESULT ResolveTypeRef(mdTypeRef tr, REFIID riid, IUnknown **ppIScope, mdTypeDef *ptd)`
+        ResolveTypeRef(tr: mdTypeRef, riid: REFIID, ppIScope: *mut *mut IUnknown, ptd: *mut mdTypeDef) -> HRESULT;
+        /// Slot 16, declared by `IMetaDataImport`: `HRESULT EnumMembers(HCORENUM *phEnum, mdTypeDef cl, mdToken rMembers[], ULONG cMax, ULONG *pcTokens)`
+        EnumMembers(phEnum: *mut HCORENUM, cl: mdTypeDef, rMembers: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 17, declared by `IMetaDataImport`: `HRESULT EnumMembersWithName(HCORENUM *phEnum, mdTypeDef cl, LPCWSTR szName, mdToken rMembers[], ULONG cMax, ULONG *pcTokens)`
+        EnumMembersWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rMembers: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 18, declared by `IMetaDataImport`: `HRESULT EnumMethods(HCORENUM *phEnum, mdTypeDef cl, mdMethodDef rMethods[], ULONG cMax, ULONG *pcTokens)`
+        EnumMethods(phEnum: *mut HCORENUM, cl: mdTypeDef, rMethods: *mut mdMethodDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 19, declared by `IMetaDataImport`: `HRESULT EnumMethodsWithName(HCORENUM *phEnum, mdTypeDef cl, LPCWSTR szName, mdMethodDef rMethods[], ULONG cMax, ULONG *pcTokens)`
+        EnumMethodsWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rMethods: *mut mdMethodDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 20, declared by `IMetaDataImport`: `HRESULT EnumFields(HCORENUM *phEnum, mdTypeDef cl, mdFieldDef rFields[], ULONG cMax, ULONG *pcTokens)`
+        EnumFields(phEnum: *mut HCORENUM, cl: mdTypeDef, rFields: *mut mdFieldDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 21, declared by `IMetaDataImport`: `HRESULT EnumFieldsWithName(HCORENUM *phEnum, mdTypeDef cl, LPCWSTR szName, mdFieldDef rFields[], ULONG cMax, ULONG *pcTokens)`
+        EnumFieldsWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rFields: *mut mdFieldDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 22, declared by `IMetaDataImport`: `HRESULT EnumParams(HCORENUM *phEnum, mdMethodDef mb, mdParamDef rParams[], ULONG cMax, ULONG *pcTokens)`
+        EnumParams(phEnum: *mut HCORENUM, mb: mdMethodDef, rParams: *mut mdParamDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `IMetaDataImport`: `HRESULT EnumMemberRefs(HCORENUM *phEnum, mdToken tkParent, mdMemberRef rMemberRefs[], ULONG cMax, ULONG *pcTokens)`
+        EnumMemberRefs(phEnum: *mut HCORENUM, tkParent: mdToken, rMemberRefs: *mut mdMemberRef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 24, declared by `IMetaDataImport`: `HRESULT EnumMethodImpls(HCORENUM *phEnum, mdTypeDef td, mdToken rMethodBody[], mdToken rMethodDecl[], ULONG cMax, ULONG *pcTokens)`
+        EnumMethodImpls(phEnum: *mut HCORENUM, td: mdTypeDef, rMethodBody: *mut mdToken, rMethodDecl: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 25, declared by `IMetaDataImport`: `HRESULT EnumPermissionSets(HCORENUM *phEnum, mdToken tk, DWORD dwActions, mdPermission rPermission[], ULONG cMax, ULONG *pcTokens)`
+        EnumPermissionSets(phEnum: *mut HCORENUM, tk: mdToken, dwActions: DWORD, rPermission: *mut mdPermission, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 26, declared by `IMetaDataImport`: `HRESULT FindMember(mdTypeDef td, LPCWSTR szName, PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdToken *pmb)`
+        FindMember(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdToken) -> HRESULT;
+        /// Slot 27, declared by `IMetaDataImport`: `HRESULT FindMethod(mdTypeDef td, LPCWSTR szName, PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdMethodDef *pmb)`
+        FindMethod(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdMethodDef) -> HRESULT;
+        /// Slot 28, declared by `IMetaDataImport`: `HRESULT FindField(mdTypeDef td, LPCWSTR szName, PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdFieldDef *pmb)`
+        FindField(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdFieldDef) -> HRESULT;
+        /// Slot 29, declared by `IMetaDataImport`: `HRESULT FindMemberRef(mdTypeRef td, LPCWSTR szName, PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdMemberRef *pmr)`
+        FindMemberRef(td: mdTypeRef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmr: *mut mdMemberRef) -> HRESULT;
+        /// Slot 30, declared by `IMetaDataImport`: `HRESULT GetMethodProps(mdMethodDef mb, mdTypeDef *pClass, LPWSTR szMethod, ULONG cchMethod, ULONG *pchMethod, DWORD *pdwAttr, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pcbSigBlob, ULONG *pulCodeRVA, DWORD *pdwImplFlags)`
+        GetMethodProps(mb: mdMethodDef, pClass: *mut mdTypeDef, szMethod: LPWSTR, cchMethod: ULONG, pchMethod: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD) -> HRESULT;
+        /// Slot 31, declared by `IMetaDataImport`: `HRESULT GetMemberRefProps(mdMemberRef mr, mdToken *ptk, LPWSTR szMember, ULONG cchMember, ULONG *pchMember, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pbSig)`
+        GetMemberRefProps(mr: mdMemberRef, ptk: *mut mdToken, szMember: LPWSTR, cchMember: ULONG, pchMember: *mut ULONG, ppvSigBlob: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG) -> HRESULT;
+        /// Slot 32, declared by `IMetaDataImport`: `HRESULT EnumProperties(HCORENUM *phEnum, mdTypeDef td, mdProperty rProperties[], ULONG cMax, ULONG *pcProperties)`
+        EnumProperties(phEnum: *mut HCORENUM, td: mdTypeDef, rProperties: *mut mdProperty, cMax: ULONG, pcProperties: *mut ULONG) -> HRESULT;
+        /// Slot 33, declared by `IMetaDataImport`: `HRESULT EnumEvents(HCORENUM *phEnum, mdTypeDef td, mdEvent rEvents[], ULONG cMax, ULONG *pcEvents)`
+        EnumEvents(phEnum: *mut HCORENUM, td: mdTypeDef, rEvents: *mut mdEvent, cMax: ULONG, pcEvents: *mut ULONG) -> HRESULT;
+        /// Slot 34, declared by `IMetaDataImport`: `HRESULT GetEventProps(mdEvent ev, mdTypeDef *pClass, LPCWSTR szEvent, ULONG cchEvent, ULONG *pchEvent, DWORD *pdwEventFlags, mdToken *ptkEventType, mdMethodDef *pmdAddOn, mdMethodDef *pmdRemoveOn, mdMethodDef *pmdFire, mdMethodDef rmdOtherMethod[], ULONG cMax, ULONG *pcOtherMethod)`
+        GetEventProps(ev: mdEvent, pClass: *mut mdTypeDef, szEvent: LPCWSTR, cchEvent: ULONG, pchEvent: *mut ULONG, pdwEventFlags: *mut DWORD, ptkEventType: *mut mdToken, pmdAddOn: *mut mdMethodDef, pmdRemoveOn: *mut mdMethodDef, pmdFire: *mut mdMethodDef, rmdOtherMethod: *mut mdMethodDef, cMax: ULONG, pcOtherMethod: *mut ULONG) -> HRESULT;
+        /// Slot 35, declared by `IMetaDataImport`: `HRESULT EnumMethodSemantics(HCORENUM *phEnum, mdMethodDef mb, mdToken rEventProp[], ULONG cMax, ULONG *pcEventProp)`
+        EnumMethodSemantics(phEnum: *mut HCORENUM, mb: mdMethodDef, rEventProp: *mut mdToken, cMax: ULONG, pcEventProp: *mut ULONG) -> HRESULT;
+        /// Slot 36, declared by `IMetaDataImport`: `HRESULT GetMethodSemantics(mdMethodDef mb, mdToken tkEventProp, DWORD *pdwSemanticsFlags)`
+        GetMethodSemantics(mb: mdMethodDef, tkEventProp: mdToken, pdwSemanticsFlags: *mut DWORD) -> HRESULT;
+        /// Slot 37, declared by `IMetaDataImport`: `HRESULT GetClassLayout(mdTypeDef td, DWORD *pdwPackSize, COR_FIELD_OFFSET rFieldOffset[], ULONG cMax, ULONG *pcFieldOffset, ULONG *pulClassSize)`
+        GetClassLayout(td: mdTypeDef, pdwPackSize: *mut DWORD, rFieldOffset: *mut COR_FIELD_OFFSET, cMax: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 38, declared by `IMetaDataImport`: `HRESULT GetFieldMarshal(mdToken tk, PCCOR_SIGNATURE *ppvNativeType, ULONG *pcbNativeType)`
+        GetFieldMarshal(tk: mdToken, ppvNativeType: *mut PCCOR_SIGNATURE, pcbNativeType: *mut ULONG) -> HRESULT;
+        /// Slot 39, declared by `IMetaDataImport`: `HRESULT GetRVA(mdToken tk, ULONG *pulCodeRVA, DWORD *pdwImplFlags)`
+        GetRVA(tk: mdToken, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD) -> HRESULT;
+        /// Slot 40, declared by `IMetaDataImport`: `HRESULT GetPermissionSetProps(mdPermission pm, DWORD *pdwAction, void const **ppvPermission, ULONG *pcbPermission)`
+        GetPermissionSetProps(pm: mdPermission, pdwAction: *mut DWORD, ppvPermission: *mut *const c_void, pcbPermission: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `IMetaDataImport`: `HRESULT GetSigFromToken(mdSignature mdSig, PCCOR_SIGNATURE *ppvSig, ULONG *pcbSig)`
+        GetSigFromToken(mdSig: mdSignature, ppvSig: *mut PCCOR_SIGNATURE, pcbSig: *mut ULONG) -> HRESULT;
+        /// Slot 42, declared by `IMetaDataImport`: `HRESULT GetModuleRefProps(mdModuleRef mur, LPWSTR szName, ULONG cchName, ULONG *pchName)`
+        GetModuleRefProps(mur: mdModuleRef, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
+        /// Slot 43, declared by `IMetaDataImport`: `HRESULT EnumModuleRefs(HCORENUM *phEnum, mdModuleRef rModuleRefs[], ULONG cmax, ULONG *pcModuleRefs)`
+        EnumModuleRefs(phEnum: *mut HCORENUM, rModuleRefs: *mut mdModuleRef, cmax: ULONG, pcModuleRefs: *mut ULONG) -> HRESULT;
+        /// Slot 44, declared by `IMetaDataImport`: `HRESULT GetTypeSpecFromToken(mdTypeSpec typespec, PCCOR_SIGNATURE *ppvSig, ULONG *pcbSig)`
+        GetTypeSpecFromToken(typespec: mdTypeSpec, ppvSig: *mut PCCOR_SIGNATURE, pcbSig: *mut ULONG) -> HRESULT;
+        /// Slot 45, declared by `IMetaDataImport`: `HRESULT GetNameFromToken(mdToken tk, MDUTF8CSTR *pszUtf8NamePtr)`
+        GetNameFromToken(tk: mdToken, pszUtf8NamePtr: *mut MDUTF8CSTR) -> HRESULT;
+        /// Slot 46, declared by `IMetaDataImport`: `HRESULT EnumUnresolvedMethods(HCORENUM *phEnum, mdToken rMethods[], ULONG cMax, ULONG *pcTokens)`
+        EnumUnresolvedMethods(phEnum: *mut HCORENUM, rMethods: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 47, declared by `IMetaDataImport`: `HRESULT GetUserString(mdString stk, LPWSTR szString, ULONG cchString, ULONG *pchString)`
+        GetUserString(stk: mdString, szString: LPWSTR, cchString: ULONG, pchString: *mut ULONG) -> HRESULT;
+        /// Slot 48, declared by `IMetaDataImport`: `HRESULT GetPinvokeMap(mdToken tk, DWORD *pdwMappingFlags, LPWSTR szImportName, ULONG cchImportName, ULONG *pchImportName, mdModuleRef *pmrImportDLL)`
+        GetPinvokeMap(tk: mdToken, pdwMappingFlags: *mut DWORD, szImportName: LPWSTR, cchImportName: ULONG, pchImportName: *mut ULONG, pmrImportDLL: *mut mdModuleRef) -> HRESULT;
+        /// Slot 49, declared by `IMetaDataImport`: `HRESULT EnumSignatures(HCORENUM *phEnum, mdSignature rSignatures[], ULONG cmax, ULONG *pcSignatures)`
+        EnumSignatures(phEnum: *mut HCORENUM, rSignatures: *mut mdSignature, cmax: ULONG, pcSignatures: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `IMetaDataImport`: `HRESULT EnumTypeSpecs(HCORENUM *phEnum, mdTypeSpec rTypeSpecs[], ULONG cmax, ULONG *pcTypeSpecs)`
+        EnumTypeSpecs(phEnum: *mut HCORENUM, rTypeSpecs: *mut mdTypeSpec, cmax: ULONG, pcTypeSpecs: *mut ULONG) -> HRESULT;
+        /// Slot 51, declared by `IMetaDataImport`: `HRESULT EnumUserStrings(HCORENUM *phEnum, mdString rStrings[], ULONG cmax, ULONG *pcStrings)`
+        EnumUserStrings(phEnum: *mut HCORENUM, rStrings: *mut mdString, cmax: ULONG, pcStrings: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `IMetaDataImport`: `HRESULT GetParamForMethodIndex(mdMethodDef md, ULONG ulParamSeq, mdParamDef *ppd)`
+        GetParamForMethodIndex(md: mdMethodDef, ulParamSeq: ULONG, ppd: *mut mdParamDef) -> HRESULT;
+        /// Slot 53, declared by `IMetaDataImport`: `HRESULT EnumCustomAttributes(HCORENUM *phEnum, mdToken tk, mdToken tkType, mdCustomAttribute rCustomAttributes[], ULONG cMax, ULONG *pcCustomAttributes)`
+        EnumCustomAttributes(phEnum: *mut HCORENUM, tk: mdToken, tkType: mdToken, rCustomAttributes: *mut mdCustomAttribute, cMax: ULONG, pcCustomAttributes: *mut ULONG) -> HRESULT;
+        /// Slot 54, declared by `IMetaDataImport`: `HRESULT GetCustomAttributeProps(mdCustomAttribute cv, mdToken *ptkObj, mdToken *ptkType, void const **ppBlob, ULONG *pcbSize)`
+        GetCustomAttributeProps(cv: mdCustomAttribute, ptkObj: *mut mdToken, ptkType: *mut mdToken, ppBlob: *mut *const c_void, pcbSize: *mut ULONG) -> HRESULT;
+        /// Slot 55, declared by `IMetaDataImport`: `HRESULT FindTypeRef(mdToken tkResolutionScope, LPCWSTR szName, mdTypeRef *ptr)`
+        FindTypeRef(tkResolutionScope: mdToken, szName: LPCWSTR, ptr: *mut mdTypeRef) -> HRESULT;
+        /// Slot 56, declared by `IMetaDataImport`: `HRESULT GetMemberProps(mdToken mb, mdTypeDef *pClass, LPWSTR szMember, ULONG cchMember, ULONG *pchMember, DWORD *pdwAttr, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pcbSigBlob, ULONG *pulCodeRVA, DWORD *pdwImplFlags, DWORD *pdwCPlusTypeFlag, UVCP_CONSTANT *ppValue, ULONG *pcchValue)`
+        GetMemberProps(mb: mdToken, pClass: *mut mdTypeDef, szMember: LPWSTR, cchMember: ULONG, pchMember: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
+        /// Slot 57, declared by `IMetaDataImport`: `HRESULT GetFieldProps(mdFieldDef mb, mdTypeDef *pClass, LPWSTR szField, ULONG cchField, ULONG *pchField, DWORD *pdwAttr, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pcbSigBlob, DWORD *pdwCPlusTypeFlag, UVCP_CONSTANT *ppValue, ULONG *pcchValue)`
+        GetFieldProps(mb: mdFieldDef, pClass: *mut mdTypeDef, szField: LPWSTR, cchField: ULONG, pchField: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
+        /// Slot 58, declared by `IMetaDataImport`: `HRESULT GetPropertyProps(mdProperty prop, mdTypeDef *pClass, LPCWSTR szProperty, ULONG cchProperty, ULONG *pchProperty, DWORD *pdwPropFlags, PCCOR_SIGNATURE *ppvSig, ULONG *pbSig, DWORD *pdwCPlusTypeFlag, UVCP_CONSTANT *ppDefaultValue, ULONG *pcchDefaultValue, mdMethodDef *pmdSetter, mdMethodDef *pmdGetter, mdMethodDef rmdOtherMethod[], ULONG cMax, ULONG *pcOtherMethod)`
+        GetPropertyProps(prop: mdProperty, pClass: *mut mdTypeDef, szProperty: LPCWSTR, cchProperty: ULONG, pchProperty: *mut ULONG, pdwPropFlags: *mut DWORD, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, pdwCPlusTypeFlag: *mut DWORD, ppDefaultValue: *mut UVCP_CONSTANT, pcchDefaultValue: *mut ULONG, pmdSetter: *mut mdMethodDef, pmdGetter: *mut mdMethodDef, rmdOtherMethod: *mut mdMethodDef, cMax: ULONG, pcOtherMethod: *mut ULONG) -> HRESULT;
+        /// Slot 59, declared by `IMetaDataImport`: `HRESULT GetParamProps(mdParamDef tk, mdMethodDef *pmd, ULONG *pulSequence, LPWSTR szName, ULONG cchName, ULONG *pchName, DWORD *pdwAttr, DWORD *pdwCPlusTypeFlag, UVCP_CONSTANT *ppValue, ULONG *pcchValue)`
+        GetParamProps(tk: mdParamDef, pmd: *mut mdMethodDef, pulSequence: *mut ULONG, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG, pdwAttr: *mut DWORD, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
+        /// Slot 60, declared by `IMetaDataImport`: `HRESULT GetCustomAttributeByName(mdToken tkObj, LPCWSTR szName, const void **ppData, ULONG *pcbData)`
+        GetCustomAttributeByName(tkObj: mdToken, szName: LPCWSTR, ppData: *mut *const c_void, pcbData: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `IMetaDataImport`: `BOOL IsValidToken(mdToken tk)`
+        IsValidToken(tk: mdToken) -> BOOL;
+        /// Slot 62, declared by `IMetaDataImport`: `HRESULT GetNestedClassProps(mdTypeDef tdNestedClass, mdTypeDef *ptdEnclosingClass)`
+        GetNestedClassProps(tdNestedClass: mdTypeDef, ptdEnclosingClass: *mut mdTypeDef) -> HRESULT;
+        /// Slot 63, declared by `IMetaDataImport`: `HRESULT GetNativeCallConvFromSig(void const *pvSig, ULONG cbSig, ULONG *pCallConv)`
+        GetNativeCallConvFromSig(pvSig: *const c_void, cbSig: ULONG, pCallConv: *mut ULONG) -> HRESULT;
+        /// Slot 64, declared by `IMetaDataImport`: `HRESULT IsGlobal(mdToken pd, int *pbGlobal)`
+        IsGlobal(pd: mdToken, pbGlobal: *mut i32) -> HRESULT;
     }
 }
 
@@ -88,80 +153,153 @@ com_interface! {
     interface IMetaDataImport2, IMetaDataImport2Vtbl, IID_IMetaDataImport2 = GUID::from_u128(0xFCE5EFA0_8BBA_4F8E_A036_8F2022B08466);
     {
         // IUnknown
-        /* 0 */ QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
-        /* 1 */ AddRef() -> ULONG;
-        /* 2 */ Release() -> ULONG;
+        /// Slot 0, declared by `IUnknown`: `HRESULT QueryInterface(REFIID riid, void **ppvObject)`
+        QueryInterface(riid: REFIID, ppvObject: *mut *mut c_void) -> HRESULT;
+        /// Slot 1, declared by `IUnknown`: `ULONG AddRef()`
+        AddRef() -> ULONG;
+        /// Slot 2, declared by `IUnknown`: `ULONG Release()`
+        Release() -> ULONG;
         // IMetaDataImport
-        /* 3 */ CloseEnum(hEnum: HCORENUM);
-        /* 4 */ CountEnum(hEnum: HCORENUM, pulCount: *mut ULONG) -> HRESULT;
-        /* 5 */ ResetEnum(hEnum: HCORENUM, ulPos: ULONG) -> HRESULT;
-        /* 6 */ EnumTypeDefs(phEnum: *mut HCORENUM, rTypeDefs: *mut mdTypeDef, cMax: ULONG, pcTypeDefs: *mut ULONG) -> HRESULT;
-        /* 7 */ EnumInterfaceImpls(phEnum: *mut HCORENUM, td: mdTypeDef, rImpls: *mut mdInterfaceImpl, cMax: ULONG, pcImpls: *mut ULONG) -> HRESULT;
-        /* 8 */ EnumTypeRefs(phEnum: *mut HCORENUM, rTypeRefs: *mut mdTypeRef, cMax: ULONG, pcTypeRefs: *mut ULONG) -> HRESULT;
-        /* 9 */ FindTypeDefByName(szTypeDef: LPCWSTR, tkEnclosingClass: mdToken, ptd: *mut mdTypeDef) -> HRESULT;
-        /* 10 */ GetScopeProps(szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG, pmvid: *mut GUID) -> HRESULT;
-        /* 11 */ GetModuleFromScope(pmd: *mut mdModule) -> HRESULT;
-        /* 12 */ GetTypeDefProps(td: mdTypeDef, szTypeDef: LPWSTR, cchTypeDef: ULONG, pchTypeDef: *mut ULONG, pdwTypeDefFlags: *mut DWORD, ptkExtends: *mut mdToken) -> HRESULT;
-        /* 13 */ GetInterfaceImplProps(iiImpl: mdInterfaceImpl, pClass: *mut mdTypeDef, ptkIface: *mut mdToken) -> HRESULT;
-        /* 14 */ GetTypeRefProps(tr: mdTypeRef, ptkResolutionScope: *mut mdToken, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
-        /* 15 */ ResolveTypeRef(tr: mdTypeRef, riid: REFIID, ppIScope: *mut *mut IUnknown, ptd: *mut mdTypeDef) -> HRESULT;
-        /* 16 */ EnumMembers(phEnum: *mut HCORENUM, cl: mdTypeDef, rMembers: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 17 */ EnumMembersWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rMembers: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 18 */ EnumMethods(phEnum: *mut HCORENUM, cl: mdTypeDef, rMethods: *mut mdMethodDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 19 */ EnumMethodsWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rMethods: *mut mdMethodDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 20 */ EnumFields(phEnum: *mut HCORENUM, cl: mdTypeDef, rFields: *mut mdFieldDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 21 */ EnumFieldsWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rFields: *mut mdFieldDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 22 */ EnumParams(phEnum: *mut HCORENUM, mb: mdMethodDef, rParams: *mut mdParamDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 23 */ EnumMemberRefs(phEnum: *mut HCORENUM, tkParent: mdToken, rMemberRefs: *mut mdMemberRef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 24 */ EnumMethodImpls(phEnum: *mut HCORENUM, td: mdTypeDef, rMethodBody: *mut mdToken, rMethodDecl: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 25 */ EnumPermissionSets(phEnum: *mut HCORENUM, tk: mdToken, dwActions: DWORD, rPermission: *mut mdPermission, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 26 */ FindMember(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdToken) -> HRESULT;
-        /* 27 */ FindMethod(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdMethodDef) -> HRESULT;
-        /* 28 */ FindField(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdFieldDef) -> HRESULT;
-        /* 29 */ FindMemberRef(td: mdTypeRef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmr: *mut mdMemberRef) -> HRESULT;
-        /* 30 */ GetMethodProps(mb: mdMethodDef, pClass: *mut mdTypeDef, szMethod: LPWSTR, cchMethod: ULONG, pchMethod: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD) -> HRESULT;
-        /* 31 */ GetMemberRefProps(mr: mdMemberRef, ptk: *mut mdToken, szMember: LPWSTR, cchMember: ULONG, pchMember: *mut ULONG, ppvSigBlob: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG) -> HRESULT;
-        /* 32 */ EnumProperties(phEnum: *mut HCORENUM, td: mdTypeDef, rProperties: *mut mdProperty, cMax: ULONG, pcProperties: *mut ULONG) -> HRESULT;
-        /* 33 */ EnumEvents(phEnum: *mut HCORENUM, td: mdTypeDef, rEvents: *mut mdEvent, cMax: ULONG, pcEvents: *mut ULONG) -> HRESULT;
-        /* 34 */ GetEventProps(ev: mdEvent, pClass: *mut mdTypeDef, szEvent: LPCWSTR, cchEvent: ULONG, pchEvent: *mut ULONG, pdwEventFlags: *mut DWORD, ptkEventType: *mut mdToken, pmdAddOn: *mut mdMethodDef, pmdRemoveOn: *mut mdMethodDef, pmdFire: *mut mdMethodDef, rmdOtherMethod: *mut mdMethodDef, cMax: ULONG, pcOtherMethod: *mut ULONG) -> HRESULT;
-        /* 35 */ EnumMethodSemantics(phEnum: *mut HCORENUM, mb: mdMethodDef, rEventProp: *mut mdToken, cMax: ULONG, pcEventProp: *mut ULONG) -> HRESULT;
-        /* 36 */ GetMethodSemantics(mb: mdMethodDef, tkEventProp: mdToken, pdwSemanticsFlags: *mut DWORD) -> HRESULT;
-        /* 37 */ GetClassLayout(td: mdTypeDef, pdwPackSize: *mut DWORD, rFieldOffset: *mut COR_FIELD_OFFSET, cMax: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
-        /* 38 */ GetFieldMarshal(tk: mdToken, ppvNativeType: *mut PCCOR_SIGNATURE, pcbNativeType: *mut ULONG) -> HRESULT;
-        /* 39 */ GetRVA(tk: mdToken, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD) -> HRESULT;
-        /* 40 */ GetPermissionSetProps(pm: mdPermission, pdwAction: *mut DWORD, ppvPermission: *mut *const c_void, pcbPermission: *mut ULONG) -> HRESULT;
-        /* 41 */ GetSigFromToken(mdSig: mdSignature, ppvSig: *mut PCCOR_SIGNATURE, pcbSig: *mut ULONG) -> HRESULT;
-        /* 42 */ GetModuleRefProps(mur: mdModuleRef, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
-        /* 43 */ EnumModuleRefs(phEnum: *mut HCORENUM, rModuleRefs: *mut mdModuleRef, cmax: ULONG, pcModuleRefs: *mut ULONG) -> HRESULT;
-        /* 44 */ GetTypeSpecFromToken(typespec: mdTypeSpec, ppvSig: *mut PCCOR_SIGNATURE, pcbSig: *mut ULONG) -> HRESULT;
-        /* 45 */ GetNameFromToken(tk: mdToken, pszUtf8NamePtr: *mut MDUTF8CSTR) -> HRESULT;
-        /* 46 */ EnumUnresolvedMethods(phEnum: *mut HCORENUM, rMethods: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
-        /* 47 */ GetUserString(stk: mdString, szString: LPWSTR, cchString: ULONG, pchString: *mut ULONG) -> HRESULT;
-        /* 48 */ GetPinvokeMap(tk: mdToken, pdwMappingFlags: *mut DWORD, szImportName: LPWSTR, cchImportName: ULONG, pchImportName: *mut ULONG, pmrImportDLL: *mut mdModuleRef) -> HRESULT;
-        /* 49 */ EnumSignatures(phEnum: *mut HCORENUM, rSignatures: *mut mdSignature, cmax: ULONG, pcSignatures: *mut ULONG) -> HRESULT;
-        /* 50 */ EnumTypeSpecs(phEnum: *mut HCORENUM, rTypeSpecs: *mut mdTypeSpec, cmax: ULONG, pcTypeSpecs: *mut ULONG) -> HRESULT;
-        /* 51 */ EnumUserStrings(phEnum: *mut HCORENUM, rStrings: *mut mdString, cmax: ULONG, pcStrings: *mut ULONG) -> HRESULT;
-        /* 52 */ GetParamForMethodIndex(md: mdMethodDef, ulParamSeq: ULONG, ppd: *mut mdParamDef) -> HRESULT;
-        /* 53 */ EnumCustomAttributes(phEnum: *mut HCORENUM, tk: mdToken, tkType: mdToken, rCustomAttributes: *mut mdCustomAttribute, cMax: ULONG, pcCustomAttributes: *mut ULONG) -> HRESULT;
-        /* 54 */ GetCustomAttributeProps(cv: mdCustomAttribute, ptkObj: *mut mdToken, ptkType: *mut mdToken, ppBlob: *mut *const c_void, pcbSize: *mut ULONG) -> HRESULT;
-        /* 55 */ FindTypeRef(tkResolutionScope: mdToken, szName: LPCWSTR, ptr: *mut mdTypeRef) -> HRESULT;
-        /* 56 */ GetMemberProps(mb: mdToken, pClass: *mut mdTypeDef, szMember: LPWSTR, cchMember: ULONG, pchMember: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
-        /* 57 */ GetFieldProps(mb: mdFieldDef, pClass: *mut mdTypeDef, szField: LPWSTR, cchField: ULONG, pchField: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
-        /* 58 */ GetPropertyProps(prop: mdProperty, pClass: *mut mdTypeDef, szProperty: LPCWSTR, cchProperty: ULONG, pchProperty: *mut ULONG, pdwPropFlags: *mut DWORD, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, pdwCPlusTypeFlag: *mut DWORD, ppDefaultValue: *mut UVCP_CONSTANT, pcchDefaultValue: *mut ULONG, pmdSetter: *mut mdMethodDef, pmdGetter: *mut mdMethodDef, rmdOtherMethod: *mut mdMethodDef, cMax: ULONG, pcOtherMethod: *mut ULONG) -> HRESULT;
-        /* 59 */ GetParamProps(tk: mdParamDef, pmd: *mut mdMethodDef, pulSequence: *mut ULONG, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG, pdwAttr: *mut DWORD, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
-        /* 60 */ GetCustomAttributeByName(tkObj: mdToken, szName: LPCWSTR, ppData: *mut *const c_void, pcbData: *mut ULONG) -> HRESULT;
-        /* 61 */ IsValidToken(tk: mdToken) -> BOOL;
-        /* 62 */ GetNestedClassProps(tdNestedClass: mdTypeDef, ptdEnclosingClass: *mut mdTypeDef) -> HRESULT;
-        /* 63 */ GetNativeCallConvFromSig(pvSig: *const c_void, cbSig: ULONG, pCallConv: *mut ULONG) -> HRESULT;
-        /* 64 */ IsGlobal(pd: mdToken, pbGlobal: *mut i32) -> HRESULT;
+        /// Slot 3, declared by `IMetaDataImport`: `void CloseEnum(HCORENUM hEnum)`
+        CloseEnum(hEnum: HCORENUM);
+        /// Slot 4, declared by `IMetaDataImport`: `HRESULT CountEnum(HCORENUM hEnum, ULONG *pulCount)`
+        CountEnum(hEnum: HCORENUM, pulCount: *mut ULONG) -> HRESULT;
+        /// Slot 5, declared by `IMetaDataImport`: `HRESULT ResetEnum(HCORENUM hEnum, ULONG ulPos)`
+        ResetEnum(hEnum: HCORENUM, ulPos: ULONG) -> HRESULT;
+        /// Slot 6, declared by `IMetaDataImport`: `HRESULT EnumTypeDefs(HCORENUM *phEnum, mdTypeDef rTypeDefs[], ULONG cMax, ULONG *pcTypeDefs)`
+        EnumTypeDefs(phEnum: *mut HCORENUM, rTypeDefs: *mut mdTypeDef, cMax: ULONG, pcTypeDefs: *mut ULONG) -> HRESULT;
+        /// Slot 7, declared by `IMetaDataImport`: `HRESULT EnumInterfaceImpls(HCORENUM *phEnum, mdTypeDef td, mdInterfaceImpl rImpls[], ULONG cMax, ULONG* pcImpls)`
+        EnumInterfaceImpls(phEnum: *mut HCORENUM, td: mdTypeDef, rImpls: *mut mdInterfaceImpl, cMax: ULONG, pcImpls: *mut ULONG) -> HRESULT;
+        /// Slot 8, declared by `IMetaDataImport`: `HRESULT EnumTypeRefs(HCORENUM *phEnum, mdTypeRef rTypeRefs[], ULONG cMax, ULONG* pcTypeRefs)`
+        EnumTypeRefs(phEnum: *mut HCORENUM, rTypeRefs: *mut mdTypeRef, cMax: ULONG, pcTypeRefs: *mut ULONG) -> HRESULT;
+        /// Slot 9, declared by `IMetaDataImport`: `HRESULT FindTypeDefByName(LPCWSTR szTypeDef, mdToken tkEnclosingClass, mdTypeDef *ptd)`
+        FindTypeDefByName(szTypeDef: LPCWSTR, tkEnclosingClass: mdToken, ptd: *mut mdTypeDef) -> HRESULT;
+        /// Slot 10, declared by `IMetaDataImport`: `HRESULT GetScopeProps(LPWSTR szName, ULONG cchName, ULONG *pchName, GUID *pmvid)`
+        GetScopeProps(szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG, pmvid: *mut GUID) -> HRESULT;
+        /// Slot 11, declared by `IMetaDataImport`: `HRESULT GetModuleFromScope(mdModule *pmd)`
+        GetModuleFromScope(pmd: *mut mdModule) -> HRESULT;
+        /// Slot 12, declared by `IMetaDataImport`: `HRESULT GetTypeDefProps(mdTypeDef td, LPWSTR szTypeDef, ULONG cchTypeDef, ULONG *pchTypeDef, DWORD *pdwTypeDefFlags, mdToken *ptkExtends)`
+        GetTypeDefProps(td: mdTypeDef, szTypeDef: LPWSTR, cchTypeDef: ULONG, pchTypeDef: *mut ULONG, pdwTypeDefFlags: *mut DWORD, ptkExtends: *mut mdToken) -> HRESULT;
+        /// Slot 13, declared by `IMetaDataImport`: `HRESULT GetInterfaceImplProps(mdInterfaceImpl iiImpl, mdTypeDef *pClass, mdToken *ptkIface)`
+        GetInterfaceImplProps(iiImpl: mdInterfaceImpl, pClass: *mut mdTypeDef, ptkIface: *mut mdToken) -> HRESULT;
+        /// Slot 14, declared by `IMetaDataImport`: `HRESULT GetTypeRefProps(mdTypeRef tr, mdToken *ptkResolutionScope, LPWSTR szName, ULONG cchName, ULONG *pchName)`
+        GetTypeRefProps(tr: mdTypeRef, ptkResolutionScope: *mut mdToken, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
+        /// Slot 15, declared by `IMetaDataImport`: `HRESULT ResolveTypeRef(mdTypeRef tr, REFIID riid, IUnknown **ppIScope, mdTypeDef *ptd)`
+        ResolveTypeRef(tr: mdTypeRef, riid: REFIID, ppIScope: *mut *mut IUnknown, ptd: *mut mdTypeDef) -> HRESULT;
+        /// Slot 16, declared by `IMetaDataImport`: `HRESULT EnumMembers(HCORENUM *phEnum, mdTypeDef cl, mdToken rMembers[], ULONG cMax, ULONG *pcTokens)`
+        EnumMembers(phEnum: *mut HCORENUM, cl: mdTypeDef, rMembers: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 17, declared by `IMetaDataImport`: `HRESULT EnumMembersWithName(HCORENUM *phEnum, mdTypeDef cl, LPCWSTR szName, mdToken rMembers[], ULONG cMax, ULONG *pcTokens)`
+        EnumMembersWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rMembers: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 18, declared by `IMetaDataImport`: `HRESULT EnumMethods(HCORENUM *phEnum, mdTypeDef cl, mdMethodDef rMethods[], ULONG cMax, ULONG *pcTokens)`
+        EnumMethods(phEnum: *mut HCORENUM, cl: mdTypeDef, rMethods: *mut mdMethodDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 19, declared by `IMetaDataImport`: `HRESULT EnumMethodsWithName(HCORENUM *phEnum, mdTypeDef cl, LPCWSTR szName, mdMethodDef rMethods[], ULONG cMax, ULONG *pcTokens)`
+        EnumMethodsWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rMethods: *mut mdMethodDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 20, declared by `IMetaDataImport`: `HRESULT EnumFields(HCORENUM *phEnum, mdTypeDef cl, mdFieldDef rFields[], ULONG cMax, ULONG *pcTokens)`
+        EnumFields(phEnum: *mut HCORENUM, cl: mdTypeDef, rFields: *mut mdFieldDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 21, declared by `IMetaDataImport`: `HRESULT EnumFieldsWithName(HCORENUM *phEnum, mdTypeDef cl, LPCWSTR szName, mdFieldDef rFields[], ULONG cMax, ULONG *pcTokens)`
+        EnumFieldsWithName(phEnum: *mut HCORENUM, cl: mdTypeDef, szName: LPCWSTR, rFields: *mut mdFieldDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 22, declared by `IMetaDataImport`: `HRESULT EnumParams(HCORENUM *phEnum, mdMethodDef mb, mdParamDef rParams[], ULONG cMax, ULONG *pcTokens)`
+        EnumParams(phEnum: *mut HCORENUM, mb: mdMethodDef, rParams: *mut mdParamDef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 23, declared by `IMetaDataImport`: `HRESULT EnumMemberRefs(HCORENUM *phEnum, mdToken tkParent, mdMemberRef rMemberRefs[], ULONG cMax, ULONG *pcTokens)`
+        EnumMemberRefs(phEnum: *mut HCORENUM, tkParent: mdToken, rMemberRefs: *mut mdMemberRef, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 24, declared by `IMetaDataImport`: `HRESULT EnumMethodImpls(HCORENUM *phEnum, mdTypeDef td, mdToken rMethodBody[], mdToken rMethodDecl[], ULONG cMax, ULONG *pcTokens)`
+        EnumMethodImpls(phEnum: *mut HCORENUM, td: mdTypeDef, rMethodBody: *mut mdToken, rMethodDecl: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 25, declared by `IMetaDataImport`: `HRESULT EnumPermissionSets(HCORENUM *phEnum, mdToken tk, DWORD dwActions, mdPermission rPermission[], ULONG cMax, ULONG *pcTokens)`
+        EnumPermissionSets(phEnum: *mut HCORENUM, tk: mdToken, dwActions: DWORD, rPermission: *mut mdPermission, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 26, declared by `IMetaDataImport`: `HRESULT FindMember(mdTypeDef td, LPCWSTR szName, PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdToken *pmb)`
+        FindMember(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdToken) -> HRESULT;
+        /// Slot 27, declared by `IMetaDataImport`: `HRESULT FindMethod(mdTypeDef td, LPCWSTR szName, PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdMethodDef *pmb)`
+        FindMethod(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdMethodDef) -> HRESULT;
+        /// Slot 28, declared by `IMetaDataImport`: `HRESULT FindField(mdTypeDef td, LPCWSTR szName, PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdFieldDef *pmb)`
+        FindField(td: mdTypeDef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmb: *mut mdFieldDef) -> HRESULT;
+        /// Slot 29, declared by `IMetaDataImport`: `HRESULT FindMemberRef(mdTypeRef td, LPCWSTR szName, PCCOR_SIGNATURE pvSigBlob, ULONG cbSigBlob, mdMemberRef *pmr)`
+        FindMemberRef(td: mdTypeRef, szName: LPCWSTR, pvSigBlob: PCCOR_SIGNATURE, cbSigBlob: ULONG, pmr: *mut mdMemberRef) -> HRESULT;
+        /// Slot 30, declared by `IMetaDataImport`: `HRESULT GetMethodProps(mdMethodDef mb, mdTypeDef *pClass, LPWSTR szMethod, ULONG cchMethod, ULONG *pchMethod, DWORD *pdwAttr, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pcbSigBlob, ULONG *pulCodeRVA, DWORD *pdwImplFlags)`
+        GetMethodProps(mb: mdMethodDef, pClass: *mut mdTypeDef, szMethod: LPWSTR, cchMethod: ULONG, pchMethod: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD) -> HRESULT;
+        /// Slot 31, declared by `IMetaDataImport`: `HRESULT GetMemberRefProps(mdMemberRef mr, mdToken *ptk, LPWSTR szMember, ULONG cchMember, ULONG *pchMember, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pbSig)`
+        GetMemberRefProps(mr: mdMemberRef, ptk: *mut mdToken, szMember: LPWSTR, cchMember: ULONG, pchMember: *mut ULONG, ppvSigBlob: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG) -> HRESULT;
+        /// Slot 32, declared by `IMetaDataImport`: `HRESULT EnumProperties(HCORENUM *phEnum, mdTypeDef td, mdProperty rProperties[], ULONG cMax, ULONG *pcProperties)`
+        EnumProperties(phEnum: *mut HCORENUM, td: mdTypeDef, rProperties: *mut mdProperty, cMax: ULONG, pcProperties: *mut ULONG) -> HRESULT;
+        /// Slot 33, declared by `IMetaDataImport`: `HRESULT EnumEvents(HCORENUM *phEnum, mdTypeDef td, mdEvent rEvents[], ULONG cMax, ULONG *pcEvents)`
+        EnumEvents(phEnum: *mut HCORENUM, td: mdTypeDef, rEvents: *mut mdEvent, cMax: ULONG, pcEvents: *mut ULONG) -> HRESULT;
+        /// Slot 34, declared by `IMetaDataImport`: `HRESULT GetEventProps(mdEvent ev, mdTypeDef *pClass, LPCWSTR szEvent, ULONG cchEvent, ULONG *pchEvent, DWORD *pdwEventFlags, mdToken *ptkEventType, mdMethodDef *pmdAddOn, mdMethodDef *pmdRemoveOn, mdMethodDef *pmdFire, mdMethodDef rmdOtherMethod[], ULONG cMax, ULONG *pcOtherMethod)`
+        GetEventProps(ev: mdEvent, pClass: *mut mdTypeDef, szEvent: LPCWSTR, cchEvent: ULONG, pchEvent: *mut ULONG, pdwEventFlags: *mut DWORD, ptkEventType: *mut mdToken, pmdAddOn: *mut mdMethodDef, pmdRemoveOn: *mut mdMethodDef, pmdFire: *mut mdMethodDef, rmdOtherMethod: *mut mdMethodDef, cMax: ULONG, pcOtherMethod: *mut ULONG) -> HRESULT;
+        /// Slot 35, declared by `IMetaDataImport`: `HRESULT EnumMethodSemantics(HCORENUM *phEnum, mdMethodDef mb, mdToken rEventProp[], ULONG cMax, ULONG *pcEventProp)`
+        EnumMethodSemantics(phEnum: *mut HCORENUM, mb: mdMethodDef, rEventProp: *mut mdToken, cMax: ULONG, pcEventProp: *mut ULONG) -> HRESULT;
+        /// Slot 36, declared by `IMetaDataImport`: `HRESULT GetMethodSemantics(mdMethodDef mb, mdToken tkEventProp, DWORD *pdwSemanticsFlags)`
+        GetMethodSemantics(mb: mdMethodDef, tkEventProp: mdToken, pdwSemanticsFlags: *mut DWORD) -> HRESULT;
+        /// Slot 37, declared by `IMetaDataImport`: `HRESULT GetClassLayout(mdTypeDef td, DWORD *pdwPackSize, COR_FIELD_OFFSET rFieldOffset[], ULONG cMax, ULONG *pcFieldOffset, ULONG *pulClassSize)`
+        GetClassLayout(td: mdTypeDef, pdwPackSize: *mut DWORD, rFieldOffset: *mut COR_FIELD_OFFSET, cMax: ULONG, pcFieldOffset: *mut ULONG, pulClassSize: *mut ULONG) -> HRESULT;
+        /// Slot 38, declared by `IMetaDataImport`: `HRESULT GetFieldMarshal(mdToken tk, PCCOR_SIGNATURE *ppvNativeType, ULONG *pcbNativeType)`
+        GetFieldMarshal(tk: mdToken, ppvNativeType: *mut PCCOR_SIGNATURE, pcbNativeType: *mut ULONG) -> HRESULT;
+        /// Slot 39, declared by `IMetaDataImport`: `HRESULT GetRVA(mdToken tk, ULONG *pulCodeRVA, DWORD *pdwImplFlags)`
+        GetRVA(tk: mdToken, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD) -> HRESULT;
+        /// Slot 40, declared by `IMetaDataImport`: `HRESULT GetPermissionSetProps(mdPermission pm, DWORD *pdwAction, void const **ppvPermission, ULONG *pcbPermission)`
+        GetPermissionSetProps(pm: mdPermission, pdwAction: *mut DWORD, ppvPermission: *mut *const c_void, pcbPermission: *mut ULONG) -> HRESULT;
+        /// Slot 41, declared by `IMetaDataImport`: `HRESULT GetSigFromToken(mdSignature mdSig, PCCOR_SIGNATURE *ppvSig, ULONG *pcbSig)`
+        GetSigFromToken(mdSig: mdSignature, ppvSig: *mut PCCOR_SIGNATURE, pcbSig: *mut ULONG) -> HRESULT;
+        /// Slot 42, declared by `IMetaDataImport`: `HRESULT GetModuleRefProps(mdModuleRef mur, LPWSTR szName, ULONG cchName, ULONG *pchName)`
+        GetModuleRefProps(mur: mdModuleRef, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
+        /// Slot 43, declared by `IMetaDataImport`: `HRESULT EnumModuleRefs(HCORENUM *phEnum, mdModuleRef rModuleRefs[], ULONG cmax, ULONG *pcModuleRefs)`
+        EnumModuleRefs(phEnum: *mut HCORENUM, rModuleRefs: *mut mdModuleRef, cmax: ULONG, pcModuleRefs: *mut ULONG) -> HRESULT;
+        /// Slot 44, declared by `IMetaDataImport`: `HRESULT GetTypeSpecFromToken(mdTypeSpec typespec, PCCOR_SIGNATURE *ppvSig, ULONG *pcbSig)`
+        GetTypeSpecFromToken(typespec: mdTypeSpec, ppvSig: *mut PCCOR_SIGNATURE, pcbSig: *mut ULONG) -> HRESULT;
+        /// Slot 45, declared by `IMetaDataImport`: `HRESULT GetNameFromToken(mdToken tk, MDUTF8CSTR *pszUtf8NamePtr)`
+        GetNameFromToken(tk: mdToken, pszUtf8NamePtr: *mut MDUTF8CSTR) -> HRESULT;
+        /// Slot 46, declared by `IMetaDataImport`: `HRESULT EnumUnresolvedMethods(HCORENUM *phEnum, mdToken rMethods[], ULONG cMax, ULONG *pcTokens)`
+        EnumUnresolvedMethods(phEnum: *mut HCORENUM, rMethods: *mut mdToken, cMax: ULONG, pcTokens: *mut ULONG) -> HRESULT;
+        /// Slot 47, declared by `IMetaDataImport`: `HRESULT GetUserString(mdString stk, LPWSTR szString, ULONG cchString, ULONG *pchString)`
+        GetUserString(stk: mdString, szString: LPWSTR, cchString: ULONG, pchString: *mut ULONG) -> HRESULT;
+        /// Slot 48, declared by `IMetaDataImport`: `HRESULT GetPinvokeMap(mdToken tk, DWORD *pdwMappingFlags, LPWSTR szImportName, ULONG cchImportName, ULONG *pchImportName, mdModuleRef *pmrImportDLL)`
+        GetPinvokeMap(tk: mdToken, pdwMappingFlags: *mut DWORD, szImportName: LPWSTR, cchImportName: ULONG, pchImportName: *mut ULONG, pmrImportDLL: *mut mdModuleRef) -> HRESULT;
+        /// Slot 49, declared by `IMetaDataImport`: `HRESULT EnumSignatures(HCORENUM *phEnum, mdSignature rSignatures[], ULONG cmax, ULONG *pcSignatures)`
+        EnumSignatures(phEnum: *mut HCORENUM, rSignatures: *mut mdSignature, cmax: ULONG, pcSignatures: *mut ULONG) -> HRESULT;
+        /// Slot 50, declared by `IMetaDataImport`: `HRESULT EnumTypeSpecs(HCORENUM *phEnum, mdTypeSpec rTypeSpecs[], ULONG cmax, ULONG *pcTypeSpecs)`
+        EnumTypeSpecs(phEnum: *mut HCORENUM, rTypeSpecs: *mut mdTypeSpec, cmax: ULONG, pcTypeSpecs: *mut ULONG) -> HRESULT;
+        /// Slot 51, declared by `IMetaDataImport`: `HRESULT EnumUserStrings(HCORENUM *phEnum, mdString rStrings[], ULONG cmax, ULONG *pcStrings)`
+        EnumUserStrings(phEnum: *mut HCORENUM, rStrings: *mut mdString, cmax: ULONG, pcStrings: *mut ULONG) -> HRESULT;
+        /// Slot 52, declared by `IMetaDataImport`: `HRESULT GetParamForMethodIndex(mdMethodDef md, ULONG ulParamSeq, mdParamDef *ppd)`
+        GetParamForMethodIndex(md: mdMethodDef, ulParamSeq: ULONG, ppd: *mut mdParamDef) -> HRESULT;
+        /// Slot 53, declared by `IMetaDataImport`: `HRESULT EnumCustomAttributes(HCORENUM *phEnum, mdToken tk, mdToken tkType, mdCustomAttribute rCustomAttributes[], ULONG cMax, ULONG *pcCustomAttributes)`
+        EnumCustomAttributes(phEnum: *mut HCORENUM, tk: mdToken, tkType: mdToken, rCustomAttributes: *mut mdCustomAttribute, cMax: ULONG, pcCustomAttributes: *mut ULONG) -> HRESULT;
+        /// Slot 54, declared by `IMetaDataImport`: `HRESULT GetCustomAttributeProps(mdCustomAttribute cv, mdToken *ptkObj, mdToken *ptkType, void const **ppBlob, ULONG *pcbSize)`
+        GetCustomAttributeProps(cv: mdCustomAttribute, ptkObj: *mut mdToken, ptkType: *mut mdToken, ppBlob: *mut *const c_void, pcbSize: *mut ULONG) -> HRESULT;
+        /// Slot 55, declared by `IMetaDataImport`: `HRESULT FindTypeRef(mdToken tkResolutionScope, LPCWSTR szName, mdTypeRef *ptr)`
+        FindTypeRef(tkResolutionScope: mdToken, szName: LPCWSTR, ptr: *mut mdTypeRef) -> HRESULT;
+        /// Slot 56, declared by `IMetaDataImport`: `HRESULT GetMemberProps(mdToken mb, mdTypeDef *pClass, LPWSTR szMember, ULONG cchMember, ULONG *pchMember, DWORD *pdwAttr, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pcbSigBlob, ULONG *pulCodeRVA, DWORD *pdwImplFlags, DWORD *pdwCPlusTypeFlag, UVCP_CONSTANT *ppValue, ULONG *pcchValue)`
+        GetMemberProps(mb: mdToken, pClass: *mut mdTypeDef, szMember: LPWSTR, cchMember: ULONG, pchMember: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pulCodeRVA: *mut ULONG, pdwImplFlags: *mut DWORD, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
+        /// Slot 57, declared by `IMetaDataImport`: `HRESULT GetFieldProps(mdFieldDef mb, mdTypeDef *pClass, LPWSTR szField, ULONG cchField, ULONG *pchField, DWORD *pdwAttr, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pcbSigBlob, DWORD *pdwCPlusTypeFlag, UVCP_CONSTANT *ppValue, ULONG *pcchValue)`
+        GetFieldProps(mb: mdFieldDef, pClass: *mut mdTypeDef, szField: LPWSTR, cchField: ULONG, pchField: *mut ULONG, pdwAttr: *mut DWORD, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
+        /// Slot 58, declared by `IMetaDataImport`: `HRESULT GetPropertyProps(mdProperty prop, mdTypeDef *pClass, LPCWSTR szProperty, ULONG cchProperty, ULONG *pchProperty, DWORD *pdwPropFlags, PCCOR_SIGNATURE *ppvSig, ULONG *pbSig, DWORD *pdwCPlusTypeFlag, UVCP_CONSTANT *ppDefaultValue, ULONG *pcchDefaultValue, mdMethodDef *pmdSetter, mdMethodDef *pmdGetter, mdMethodDef rmdOtherMethod[], ULONG cMax, ULONG *pcOtherMethod)`
+        GetPropertyProps(prop: mdProperty, pClass: *mut mdTypeDef, szProperty: LPCWSTR, cchProperty: ULONG, pchProperty: *mut ULONG, pdwPropFlags: *mut DWORD, ppvSig: *mut PCCOR_SIGNATURE, pbSig: *mut ULONG, pdwCPlusTypeFlag: *mut DWORD, ppDefaultValue: *mut UVCP_CONSTANT, pcchDefaultValue: *mut ULONG, pmdSetter: *mut mdMethodDef, pmdGetter: *mut mdMethodDef, rmdOtherMethod: *mut mdMethodDef, cMax: ULONG, pcOtherMethod: *mut ULONG) -> HRESULT;
+        /// Slot 59, declared by `IMetaDataImport`: `HRESULT GetParamProps(mdParamDef tk, mdMethodDef *pmd, ULONG *pulSequence, LPWSTR szName, ULONG cchName, ULONG *pchName, DWORD *pdwAttr, DWORD *pdwCPlusTypeFlag, UVCP_CONSTANT *ppValue, ULONG *pcchValue)`
+        GetParamProps(tk: mdParamDef, pmd: *mut mdMethodDef, pulSequence: *mut ULONG, szName: LPWSTR, cchName: ULONG, pchName: *mut ULONG, pdwAttr: *mut DWORD, pdwCPlusTypeFlag: *mut DWORD, ppValue: *mut UVCP_CONSTANT, pcchValue: *mut ULONG) -> HRESULT;
+        /// Slot 60, declared by `IMetaDataImport`: `HRESULT GetCustomAttributeByName(mdToken tkObj, LPCWSTR szName, const void **ppData, ULONG *pcbData)`
+        GetCustomAttributeByName(tkObj: mdToken, szName: LPCWSTR, ppData: *mut *const c_void, pcbData: *mut ULONG) -> HRESULT;
+        /// Slot 61, declared by `IMetaDataImport`: `BOOL IsValidToken(mdToken tk)`
+        IsValidToken(tk: mdToken) -> BOOL;
+        /// Slot 62, declared by `IMetaDataImport`: `HRESULT GetNestedClassProps(mdTypeDef tdNestedClass, mdTypeDef *ptdEnclosingClass)`
+        GetNestedClassProps(tdNestedClass: mdTypeDef, ptdEnclosingClass: *mut mdTypeDef) -> HRESULT;
+        /// Slot 63, declared by `IMetaDataImport`: `HRESULT GetNativeCallConvFromSig(void const *pvSig, ULONG cbSig, ULONG *pCallConv)`
+        GetNativeCallConvFromSig(pvSig: *const c_void, cbSig: ULONG, pCallConv: *mut ULONG) -> HRESULT;
+        /// Slot 64, declared by `IMetaDataImport`: `HRESULT IsGlobal(mdToken pd, int *pbGlobal)`
+        IsGlobal(pd: mdToken, pbGlobal: *mut i32) -> HRESULT;
         // IMetaDataImport2
-        /* 65 */ EnumGenericParams(phEnum: *mut HCORENUM, tk: mdToken, rGenericParams: *mut mdGenericParam, cMax: ULONG, pcGenericParams: *mut ULONG) -> HRESULT;
-        /* 66 */ GetGenericParamProps(gp: mdGenericParam, pulParamSeq: *mut ULONG, pdwParamFlags: *mut DWORD, ptOwner: *mut mdToken, reserved: *mut DWORD, wzname: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
-        /* 67 */ GetMethodSpecProps(mi: mdMethodSpec, tkParent: *mut mdToken, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG) -> HRESULT;
-        /* 68 */ EnumGenericParamConstraints(phEnum: *mut HCORENUM, tk: mdGenericParam, rGenericParamConstraints: *mut mdGenericParamConstraint, cMax: ULONG, pcGenericParamConstraints: *mut ULONG) -> HRESULT;
-        /* 69 */ GetGenericParamConstraintProps(gpc: mdGenericParamConstraint, ptGenericParam: *mut mdGenericParam, ptkConstraintType: *mut mdToken) -> HRESULT;
-        /* 70 */ GetPEKind(pdwPEKind: *mut DWORD, pdwMAchine: *mut DWORD) -> HRESULT;
-        /* 71 */ GetVersionString(pwzBuf: LPWSTR, ccBufSize: DWORD, pccBufSize: *mut DWORD) -> HRESULT;
-        /* 72 */ EnumMethodSpecs(phEnum: *mut HCORENUM, tk: mdToken, rMethodSpecs: *mut mdMethodSpec, cMax: ULONG, pcMethodSpecs: *mut ULONG) -> HRESULT;
+        /// Slot 65, declared by `IMetaDataImport2`: `HRESULT EnumGenericParams(HCORENUM *phEnum, mdToken tk, mdGenericParam rGenericParams[], ULONG cMax, ULONG *pcGenericParams)`
+        EnumGenericParams(phEnum: *mut HCORENUM, tk: mdToken, rGenericParams: *mut mdGenericParam, cMax: ULONG, pcGenericParams: *mut ULONG) -> HRESULT;
+        /// Slot 66, declared by `IMetaDataImport2`: `HRESULT GetGenericParamProps(mdGenericParam gp, ULONG *pulParamSeq, DWORD *pdwParamFlags, mdToken *ptOwner, DWORD *reserved, LPWSTR wzname, ULONG cchName, ULONG *pchName)`
+        GetGenericParamProps(gp: mdGenericParam, pulParamSeq: *mut ULONG, pdwParamFlags: *mut DWORD, ptOwner: *mut mdToken, reserved: *mut DWORD, wzname: LPWSTR, cchName: ULONG, pchName: *mut ULONG) -> HRESULT;
+        /// Slot 67, declared by `IMetaDataImport2`: `HRESULT GetMethodSpecProps(mdMethodSpec mi, mdToken *tkParent, PCCOR_SIGNATURE *ppvSigBlob, ULONG *pcbSigBlob)`
+        GetMethodSpecProps(mi: mdMethodSpec, tkParent: *mut mdToken, ppvSigBlob: *mut PCCOR_SIGNATURE, pcbSigBlob: *mut ULONG) -> HRESULT;
+        /// Slot 68, declared by `IMetaDataImport2`: `HRESULT EnumGenericParamConstraints(HCORENUM *phEnum, mdGenericParam tk, mdGenericParamConstraint rGenericParamConstraints[], ULONG cMax, ULONG *pcGenericParamConstraints)`
+        EnumGenericParamConstraints(phEnum: *mut HCORENUM, tk: mdGenericParam, rGenericParamConstraints: *mut mdGenericParamConstraint, cMax: ULONG, pcGenericParamConstraints: *mut ULONG) -> HRESULT;
+        /// Slot 69, declared by `IMetaDataImport2`: `HRESULT GetGenericParamConstraintProps(mdGenericParamConstraint gpc, mdGenericParam *ptGenericParam, mdToken *ptkConstraintType)`
+        GetGenericParamConstraintProps(gpc: mdGenericParamConstraint, ptGenericParam: *mut mdGenericParam, ptkConstraintType: *mut mdToken) -> HRESULT;
+        /// Slot 70, declared by `IMetaDataImport2`: `HRESULT GetPEKind(DWORD* pdwPEKind, DWORD* pdwMAchine)`
+        GetPEKind(pdwPEKind: *mut DWORD, pdwMAchine: *mut DWORD) -> HRESULT;
+        /// Slot 71, declared by `IMetaDataImport2`: `HRESULT GetVersionString(LPWSTR pwzBuf, DWORD ccBufSize, DWORD *pccBufSize)`
+        GetVersionString(pwzBuf: LPWSTR, ccBufSize: DWORD, pccBufSize: *mut DWORD) -> HRESULT;
+        /// Slot 72, declared by `IMetaDataImport2`: `HRESULT EnumMethodSpecs(HCORENUM *phEnum, mdToken tk, mdMethodSpec rMethodSpecs[], ULONG cMax, ULONG *pcMethodSpecs)`
+        EnumMethodSpecs(phEnum: *mut HCORENUM, tk: mdToken, rMethodSpecs: *mut mdMethodSpec, cMax: ULONG, pcMethodSpecs: *mut ULONG) -> HRESULT;
     }
 }

@@ -212,7 +212,8 @@ def gen_interfaces(src):
                     ret = RET[m["return_type"]]
                     pstr = ", ".join(f"{a}: {t}" for a, t in ps)
                     rs = f" -> {ret}" if ret else ""
-                    out.append(f"        /* {m['vtable_slot']} */ {m['method']}({pstr}){rs};")
+                    out.append(f"        /// Slot {m['vtable_slot']}, declared by `{anc}`: `{m['return_type']} {m['method']}{m['params']}`")
+                    out.append(f"        {m['method']}({pstr}){rs};")
             out.append("    }")
             out.append("}")
             out.append("")
@@ -286,6 +287,8 @@ def gen_constants(src):
             raise SystemExit(g)
         note = r.get("note", "").strip()
         doc = f"`{name}` ({g})" + (f": {note}" if note else "") + "."
+        for ch in "<>[]":
+            doc = doc.replace(ch, "\\" + ch) if ch not in name else doc
         lines = [f"/// {doc}"]
         if rname != rname.upper():
             lines.append("#[allow(non_upper_case_globals)]")
