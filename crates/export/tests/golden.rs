@@ -1,0 +1,290 @@
+//! Golden-file tests of the exporters: synthetic traces built with `TraceWriter`, exported,
+//! written to a temp file and compared with `tests/results/<case>.<ext>`. Run with
+//! `ELTRACE_BLESS=1` to rewrite the expected files. Also checks that the Chrome JSON parses
+//! and that each thread's slices nest.
+
+use std::path::PathBuf;
+
+use eltrace_export::{ExportOptions, FoldedValue, Format, export};
+use eltrace_trace::{
+    EndReason, EndRecord, Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord,
+    TraceInfo, TraceWriter,
+};
+use serde_json::Value;
+
+use EventKind::{Catch, Enter, Leave, Tailcall, Throw, Unwind};
+
+fn writer(funcs: &[(&str, &str, &str)]) -> TraceWriter<Vec<u8>> {
+    let info = TraceInfo {
+        start_ticks: 1_000,
+        start_unix_ns: 1_700_000_000_000_000_000,
+        runtime: "CoreCLR test".into(),
+        command: "dotnet App.dll".into(),
+        hook_mode: "slow-path".into(),
+        ..TraceInfo::new(4242)
+    };
+    let mut w = TraceWriter::new(Vec::new(), &info).unwrap();
+    for (i, (module, ty, method)) in funcs.iter().enumerate() {
+        w.write_function(&FunctionRecord {
+            module: (*module).into(),
+            type_name: (*ty).into(),
+            method: (*method).into(),
+            ..FunctionRecord::new(FunctionIdx(i as u32))
+        })
+        .unwrap();
+    }
+    w
+}
+
+fn events(w: &mut TraceWriter<Vec<u8>>, thread: u32, evs: &[(u64, EventKind, u32)]) {
+    let evs: Vec<Event> = evs
+        .iter()
+        .map(|&(ts, kind, f)| Event {
+            ts: ts + 1_000,
+            kind,
+            func: FunctionIdx(f),
+            sp: 0,
+        })
+        .collect();
+    w.write_events(ThreadIdx(thread), &evs).unwrap();
+}
+
+/// Two threads: nesting, an exception, a tail call, a mismatch and frames open at the end.
+fn basic() -> Vec<u8> {
+    let mut w = writer(&[
+        ("App.dll", "App.Program", "<Main>$"),     // 0
+        ("App.dll", "App.Program", "Compute"),     // 1
+        ("App.dll", "App.Program", "Leaf"),        // 2
+        ("App.dll", "App.Program", "Thrower"),     // 3
+        ("Lib.dll", "Lib.Box`1", "Get"),           // 4
+        ("App.dll", "App.Worker", "Loop"),         // 5
+        ("App.dll", "App.Worker", "Spin \"x\";y"), // 6: needs escaping / cleaning
+    ]);
+    w.write_thread(&ThreadRecord::new(ThreadIdx(0), 1001))
+        .unwrap();
+    w.write_thread(&ThreadRecord::new(ThreadIdx(1), 1002))
+        .unwrap();
+    events(
+        &mut w,
+        0,
+        &[
+            (0, Enter, 0),
+            (1_000, Enter, 1),
+            (1_500, Enter, 2),
+            (2_750, Leave, 2),
+            (3_000, Enter, 2),
+            (3_001, Leave, 2),
+            (4_000, Leave, 1),
+            (5_000, Enter, 3),
+            (5_100, Enter, 4),
+            (5_200, Throw, 4),
+            (5_300, Unwind, 4),
+            (5_400, Unwind, 3),
+            (5_500, Catch, 0),
+        ],
+    );
+    events(
+        &mut w,
+        1,
+        &[(2_000, Enter, 5), (2_500, Enter, 6), (2_600, Enter, 4)],
+    );
+    events(
+        &mut w,
+        0,
+        &[
+            (6_000, Enter, 1),
+            (6_100, Tailcall, 1),
+            (6_100, Enter, 2),
+            (6_600, Leave, 2),
+            (7_000, Enter, 1),
+            (7_200, Enter, 4),
+            (7_300, Leave, 1), // mismatched: closes Get
+            (9_000, Leave, 0),
+        ],
+    );
+    events(&mut w, 1, &[(8_000, Leave, 4)]);
+    // Thread 0 gets its managed id and name later.
+    w.write_thread(&ThreadRecord {
+        managed_id: 1,
+        name: "Main".into(),
+        ..ThreadRecord::new(ThreadIdx(0), 1001)
+    })
+    .unwrap();
+    w.write_end(&EndRecord {
+        reason: EndReason::Shutdown,
+        ts: 11_000,
+        events_written: 25,
+        ..EndRecord::default()
+    })
+    .unwrap();
+    w.into_inner()
+}
+
+/// Recursion: Fib(3) with its calls, twice, on one thread.
+fn recursion() -> Vec<u8> {
+    let mut w = writer(&[("App.dll", "App.P", "Main"), ("App.dll", "App.P", "Fib")]);
+    w.write_thread(&ThreadRecord::new(ThreadIdx(0), 77))
+        .unwrap();
+    let mut evs = vec![(0, Enter, 0)];
+    let mut t = 0;
+    fn fib(n: u32, t: &mut u64, evs: &mut Vec<(u64, EventKind, u32)>) {
+        *t += 10;
+        evs.push((*t, Enter, 1));
+        if n > 1 {
+            fib(n - 1, t, evs);
+            fib(n - 2, t, evs);
+        }
+        *t += 5;
+        evs.push((*t, Leave, 1));
+    }
+    fib(3, &mut t, &mut evs);
+    fib(3, &mut t, &mut evs);
+    evs.push((t + 100, Leave, 0));
+    events(&mut w, 0, &evs);
+    w.write_end(&EndRecord::default()).unwrap();
+    w.into_inner()
+}
+
+fn run(format: Format, trace: &[u8], opts: &ExportOptions) -> Vec<u8> {
+    let mut out = Vec::new();
+    export(format, trace, &mut out, opts).unwrap();
+    out
+}
+
+fn check_golden(case: &str, format: Format, actual: &[u8]) {
+    let file = format!("{case}.{}", format.extension());
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(&file);
+    std::fs::write(&tmp, actual).unwrap();
+    let expected_path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/results")
+        .join(&file);
+    if std::env::var_os("ELTRACE_BLESS").is_some() {
+        std::fs::write(&expected_path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read(&expected_path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with ELTRACE_BLESS=1)",
+            expected_path.display()
+        )
+    });
+    if expected != actual {
+        let out = std::process::Command::new("diff")
+            .arg("-u")
+            .arg(&expected_path)
+            .arg(&tmp)
+            .output();
+        let diff = out
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        panic!("{file} differs from the expected output:\n{diff}");
+    }
+}
+
+#[test]
+fn golden_chrome() {
+    check_golden(
+        "basic",
+        Format::Chrome,
+        &run(Format::Chrome, &basic(), &ExportOptions::default()),
+    );
+    check_golden(
+        "recursion",
+        Format::Chrome,
+        &run(Format::Chrome, &recursion(), &ExportOptions::default()),
+    );
+}
+
+#[test]
+fn golden_folded() {
+    check_golden(
+        "basic",
+        Format::Folded,
+        &run(Format::Folded, &basic(), &ExportOptions::default()),
+    );
+    check_golden(
+        "recursion",
+        Format::Folded,
+        &run(Format::Folded, &recursion(), &ExportOptions::default()),
+    );
+    let calls = ExportOptions {
+        folded_value: FoldedValue::Calls,
+        ..ExportOptions::default()
+    };
+    check_golden(
+        "recursion-calls",
+        Format::Folded,
+        &run(Format::Folded, &recursion(), &calls),
+    );
+}
+
+/// Folded totals equal the root frames' time, and lines are sorted and distinct.
+#[test]
+fn folded_adds_up() {
+    for trace in [basic(), recursion()] {
+        let out =
+            String::from_utf8(run(Format::Folded, &trace, &ExportOptions::default())).unwrap();
+        let a = eltrace_analysis::analyze(&trace[..], &Default::default()).unwrap();
+        let mut total = 0u64;
+        let mut prev = String::new();
+        for line in out.lines() {
+            let (stack, v) = line.rsplit_once(' ').unwrap();
+            assert!(*stack > *prev, "not sorted/distinct: {stack}");
+            assert!(!stack.contains(' '));
+            prev = stack.to_owned();
+            total += v.parse::<u64>().unwrap();
+        }
+        assert_eq!(total, a.totals.root_ns);
+    }
+}
+
+fn us_to_ns(v: &Value) -> u64 {
+    (v.as_f64().unwrap() * 1000.0).round() as u64
+}
+
+/// The Chrome JSON parses, has the documented shape, and each thread's slices nest in order.
+#[test]
+fn chrome_parses_and_nests() {
+    for trace in [basic(), recursion()] {
+        let out = run(Format::Chrome, &trace, &ExportOptions::default());
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["displayTimeUnit"], "ns");
+        assert_eq!(v["otherData"]["pid"], 4242);
+        let evs = v["traceEvents"].as_array().unwrap();
+        let mut stacks: std::collections::HashMap<u64, Vec<(u64, u64)>> = Default::default();
+        let mut last_start: std::collections::HashMap<u64, u64> = Default::default();
+        let mut slices = 0;
+        for e in evs {
+            match e["ph"].as_str().unwrap() {
+                "X" => {
+                    slices += 1;
+                    assert_eq!(e["pid"], 4242);
+                    assert!(e["name"].is_string() && e["cat"].is_string());
+                    let tid = e["tid"].as_u64().unwrap();
+                    assert!(tid <= i32::MAX as u64);
+                    let (ts, dur) = (us_to_ns(&e["ts"]), us_to_ns(&e["dur"]));
+                    assert!(dur > 0);
+                    let last = last_start.entry(tid).or_insert(0);
+                    assert!(*last <= ts, "slices not sorted by start: {e}");
+                    *last = ts;
+                    let st = stacks.entry(tid).or_default();
+                    // Pop the slices that ended before this one starts (no zero-length ones here).
+                    while st.last().is_some_and(|&(_, end)| end <= ts) {
+                        st.pop();
+                    }
+                    if let Some(&(ps, pe)) = st.last() {
+                        assert!(
+                            ps <= ts && ts + dur <= pe,
+                            "slice {e} not inside its parent {ps}..{pe}"
+                        );
+                    }
+                    st.push((ts, ts + dur));
+                }
+                "M" => assert!(e["args"].is_object()),
+                other => panic!("unexpected phase {other}"),
+            }
+        }
+        let a = eltrace_analysis::analyze(&trace[..], &Default::default()).unwrap();
+        assert_eq!(slices, a.totals.frames);
+    }
+}
