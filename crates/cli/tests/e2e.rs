@@ -1,0 +1,401 @@
+//! End-to-end tests of `eltrace record`, `report --json` and `export` on a real .NET process.
+//!
+//! Each test records one scenario of the C# program in tests/apps/Scenarios (built once per
+//! test run with `dotnet build`), with the profiler library that `cargo build --workspace`
+//! puts beside the `eltrace` binary, then checks the report against call counts that follow
+//! from the program's code (see the comment at the top of each scenario's file): exact calls
+//! per function and per edge, balanced stacks (no dropped events, mismatched frames or
+//! unmatched leaves), open frames at the end, exception unwinds, thread names, exit codes
+//! passed through, and the Chrome and folded exports.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{Report, check_chrome, check_folded, record, string, uint};
+
+const MAIN: &str = "Scenarios.Program.Main";
+
+/// F(n) with F(0) = 0, F(1) = 1.
+fn fibonacci(n: u64) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a
+}
+
+/// Calls made by the naive Fib(n): C(0) = C(1) = 1, C(n) = 1 + C(n-1) + C(n-2) = 2F(n+1) - 1.
+fn fib_calls(n: u64) -> u64 {
+    2 * fibonacci(n + 1) - 1
+}
+
+fn map(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// The recording ended normally: the end record says shutdown or process exit.
+fn assert_normal_end(r: &Report) {
+    let reason = string(r.trace(), "end_reason");
+    assert!(
+        reason == "shutdown" || reason == "exit",
+        "end_reason {reason:?} for a process that ended normally"
+    );
+}
+
+#[test]
+fn fib_exact_call_count() {
+    let rec = record("fib");
+    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
+    assert!(
+        rec.stdout.contains("fib(22) = 17711"),
+        "stdout: {}",
+        rec.stdout
+    );
+    let r = rec.report();
+    r.check_invariants(0, true);
+    assert_normal_end(&r);
+
+    let fib = "Scenarios.FibScenario.Fib";
+    let run = "Scenarios.FibScenario.Run";
+    assert_eq!(fib_calls(22), 57_313);
+    assert_eq!(r.calls(fib), fib_calls(22));
+    assert_eq!(r.calls(run), 1);
+    assert_eq!(r.calls(MAIN), 1);
+    // Nothing else of Scenarios.dll runs in this scenario, and no framework code is selected.
+    let names: Vec<String> = r.names().into_iter().collect();
+    assert_eq!(names, [fib, run, MAIN], "functions in the report");
+
+    assert_eq!(r.roots(), map(&[(MAIN, 1)]));
+    assert_eq!(r.edge_calls(MAIN, run), 1);
+    assert_eq!(r.edge_calls(run, fib), 1);
+    assert_eq!(r.edge_calls(fib, fib), fib_calls(22) - 1);
+
+    // One Enter and one Leave per call, all on one thread, 2 + 22 frames deep at most.
+    let calls = fib_calls(22) + 2;
+    assert_eq!(r.trace_uint("events"), 2 * calls);
+    let active = r.active_threads();
+    assert_eq!(active.len(), 1, "threads with events: {active:?}");
+    assert_eq!(uint(active[0], "events"), 2 * calls);
+    assert_eq!(uint(active[0], "max_depth"), 24);
+
+    // Fib is recursive: its inclusive time counts the outermost frame only, so it cannot
+    // exceed Run's, which contains that frame.
+    let fib_inclusive = uint(r.function(fib), "inclusive_ns");
+    assert!(fib_inclusive <= uint(r.function(run), "inclusive_ns"));
+    assert!(fib_inclusive > 0);
+}
+
+#[test]
+fn calltree_counts_and_edges() {
+    let rec = record("calltree");
+    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
+    assert!(
+        rec.stdout.contains("calltree total = 1724"),
+        "stdout: {}",
+        rec.stdout
+    );
+    let r = rec.report();
+    r.check_invariants(0, true);
+    assert_normal_end(&r);
+
+    let run = "Scenarios.CallTreeScenario.Run";
+    let step = "Scenarios.Alpha.Step";
+    let twice = "Scenarios.Beta.Twice";
+    let length = "Scenarios.Point.LengthSquared";
+    let leaf = "Scenarios.Outer+Inner.Leaf";
+    let describe = "Scenarios.Box`1.Describe";
+
+    assert_eq!(r.calls(MAIN), 1);
+    assert_eq!(r.calls(run), 1);
+    assert_eq!(r.calls(step), 10);
+    assert_eq!(r.calls(twice), 20);
+    assert_eq!(r.calls(length), 20);
+    assert_eq!(r.calls(leaf), 17);
+    // Box<int> and Box<string> are two instantiations (two FunctionIDs) of one method: the
+    // report has one entry for the name in the module.
+    assert_eq!(r.calls(describe), 5);
+
+    assert_eq!(r.roots(), map(&[(MAIN, 1)]));
+    assert_eq!(r.edge_calls(MAIN, run), 1);
+    assert_eq!(r.edge_calls(run, step), 10);
+    assert_eq!(r.edge_calls(step, twice), 20);
+    assert_eq!(r.edge_calls(twice, length), 20);
+    assert_eq!(r.callers_of(leaf), map(&[(run, 7), (step, 10)]));
+    assert_eq!(r.callers_of(describe), map(&[(run, 5)]));
+
+    // A leaf's inclusive time is its exclusive time.
+    for name in [length, leaf, describe] {
+        let f = r.function(name);
+        assert_eq!(
+            uint(f, "inclusive_ns"),
+            uint(f, "exclusive_ns"),
+            "{name}: {f}"
+        );
+    }
+}
+
+#[test]
+fn exceptions_keep_stacks_balanced() {
+    let rec = record("exceptions");
+    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
+    assert!(
+        rec.stdout
+            .contains("caught=5 cleanups=5 even=3 odd=3 rethrown=4 logged=4"),
+        "stdout: {}",
+        rec.stdout
+    );
+    let r = rec.report();
+    r.check_invariants(0, true);
+    assert_normal_end(&r);
+
+    // (function, calls, unwound)
+    let expected = [
+        ("Scenarios.ExceptionsScenario.Run", 1, 0),
+        ("Scenarios.Thrower.Level1", 5, 5),
+        ("Scenarios.Thrower.Level2", 5, 5),
+        ("Scenarios.Thrower.Level3", 5, 5),
+        ("Scenarios.Thrower.Cleanup", 5, 0),
+        ("Scenarios.Filter.Raise", 6, 6),
+        ("Scenarios.Filter.IsEven", 6, 0),
+        ("Scenarios.Rethrow.Outer", 4, 4),
+        ("Scenarios.Rethrow.Middle", 4, 4),
+        ("Scenarios.Rethrow.Inner", 4, 4),
+        ("Scenarios.Rethrow.Log", 4, 0),
+    ];
+    for (name, calls, unwound) in expected {
+        let f = r.function(name);
+        assert_eq!(uint(f, "calls"), calls, "calls of {name}: {f}");
+        assert_eq!(uint(f, "unwound"), unwound, "unwound frames of {name}: {f}");
+    }
+    assert_eq!(r.calls(MAIN), 1);
+    assert_eq!(uint(r.function(MAIN), "unwound"), 0);
+    // The stack stays balanced through the exceptions: Main is the only root.
+    assert_eq!(r.roots(), map(&[(MAIN, 1)]));
+    assert_eq!(
+        r.edge_calls("Scenarios.Thrower.Level1", "Scenarios.Thrower.Level2"),
+        5
+    );
+    assert_eq!(
+        r.edge_calls("Scenarios.Thrower.Level2", "Scenarios.Thrower.Level3"),
+        5
+    );
+    assert_eq!(
+        r.edge_calls("Scenarios.Rethrow.Outer", "Scenarios.Rethrow.Middle"),
+        4
+    );
+    assert_eq!(
+        r.edge_calls("Scenarios.Rethrow.Middle", "Scenarios.Rethrow.Inner"),
+        4
+    );
+    let active = r.active_threads();
+    assert_eq!(active.len(), 1, "threads with events: {active:?}");
+    // Main -> Run -> Level1 -> Level2 -> Level3, or -> Level2 -> Cleanup once Level3 is
+    // unwound (the runtime unwinds a frame before it runs the finally of the next one).
+    assert_eq!(uint(active[0], "max_depth"), 5);
+
+    let chrome = check_chrome(&rec.export("chrome"));
+    assert_eq!(chrome.x_by_name.get("Scenarios.Filter.IsEven"), Some(&6));
+}
+
+#[test]
+fn threads_are_named_and_counted() {
+    let rec = record("threads");
+    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
+    let r = rec.report();
+    r.check_invariants(0, true);
+    assert_normal_end(&r);
+
+    let worker = "Scenarios.ThreadsScenario.Worker";
+    let step = "Scenarios.ThreadsScenario.Step";
+    let mut total_steps = 0;
+    let mut total_sum = 0;
+    for i in 0..8u64 {
+        let steps = 100 * (i + 1);
+        total_steps += steps;
+        let sum: u64 = (0..steps).map(|k| (31 * i + k) % 7).sum();
+        total_sum += sum;
+        assert!(
+            rec.stdout.contains(&format!("worker-{i}: {sum}\n")),
+            "stdout: {}",
+            rec.stdout
+        );
+
+        let t = r.thread(&format!("worker-{i}"));
+        // Worker once, Step (i + 1) * 100 times: an Enter and a Leave each.
+        assert_eq!(uint(t, "events"), 2 * (1 + steps), "worker-{i}: {t}");
+        assert_eq!(uint(t, "max_depth"), 2, "worker-{i}: {t}");
+        assert_eq!(uint(t, "open_frames_at_end"), 0, "worker-{i}: {t}");
+        assert!(uint(t, "inclusive_ns") > 0, "worker-{i}: {t}");
+    }
+    assert_eq!(total_steps, 3600);
+    assert!(
+        rec.stdout
+            .contains(&format!("threads total = {total_sum}\n"))
+    );
+    assert_eq!(r.calls(worker), 8);
+    assert_eq!(r.calls(step), total_steps);
+    assert_eq!(r.calls("Scenarios.ThreadsScenario.Run"), 1);
+    assert_eq!(r.roots(), map(&[(MAIN, 1), (worker, 8)]));
+    assert_eq!(r.edge_calls(worker, step), total_steps);
+    assert!(r.trace_uint("threads") >= 9, "trace: {}", r.trace());
+
+    // The Chrome export has one thread_name per thread, the workers' among them.
+    let chrome = check_chrome(&rec.export("chrome"));
+    for i in 0..8 {
+        let name = format!("worker-{i}");
+        assert_eq!(
+            chrome.thread_names.iter().filter(|n| **n == name).count(),
+            1,
+            "thread names in the Chrome export: {:?}",
+            chrome.thread_names
+        );
+    }
+    assert_eq!(chrome.x_by_name.get(step), Some(&total_steps));
+    assert_eq!(chrome.x_by_name.get(worker), Some(&8));
+}
+
+#[test]
+fn deep_recursion_keeps_every_frame() {
+    let rec = record("deep");
+    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
+    assert!(rec.stdout.contains("deep = 9999"), "stdout: {}", rec.stdout);
+    let r = rec.report();
+    r.check_invariants(0, true);
+    assert_normal_end(&r);
+
+    let body = "Scenarios.DeepScenario.Body";
+    let recurse = "Scenarios.DeepScenario.Recurse";
+    assert_eq!(r.calls(recurse), 10_000);
+    assert_eq!(r.calls(body), 1);
+    assert_eq!(r.calls("Scenarios.DeepScenario.Run"), 1);
+    assert_eq!(r.roots(), map(&[(MAIN, 1), (body, 1)]));
+    assert_eq!(r.edge_calls(body, recurse), 1);
+    assert_eq!(r.edge_calls(recurse, recurse), 9_999);
+
+    let t = r.thread("deep");
+    assert_eq!(uint(t, "max_depth"), 10_001, "thread deep: {t}");
+    assert_eq!(uint(t, "events"), 2 * 10_001, "thread deep: {t}");
+}
+
+#[test]
+fn exit_code_and_open_chain_survive_environment_exit() {
+    let rec = record("exit");
+    assert_eq!(rec.exit(), 42, "exit status; stderr:\n{}", rec.stderr);
+    assert!(
+        rec.stdout.contains("exit: leaving from depth 4"),
+        "stdout: {}",
+        rec.stdout
+    );
+    let r = rec.report();
+    let chain = [
+        MAIN,
+        "Scenarios.ExitScenario.Run",
+        "Scenarios.ExitScenario.Level1",
+        "Scenarios.ExitScenario.Level2",
+        "Scenarios.ExitScenario.Level3",
+        "Scenarios.ExitScenario.Level4",
+    ];
+    // Exactly the chain down to Environment.Exit is open at the end.
+    r.check_invariants(chain.len() as u64, true);
+    assert_normal_end(&r);
+    for name in chain {
+        let f = r.function(name);
+        assert_eq!(uint(f, "calls"), 1, "{name}: {f}");
+        assert_eq!(uint(f, "open_at_end"), 1, "{name}: {f}");
+    }
+    for pair in chain.windows(2) {
+        assert_eq!(
+            r.edge_calls(pair[0], pair[1]),
+            1,
+            "{} -> {}",
+            pair[0],
+            pair[1]
+        );
+    }
+    assert_eq!(r.roots(), map(&[(MAIN, 1)]));
+    let open: Vec<_> = r
+        .threads()
+        .iter()
+        .filter(|t| uint(t, "open_frames_at_end") > 0)
+        .collect();
+    assert_eq!(open.len(), 1, "threads with open frames: {open:?}");
+    assert_eq!(uint(open[0], "open_frames_at_end"), 6);
+    assert_eq!(uint(open[0], "max_depth"), 6);
+}
+
+#[test]
+fn unhandled_exception_aborts_with_134() {
+    let rec = record("unhandled");
+    assert_eq!(rec.exit(), 134, "exit status; stderr:\n{}", rec.stderr);
+    assert!(
+        rec.stderr.contains("unhandled by design"),
+        "the runtime's report of the exception reaches stderr:\n{}",
+        rec.stderr
+    );
+    let r = rec.report();
+    let chain = [
+        MAIN,
+        "Scenarios.UnhandledScenario.Run",
+        "Scenarios.UnhandledScenario.Level1",
+        "Scenarios.UnhandledScenario.Level2",
+        "Scenarios.UnhandledScenario.Level3",
+    ];
+    // No handler runs, so no frame of the chain returns: each is open at the end or was
+    // unwound by the runtime.
+    let mut open = 0;
+    for name in chain {
+        let f = r.function(name);
+        assert_eq!(uint(f, "calls"), 1, "{name}: {f}");
+        assert_eq!(
+            uint(f, "open_at_end") + uint(f, "unwound"),
+            1,
+            "{name} neither open at the end nor unwound: {f}"
+        );
+        open += uint(f, "open_at_end");
+    }
+    r.check_invariants(open, true);
+    assert_eq!(
+        string(r.trace(), "end_reason"),
+        "abort",
+        "trace: {}",
+        r.trace()
+    );
+    assert_eq!(r.roots(), map(&[(MAIN, 1)]));
+}
+
+#[test]
+fn folded_export_lists_the_call_stacks() {
+    let rec = record("calltree");
+    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
+    let r = rec.report();
+    let stacks = check_folded(&rec.export("folded"));
+    let known = r.names();
+    let expected_path = [
+        MAIN,
+        "Scenarios.CallTreeScenario.Run",
+        "Scenarios.Alpha.Step",
+        "Scenarios.Beta.Twice",
+        "Scenarios.Point.LengthSquared",
+    ];
+    let mut found_path = false;
+    for (frames, _) in &stacks {
+        // Frames are function names (a leading thread frame aside).
+        for f in frames.iter().skip(1) {
+            assert!(known.contains(f), "unknown frame {f:?} in {frames:?}");
+        }
+        found_path |= frames.ends_with(&expected_path.map(String::from));
+    }
+    assert!(
+        found_path,
+        "no stack ends with {expected_path:?}: {stacks:?}"
+    );
+    // Each stack is listed once.
+    let mut seen = std::collections::BTreeSet::new();
+    for (frames, _) in &stacks {
+        assert!(
+            seen.insert(frames.clone()),
+            "stack listed twice: {frames:?}"
+        );
+    }
+}
