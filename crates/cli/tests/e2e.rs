@@ -369,33 +369,50 @@ fn folded_export_lists_the_call_stacks() {
     let rec = record("calltree");
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     let r = rec.report();
-    let stacks = check_folded(&rec.export("folded"));
     let known = r.names();
-    let expected_path = [
-        MAIN,
-        "Scenarios.CallTreeScenario.Run",
-        "Scenarios.Alpha.Step",
-        "Scenarios.Beta.Twice",
-        "Scenarios.Point.LengthSquared",
-    ];
-    let mut found_path = false;
-    for (frames, _) in &stacks {
-        // Frames are function names (a leading thread frame aside).
-        for f in frames.iter().skip(1) {
+
+    // With --value calls, each call path's count follows from the code.
+    let stacks = check_folded(&rec.export_with("folded", &["--value", "calls"]));
+    let run = "Scenarios.CallTreeScenario.Run";
+    let step = "Scenarios.Alpha.Step";
+    let twice = "Scenarios.Beta.Twice";
+    let expected: BTreeMap<String, u64> = [
+        (vec![MAIN], 1),
+        (vec![MAIN, run], 1),
+        (vec![MAIN, run, step], 10),
+        (vec![MAIN, run, step, twice], 20),
+        (
+            vec![MAIN, run, step, twice, "Scenarios.Point.LengthSquared"],
+            20,
+        ),
+        (vec![MAIN, run, step, "Scenarios.Outer+Inner.Leaf"], 10),
+        (vec![MAIN, run, "Scenarios.Outer+Inner.Leaf"], 7),
+        (vec![MAIN, run, "Scenarios.Box`1.Describe"], 5),
+    ]
+    .into_iter()
+    .map(|(path, n)| (path.join(";"), n))
+    .collect();
+    let mut got = BTreeMap::new();
+    for (frames, n) in &stacks {
+        for f in frames {
             assert!(known.contains(f), "unknown frame {f:?} in {frames:?}");
         }
-        found_path |= frames.ends_with(&expected_path.map(String::from));
+        let path = frames.join(";");
+        if expected.contains_key(&path) {
+            got.insert(path, *n);
+        } else {
+            // Constructors are the only other calls; the JIT may inline them or not.
+            assert!(
+                frames.last().unwrap().ends_with("..ctor"),
+                "unexpected stack {path} {n}"
+            );
+        }
     }
-    assert!(
-        found_path,
-        "no stack ends with {expected_path:?}: {stacks:?}"
-    );
-    // Each stack is listed once.
-    let mut seen = std::collections::BTreeSet::new();
-    for (frames, _) in &stacks {
-        assert!(
-            seen.insert(frames.clone()),
-            "stack listed twice: {frames:?}"
-        );
-    }
+    assert_eq!(got, expected);
+
+    // With the default value (exclusive ns), the stacks add up to the functions' time.
+    let stacks = check_folded(&rec.export("folded"));
+    let folded_ns: u64 = stacks.iter().map(|(_, n)| n).sum();
+    let exclusive_ns: u64 = r.functions().iter().map(|f| uint(f, "exclusive_ns")).sum();
+    assert_eq!(folded_ns, exclusive_ns);
 }
