@@ -1,0 +1,180 @@
+//! The command line as clap derive structs, and their conversion into the plain option
+//! structs of the commands and libraries. Nothing here does any work.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use eltrace_export::{ExportOptions, FoldedValue, Format};
+
+use crate::export::{ExportCmd, Output};
+use crate::record::RecordOptions;
+use crate::report::{ReportOptions, SortBy};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "eltrace",
+    version,
+    about = "Function-level tracing profiler for .NET (CoreCLR) on Linux",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a .NET program under the profiler and record a trace.
+    Record(RecordArgs),
+    /// Print statistics of a trace: functions, threads, facts.
+    Report(ReportArgs),
+    /// Convert a trace into another format (Chrome trace JSON, folded stacks).
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Where the trace goes.
+    #[arg(short, long, value_name = "FILE", default_value = "trace.eltrace")]
+    pub output: PathBuf,
+    /// Trace functions matching GLOB (`Ns.Type.Method`, or `Module!Ns.Type.Method`
+    /// if it contains `!`); repeatable. Default: everything outside the framework.
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Do not trace functions matching GLOB; repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// The profiler library (default: libeltrace_profiler.so beside this executable, or
+    /// $ELTRACE_PROFILER_PATH).
+    #[arg(long, value_name = "PATH")]
+    pub profiler: Option<PathBuf>,
+    /// The program to run and its arguments (put them after `--`).
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// The sort key of `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ByArg {
+    /// Inclusive time (recursion counted once).
+    Inclusive,
+    /// Exclusive (self) time.
+    Exclusive,
+    /// Number of calls.
+    Calls,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// Show only the first N functions (default: 25 in the table, all in --json).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Sort functions by this key.
+    #[arg(long, value_enum, default_value_t = ByArg::Inclusive)]
+    pub by: ByArg,
+    /// Only the thread with this OS tid; repeatable.
+    #[arg(long = "thread", value_name = "TID")]
+    pub threads: Vec<u64>,
+    /// Print one JSON object (the schema in docs/design.md) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// An export format on the command line (the facts live on [`Format`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatArg(pub Format);
+
+impl ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[FormatArg(Format::Chrome), FormatArg(Format::Folded)]
+    }
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()).help(self.0.help()))
+    }
+}
+
+/// The value of a folded stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValueArg {
+    /// Exclusive time in ns.
+    Time,
+    /// Number of calls.
+    Calls,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// The output format.
+    #[arg(short, long, value_enum)]
+    pub format: FormatArg,
+    /// The output file (default: FILE with the format's extension; `-` for stdout).
+    #[arg(short, long, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Only the thread with this OS tid; repeatable.
+    #[arg(long = "thread", value_name = "TID")]
+    pub threads: Vec<u64>,
+    /// Folded stacks: what a stack's value is.
+    #[arg(long, value_enum, default_value_t = ValueArg::Time)]
+    pub value: ValueArg,
+}
+
+fn thread_filter(tids: Vec<u64>) -> Option<Vec<u64>> {
+    (!tids.is_empty()).then_some(tids)
+}
+
+impl From<RecordArgs> for RecordOptions {
+    fn from(a: RecordArgs) -> Self {
+        RecordOptions {
+            output: a.output,
+            include: a.include,
+            exclude: a.exclude,
+            profiler: a.profiler,
+            command: a.command,
+        }
+    }
+}
+
+impl From<ReportArgs> for ReportOptions {
+    fn from(a: ReportArgs) -> Self {
+        ReportOptions {
+            path: a.file,
+            top: a.top,
+            by: match a.by {
+                ByArg::Inclusive => SortBy::Inclusive,
+                ByArg::Exclusive => SortBy::Exclusive,
+                ByArg::Calls => SortBy::Calls,
+            },
+            threads: thread_filter(a.threads),
+            json: a.json,
+        }
+    }
+}
+
+impl From<ExportArgs> for ExportCmd {
+    fn from(a: ExportArgs) -> Self {
+        let format = a.format.0;
+        let output = match a.output {
+            Some(p) if p.as_os_str() == "-" => Output::Stdout,
+            Some(p) => Output::File(p),
+            None => Output::File(a.file.with_extension(format.extension())),
+        };
+        ExportCmd {
+            path: a.file,
+            format,
+            output,
+            options: ExportOptions {
+                threads: thread_filter(a.threads),
+                folded_value: match a.value {
+                    ValueArg::Time => FoldedValue::ExclusiveNs,
+                    ValueArg::Calls => FoldedValue::Calls,
+                },
+            },
+        }
+    }
+}

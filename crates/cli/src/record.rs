@@ -1,0 +1,216 @@
+//! `eltrace record`: runs a command with the CoreCLR profiling variables set for the child
+//! only (docs/design.md "Process boundary"), waits for it, and summarises the trace on stderr.
+//! Exits with the child's exit code (128 + signal if a signal killed it).
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use eltrace_analysis::{Options, analyze};
+
+use crate::util::{Fail, fmt_bytes, io_msg, open_trace};
+
+/// eltrace's CLSID, the one `DllGetClassObject` answers.
+pub const PROFILER_CLSID: &str = "{7E6BA1DA-44E6-4198-B4E0-A9BCE1DE926B}";
+/// The profiler library's file name.
+pub const PROFILER_LIB: &str = "libeltrace_profiler.so";
+/// The variable naming the library when `--profiler` is not given.
+pub const PROFILER_ENV: &str = "ELTRACE_PROFILER_PATH";
+
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    pub output: PathBuf,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub profiler: Option<PathBuf>,
+    pub command: Vec<OsString>,
+}
+
+/// Finds the profiler: `--profiler`, else `$ELTRACE_PROFILER_PATH`, else beside this
+/// executable. An explicit path that does not exist is an error, not a reason to look on.
+fn find_profiler(explicit: Option<&Path>) -> Result<PathBuf, Fail> {
+    let check = |p: PathBuf, from: &str| -> Result<PathBuf, Fail> {
+        if p.is_file() {
+            std::path::absolute(&p)
+                .map_err(|e| Fail::new(format!("{}: {}", p.display(), io_msg(&e))))
+        } else {
+            Err(Fail::new(format!(
+                "profiler library {} (from {from}) does not exist",
+                p.display()
+            )))
+        }
+    };
+    if let Some(p) = explicit {
+        return check(p.to_owned(), "--profiler");
+    }
+    if let Some(p) = std::env::var_os(PROFILER_ENV).filter(|p| !p.is_empty()) {
+        return check(PathBuf::from(p), PROFILER_ENV);
+    }
+    let exe = std::env::current_exe().ok();
+    let beside = exe
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|d| d.join(PROFILER_LIB));
+    match beside {
+        Some(p) if p.is_file() => Ok(p),
+        _ => Err(Fail::new(format!(
+            "cannot find {PROFILER_LIB} (looked in {}); build it with \
+             `cargo build -p eltrace-profiler`, or pass --profiler PATH or set {PROFILER_ENV}",
+            beside.as_deref().and_then(Path::parent).map_or_else(
+                || "the executable's directory".into(),
+                |d| d.display().to_string()
+            )
+        ))),
+    }
+}
+
+/// SIGINT/SIGQUIT are ignored while the child runs (the terminal sends them to both), so
+/// that eltrace can still summarise the trace after the child ends.
+mod signals {
+    use std::os::raw::c_int;
+
+    unsafe extern "C" {
+        fn signal(signum: c_int, handler: usize) -> usize;
+    }
+
+    const SIGINT: c_int = 2;
+    const SIGQUIT: c_int = 3;
+    const SIG_IGN: usize = 1;
+    const SIG_ERR: usize = usize::MAX;
+
+    pub struct Ignored {
+        old: [usize; 2],
+    }
+
+    pub fn ignore_interrupts() -> Ignored {
+        // SAFETY: `signal` with SIG_IGN installs no handler code; it only changes the
+        // disposition of two signals for this process (the child has already exec'd).
+        let old = unsafe { [signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN)] };
+        Ignored { old }
+    }
+
+    impl Drop for Ignored {
+        fn drop(&mut self) {
+            for (sig, old) in [SIGINT, SIGQUIT].into_iter().zip(self.old) {
+                if old != SIG_ERR {
+                    // SAFETY: restores the disposition `signal` returned before (the default
+                    // or a value the runtime installed), as if SIG_IGN had never been set.
+                    unsafe { signal(sig, old) };
+                }
+            }
+        }
+    }
+}
+
+pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
+    let Some((program, args)) = opts.command.split_first() else {
+        return Err(Fail::with_code(2, "record needs a COMMAND to run"));
+    };
+    let shown_cmd = program.to_string_lossy().into_owned();
+    let profiler = find_profiler(opts.profiler.as_deref())?;
+    let output = std::path::absolute(&opts.output)
+        .map_err(|e| Fail::new(format!("{}: {}", opts.output.display(), io_msg(&e))))?;
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(Fail::new(format!(
+                "cannot write {}: directory {} does not exist",
+                output.display(),
+                dir.display()
+            )));
+        }
+    }
+    match std::fs::remove_file(&output) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(Fail::new(format!(
+                "cannot remove the old {}: {}",
+                output.display(),
+                io_msg(&e)
+            )));
+        }
+    }
+
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("CORECLR_ENABLE_PROFILING", "1")
+        .env("CORECLR_PROFILER", PROFILER_CLSID)
+        .env("CORECLR_PROFILER_PATH", &profiler)
+        .env("ELTRACE_OUTPUT", &output);
+    if !opts.include.is_empty() {
+        cmd.env("ELTRACE_INCLUDE", opts.include.join(";"));
+    }
+    if !opts.exclude.is_empty() {
+        cmd.env("ELTRACE_EXCLUDE", opts.exclude.join(";"));
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Fail::with_code(
+                127,
+                format!("command not found: {shown_cmd}"),
+            ));
+        }
+        Err(e) => {
+            return Err(Fail::with_code(
+                126,
+                format!("cannot run {shown_cmd}: {}", io_msg(&e)),
+            ));
+        }
+    };
+    let status = {
+        let _quiet = signals::ignore_interrupts();
+        child.wait()
+    }
+    .map_err(|e| Fail::new(format!("waiting for {shown_cmd} failed: {}", io_msg(&e))))?;
+    let code: u8 = match (status.code(), status.signal()) {
+        (Some(c), _) => c as u8,
+        (None, Some(sig)) => {
+            eprintln!("eltrace: {shown_cmd} was killed by signal {sig}");
+            (128 + sig).clamp(0, 255) as u8
+        }
+        (None, None) => 1,
+    };
+    summarize(&output, &shown_cmd);
+    Ok(ExitCode::from(code))
+}
+
+/// Tells on stderr where the trace went and what it holds.
+fn summarize(output: &Path, shown_cmd: &str) {
+    if !output.is_file() {
+        eprintln!(
+            "eltrace: no trace was written to {} (was `{shown_cmd}` a .NET program? \
+             profiler errors, if any, are printed above)",
+            output.display()
+        );
+        return;
+    }
+    let size = std::fs::metadata(output).map_or(0, |m| m.len());
+    eprintln!(
+        "eltrace: trace written to {} ({})",
+        output.display(),
+        fmt_bytes(size)
+    );
+    let analysed = open_trace(output)
+        .map_err(|f| f.msg)
+        .and_then(|r| analyze(r, &Options::default()).map_err(|e| e.to_string()));
+    match analysed {
+        Ok(a) => {
+            eprintln!(
+                "eltrace: {} events, {} functions called, {} threads, {} dropped events{}",
+                a.totals.events,
+                a.functions().count(),
+                a.tables.threads.len(),
+                a.dropped_events(),
+                if a.truncated {
+                    ", truncated (the recording was cut short)"
+                } else {
+                    ""
+                }
+            );
+        }
+        Err(msg) => eprintln!("eltrace: warning: the trace cannot be read: {msg}"),
+    }
+}

@@ -1,0 +1,379 @@
+//! `eltrace report`: statistics of a trace as text tables or as the JSON object of
+//! docs/design.md ("`eltrace report --json`").
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use eltrace_analysis::{Analysis, FunctionStats, Options, analyze};
+use serde_json::{Value, json};
+
+use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_incomplete};
+
+/// The sort key of the function list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortBy {
+    Inclusive,
+    Exclusive,
+    Calls,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    pub path: PathBuf,
+    /// Rows to show (default: 25 in the table, all in JSON).
+    pub top: Option<usize>,
+    pub by: SortBy,
+    /// OS tids to keep (`None`: all threads).
+    pub threads: Option<Vec<u64>>,
+    pub json: bool,
+}
+
+/// Rows shown in the table when `--top` is not given.
+const DEFAULT_TOP: usize = 25;
+
+/// One function of the report: functions with the same name and module are merged.
+struct Row {
+    name: String,
+    module: String,
+    s: FunctionStats,
+}
+
+impl Row {
+    fn key(&self, by: SortBy) -> u64 {
+        match by {
+            SortBy::Inclusive => self.s.inclusive_ns,
+            SortBy::Exclusive => self.s.exclusive_ns,
+            SortBy::Calls => self.s.calls,
+        }
+    }
+}
+
+fn add(a: &mut FunctionStats, b: &FunctionStats) {
+    a.calls += b.calls;
+    a.inclusive_ns += b.inclusive_ns;
+    a.exclusive_ns += b.exclusive_ns;
+    a.max_ns = a.max_ns.max(b.max_ns);
+    a.open_at_end += b.open_at_end;
+    a.unwound += b.unwound;
+    a.tailcalls += b.tailcalls;
+    a.mismatched += b.mismatched;
+    a.lost += b.lost;
+}
+
+fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
+    let mut index: HashMap<(String, String), usize> = HashMap::new();
+    let mut rows: Vec<Row> = Vec::new();
+    for (idx, s) in a.functions() {
+        let name = a.tables.functions.name(idx);
+        let module = a.tables.functions.module(idx).to_owned();
+        match index.get(&(name.clone(), module.clone())) {
+            Some(&i) => add(&mut rows[i].s, s),
+            None => {
+                index.insert((name.clone(), module.clone()), rows.len());
+                rows.push(Row {
+                    name,
+                    module,
+                    s: *s,
+                });
+            }
+        }
+    }
+    rows.sort_by(|x, y| {
+        y.key(by)
+            .cmp(&x.key(by))
+            .then_with(|| x.name.cmp(&y.name))
+            .then_with(|| x.module.cmp(&y.module))
+    });
+    rows
+}
+
+fn share(part: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        part as f64 / total as f64
+    }
+}
+
+fn mean(total: u64, n: u64) -> u64 {
+    total.checked_div(n).unwrap_or(0)
+}
+
+pub fn report(opts: ReportOptions) -> Result<ExitCode, Fail> {
+    let input = open_trace(&opts.path)?;
+    let aopts = Options {
+        threads: opts.threads.clone(),
+        ..Options::default()
+    };
+    let a = analyze(input, &aopts).map_err(|e| analysis_fail(&opts.path, &e))?;
+    if let Some(tids) = &opts.threads {
+        for tid in tids {
+            if !a.tables.threads.iter().any(|t| t.os_tid == *tid) {
+                let known: Vec<String> = a
+                    .tables
+                    .threads
+                    .iter()
+                    .map(|t| t.os_tid.to_string())
+                    .collect();
+                return Err(Fail::new(format!(
+                    "{}: no thread with OS tid {tid} (threads: {})",
+                    opts.path.display(),
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+        }
+    }
+    warn_incomplete(&opts.path, &a);
+    let rows = rows(&a, opts.by);
+    let text = if opts.json {
+        let mut s = serde_json::to_string_pretty(&json_report(&opts, &a, &rows))
+            .map_err(|e| Fail::new(format!("JSON encoding failed: {e}")))?;
+        s.push('\n');
+        s
+    } else {
+        text_report(&opts, &a, &rows)
+    };
+    print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
+    let info = a.info();
+    let t = &a.totals;
+    let total = t.root_ns;
+    let trace = json!({
+        "path": opts.path.display().to_string(),
+        "events": t.events,
+        "threads": a.threads().count(),
+        "functions": a.tables.functions.len(),
+        "functions_called": rows.len(),
+        "dropped_events": a.dropped_events(),
+        "truncated": a.truncated,
+        "open_frames_at_end": t.open_frames_at_end,
+        "end_reason": a.end_reason(),
+        "mismatched_frames": t.mismatched_frames,
+        "unmatched_leaves": t.unmatched_leaves,
+        "lost_frames": t.lost_frames,
+        "duration_ns": a.duration_ns(),
+        "total_ns": total,
+        "frames": t.frames,
+        "throws": t.throws,
+        "pid": info.pid,
+        "command": info.command,
+        "runtime": info.runtime,
+        "hook_mode": info.hook_mode,
+        "start_unix_ns": info.start_unix_ns,
+        "diagnostics": a.diagnostics,
+    });
+    let n = opts.top.unwrap_or(rows.len());
+    let functions: Vec<Value> = rows
+        .iter()
+        .take(n)
+        .map(|r| {
+            let s = &r.s;
+            json!({
+                "name": r.name,
+                "module": r.module,
+                "calls": s.calls,
+                "inclusive_ns": s.inclusive_ns,
+                "exclusive_ns": s.exclusive_ns,
+                "mean_inclusive_ns": mean(s.inclusive_ns, s.calls),
+                "mean_exclusive_ns": mean(s.exclusive_ns, s.calls),
+                "max_ns": s.max_ns,
+                "open_at_end": s.open_at_end,
+                "unwound": s.unwound,
+                "tailcalls": s.tailcalls,
+                "mismatched": s.mismatched,
+                "lost": s.lost,
+                "share": share(s.inclusive_ns, total),
+                "exclusive_share": share(s.exclusive_ns, total),
+            })
+        })
+        .collect();
+    let threads: Vec<Value> = a
+        .threads()
+        .map(|(idx, s)| {
+            let r = a.tables.threads.get(idx);
+            json!({
+                "tid": r.map_or(0, |r| r.os_tid),
+                "managed_id": r.map_or(0, |r| r.managed_id),
+                "name": r.map_or("", |r| r.name.as_str()),
+                "index": idx.0,
+                "events": s.events,
+                "inclusive_ns": s.inclusive_ns,
+                "max_depth": s.max_depth,
+                "open_frames_at_end": s.open_frames_at_end,
+                "lost_frames": s.lost_frames,
+                "dropped_events": s.dropped_events,
+                "frames": s.frames,
+            })
+        })
+        .collect();
+    json!({
+        "trace": trace,
+        "functions": functions,
+        "threads": threads,
+        "edges": edges(a),
+    })
+}
+
+/// Edges merged by (caller name, callee name), largest inclusive time first.
+fn edges(a: &Analysis) -> Vec<Value> {
+    let mut merged: HashMap<(String, String), (u64, u64)> = HashMap::new();
+    for (caller, callee, s) in a.edges() {
+        let caller = caller.map_or(String::new(), |c| a.tables.functions.name(c));
+        let e = merged
+            .entry((caller, a.tables.functions.name(callee)))
+            .or_default();
+        e.0 += s.calls;
+        e.1 += s.inclusive_ns;
+    }
+    let mut v: Vec<_> = merged.into_iter().collect();
+    v.sort_by(|x, y| y.1.1.cmp(&x.1.1).then_with(|| x.0.cmp(&y.0)));
+    v.into_iter()
+        .map(|((caller, callee), (calls, incl))| {
+            json!({"caller": caller, "callee": callee, "calls": calls, "inclusive_ns": incl})
+        })
+        .collect()
+}
+
+/// Cuts a long name from the left, keeping the method.
+fn fit(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        s.to_owned()
+    } else {
+        let tail: String = s.chars().skip(n - (width - 1)).collect();
+        format!("…{tail}")
+    }
+}
+
+fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
+    let mut o = String::new();
+    let info = a.info();
+    let t = &a.totals;
+    let total = t.root_ns;
+    let _ = write!(o, "trace {}: pid {}", opts.path.display(), info.pid);
+    if !info.command.is_empty() {
+        let _ = write!(o, ", {}", info.command);
+    }
+    if !info.runtime.is_empty() {
+        let _ = write!(o, ", {}", info.runtime);
+    }
+    if !info.hook_mode.is_empty() {
+        let _ = write!(o, ", hooks {}", info.hook_mode);
+    }
+    o.push('\n');
+    let _ = writeln!(
+        o,
+        "events {}, threads {}, functions {} called of {}, dropped {}, truncated {}, \
+         open frames at end {}, end {}, duration {}",
+        t.events,
+        a.threads().count(),
+        rows.len(),
+        a.tables.functions.len(),
+        a.dropped_events(),
+        if a.truncated { "yes" } else { "no" },
+        t.open_frames_at_end,
+        a.end_reason(),
+        fmt_ns(a.duration_ns()),
+    );
+    if t.mismatched_frames + t.unmatched_leaves + t.lost_frames > 0 {
+        let _ = writeln!(
+            o,
+            "mismatched frames {}, unmatched leaves {}, frames lost to drops {}",
+            t.mismatched_frames, t.unmatched_leaves, t.lost_frames
+        );
+    }
+    if opts.threads.is_some() {
+        let _ = writeln!(o, "threads shown: {} (by OS tid)", {
+            let v: Vec<String> = opts.threads.iter().flatten().map(u64::to_string).collect();
+            v.join(", ")
+        });
+    }
+    o.push('\n');
+
+    let n = opts.top.unwrap_or(DEFAULT_TOP).min(rows.len());
+    let shown = &rows[..n];
+    let name_w = shown
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(8, 60);
+    let mod_w = shown
+        .iter()
+        .map(|r| r.module.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(6, 30);
+    let _ = writeln!(
+        o,
+        "{:<name_w$}  {:<mod_w$}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}",
+        "function", "module", "calls", "incl", "incl mean", "excl", "excl mean", "incl %"
+    );
+    for r in shown {
+        let s = &r.s;
+        let _ = writeln!(
+            o,
+            "{:<name_w$}  {:<mod_w$}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%",
+            fit(&r.name, name_w),
+            fit(&r.module, mod_w),
+            s.calls,
+            fmt_ns(s.inclusive_ns),
+            fmt_ns(mean(s.inclusive_ns, s.calls)),
+            fmt_ns(s.exclusive_ns),
+            fmt_ns(mean(s.exclusive_ns, s.calls)),
+            share(s.inclusive_ns, total) * 100.0,
+        );
+    }
+    if rows.is_empty() {
+        o.push_str("(no calls recorded)\n");
+    } else if n < rows.len() {
+        let _ = writeln!(
+            o,
+            "… {} more functions (--top N shows more)",
+            rows.len() - n
+        );
+    }
+    o.push('\n');
+
+    let _ = writeln!(
+        o,
+        "{:>8}  {:>8}  {:<20}  {:>10}  {:>10}  {:>9}  {:>11}",
+        "tid", "managed", "thread", "events", "inclusive", "max depth", "open at end"
+    );
+    for (idx, s) in a.threads() {
+        let r = a.tables.threads.get(idx);
+        let _ = writeln!(
+            o,
+            "{:>8}  {:>8}  {:<20}  {:>10}  {:>10}  {:>9}  {:>11}",
+            r.map_or_else(|| format!("#{}", idx.0), |r| r.os_tid.to_string()),
+            r.map_or(0, |r| r.managed_id),
+            fit(r.map_or("", |r| r.name.as_str()), 20),
+            s.events,
+            fmt_ns(s.inclusive_ns),
+            s.max_depth,
+            s.open_frames_at_end,
+        );
+    }
+    let _ = writeln!(
+        o,
+        "{:>8}  {:>8}  {:<20}  {:>10}  {:>10}",
+        "total",
+        "",
+        "",
+        t.analysed_events,
+        fmt_ns(total)
+    );
+    for d in &a.diagnostics {
+        let _ = writeln!(o, "profiler: {d}");
+    }
+    o
+}

@@ -1,0 +1,266 @@
+//! `eltrace report` on synthetic traces: the text tables and the `--json` schema.
+
+mod cli_support;
+
+use cli_support::*;
+use serde_json::Value;
+
+fn json_report(args: &[&str]) -> Value {
+    let o = run(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn text_report() {
+    let dir = temp_dir("text");
+    let p = save(&dir, "t.eltrace", &sample_trace(true));
+    let o = run(&["report", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("pid 4242"), "{out}");
+    assert!(
+        out.contains("events 13, threads 2, functions 5 called of 5, dropped 0, truncated no"),
+        "{out}"
+    );
+    assert!(
+        out.contains("open frames at end 0, end shutdown, duration 10.0 ms"),
+        "{out}"
+    );
+    // Sorted by inclusive time: Main first, then Work, Loop.
+    let lines: Vec<&str> = out.lines().collect();
+    let row = |name: &str| lines.iter().position(|l| l.starts_with(name)).unwrap();
+    assert!(row("App.Program.Main") < row("App.Program.Work"));
+    assert!(row("App.Program.Work") < row("App.Worker.Loop"));
+    let work = lines[row("App.Program.Work")];
+    for cell in [
+        "App.dll", " 2 ", "6.00 ms", "3.00 ms", "5.00 ms", "2.50 ms", "42.9%",
+    ] {
+        assert!(work.contains(cell), "{cell:?} missing in {work:?}");
+    }
+    assert!(out.contains("1001"), "{out}");
+    assert!(out.contains("Worker"), "{out}");
+}
+
+#[test]
+fn text_report_top_and_by() {
+    let dir = temp_dir("top");
+    let p = save(&dir, "t.eltrace", &sample_trace(true));
+    let o = run(&[
+        "report",
+        p.to_str().unwrap(),
+        "--top",
+        "2",
+        "--by",
+        "exclusive",
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success());
+    // Exclusive: Work 5 ms (6 - 1), Loop 4 ms, Main 3 ms (10 - 6 - 1).
+    let fns: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("App.") || l.starts_with("Lib."))
+        .collect();
+    assert_eq!(fns.len(), 2, "{out}");
+    assert!(
+        fns[0].starts_with("App.Program.Work") && fns[1].starts_with("App.Worker.Loop"),
+        "{out}"
+    );
+    assert!(out.contains("3 more functions"), "{out}");
+}
+
+#[test]
+fn json_schema() {
+    let dir = temp_dir("json");
+    let p = save(&dir, "t.eltrace", &sample_trace(true));
+    let v = json_report(&["report", p.to_str().unwrap(), "--json"]);
+    let t = &v["trace"];
+    for key in [
+        "path",
+        "events",
+        "threads",
+        "functions",
+        "dropped_events",
+        "truncated",
+        "open_frames_at_end",
+        "end_reason",
+        "mismatched_frames",
+        "unmatched_leaves",
+        "duration_ns",
+    ] {
+        assert!(!t[key].is_null(), "trace.{key} missing: {t}");
+    }
+    assert_eq!(t["path"], p.to_str().unwrap());
+    assert_eq!(t["events"], 13);
+    assert_eq!(t["threads"], 2);
+    assert_eq!(t["functions"], 5);
+    assert_eq!(t["truncated"], false);
+    assert_eq!(t["end_reason"], "shutdown");
+    assert_eq!(t["duration_ns"], 10_000_000);
+    let fs = v["functions"].as_array().unwrap();
+    assert_eq!(fs.len(), 5);
+    for f in fs {
+        for key in [
+            "name",
+            "module",
+            "calls",
+            "inclusive_ns",
+            "exclusive_ns",
+            "mean_inclusive_ns",
+            "mean_exclusive_ns",
+            "open_at_end",
+            "unwound",
+            "tailcalls",
+            "share",
+        ] {
+            assert!(!f[key].is_null(), "functions[].{key} missing: {f}");
+        }
+    }
+    let main = &fs[0];
+    assert_eq!(main["name"], "App.Program.Main");
+    assert_eq!(main["module"], "App.dll");
+    assert_eq!(main["calls"], 1);
+    assert_eq!(main["inclusive_ns"], 10_000_000);
+    assert_eq!(main["exclusive_ns"], 3_000_000);
+    let total = 14_000_000.0;
+    assert!((main["share"].as_f64().unwrap() - 10_000_000.0 / total).abs() < 1e-9);
+    let work = fs.iter().find(|f| f["name"] == "App.Program.Work").unwrap();
+    assert_eq!(work["calls"], 2);
+    assert_eq!(work["mean_inclusive_ns"], 3_000_000);
+    assert_eq!(work["mean_exclusive_ns"], 2_500_000);
+    let boom = fs.iter().find(|f| f["name"] == "App.Program.Boom").unwrap();
+    assert_eq!(boom["unwound"], 1);
+    let ths = v["threads"].as_array().unwrap();
+    assert_eq!(ths.len(), 2);
+    for th in ths {
+        for key in [
+            "tid",
+            "managed_id",
+            "name",
+            "events",
+            "inclusive_ns",
+            "max_depth",
+            "open_frames_at_end",
+        ] {
+            assert!(!th[key].is_null(), "threads[].{key} missing: {th}");
+        }
+    }
+    assert_eq!(ths[0]["tid"], 1001);
+    assert_eq!(ths[0]["name"], "Main");
+    assert_eq!(ths[0]["managed_id"], 1);
+    assert_eq!(ths[0]["events"], 11);
+    assert_eq!(ths[0]["max_depth"], 3);
+    assert_eq!(ths[1]["inclusive_ns"], 4_000_000);
+    let edges = v["edges"].as_array().unwrap();
+    let edge = |c: &str, d: &str| {
+        edges
+            .iter()
+            .find(|e| e["caller"] == c && e["callee"] == d)
+            .cloned()
+    };
+    let root = edge("", "App.Program.Main").unwrap();
+    assert_eq!(
+        (root["calls"].as_u64(), root["inclusive_ns"].as_u64()),
+        (Some(1), Some(10_000_000))
+    );
+    let mw = edge("App.Program.Main", "App.Program.Work").unwrap();
+    assert_eq!(
+        (mw["calls"].as_u64(), mw["inclusive_ns"].as_u64()),
+        (Some(2), Some(6_000_000))
+    );
+    assert!(edge("", "App.Worker.Loop").is_some());
+    assert_eq!(edges.len(), 5);
+}
+
+#[test]
+fn json_top_by_and_thread() {
+    let dir = temp_dir("jsontop");
+    let p = save(&dir, "t.eltrace", &sample_trace(true));
+    let ps = p.to_str().unwrap();
+    let v = json_report(&["report", ps, "--json", "--by", "calls", "--top", "1"]);
+    let fs = v["functions"].as_array().unwrap();
+    assert_eq!(fs.len(), 1);
+    assert_eq!(fs[0]["name"], "App.Program.Work");
+
+    let v = json_report(&["report", ps, "--json", "--thread", "1002"]);
+    let names: Vec<&str> = v["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["App.Worker.Loop"]);
+    assert_eq!(v["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(v["threads"][0]["tid"], 1002);
+    assert_eq!(v["functions"][0]["share"], 1.0);
+
+    let o = run(&["report", ps, "--thread", "999"]);
+    assert_error(&o, 1, "no thread with OS tid 999");
+}
+
+#[test]
+fn truncated_trace_is_a_warning() {
+    let dir = temp_dir("trunc");
+    let bytes = sample_trace(true);
+    // Cut inside the end chunk: no end record, the last events chunk is whole.
+    let p = save(&dir, "t.eltrace", &bytes[..bytes.len() - 5]);
+    let o = run(&["report", p.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("eltrace: warning: ") && err.contains("truncated"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["trace"]["truncated"], true);
+    assert_eq!(v["trace"]["end_reason"], "none");
+
+    // Open frames at the end of a cut trace.
+    let p = save(
+        &dir,
+        "open.eltrace",
+        &write_trace(
+            &[("App.dll", "App.P", "Main"), ("App.dll", "App.P", "Run")],
+            &[(0, 7, "")],
+            &[(
+                0,
+                vec![
+                    (100, Enter, 0),
+                    (200, Enter, 1),
+                    (300, Leave, 1),
+                    (400, Enter, 1),
+                ],
+            )],
+            false,
+        ),
+    );
+    let v = json_report(&["report", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["trace"]["open_frames_at_end"], 2);
+    assert_eq!(v["threads"][0]["open_frames_at_end"], 2);
+    let main = &v["functions"][0];
+    assert_eq!(
+        (main["name"].as_str(), main["open_at_end"].as_u64()),
+        (Some("App.P.Main"), Some(1))
+    );
+    assert_eq!(main["inclusive_ns"], 300);
+    let o = run(&["report", p.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("open frames at end 2"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn empty_trace() {
+    let dir = temp_dir("empty");
+    let p = save(&dir, "t.eltrace", &write_trace(&[], &[], &[], true));
+    let o = run(&["report", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("(no calls recorded)"));
+    let v = json_report(&["report", p.to_str().unwrap(), "--json"]);
+    assert_eq!(v["functions"].as_array().unwrap().len(), 0);
+    assert_eq!(v["trace"]["duration_ns"], 0);
+}
