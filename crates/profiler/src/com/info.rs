@@ -1,0 +1,221 @@
+//! Safe wrappers over the runtime's ICorProfilerInfo interface (the highest of 15..3 the
+//! runtime offers) for the few calls eltrace makes. Vtables of later versions extend earlier
+//! ones, so every call below goes through the ICorProfilerInfo3 prefix.
+
+use core::ffi::c_void;
+
+use eltrace_abi::*;
+
+use super::metadata::MetaImport;
+use crate::names;
+
+/// The IIDs to try, highest version first.
+const INFO_IIDS: [(u32, GUID); 13] = [
+    (15, IID_ICorProfilerInfo15),
+    (14, IID_ICorProfilerInfo14),
+    (13, IID_ICorProfilerInfo13),
+    (12, IID_ICorProfilerInfo12),
+    (11, IID_ICorProfilerInfo11),
+    (10, IID_ICorProfilerInfo10),
+    (9, IID_ICorProfilerInfo9),
+    (8, IID_ICorProfilerInfo8),
+    (7, IID_ICorProfilerInfo7),
+    (6, IID_ICorProfilerInfo6),
+    (5, IID_ICorProfilerInfo5),
+    (4, IID_ICorProfilerInfo4),
+    (3, IID_ICorProfilerInfo3),
+];
+
+/// A live ICorProfilerInfoN pointer (N ≥ 3). Invariant: `ptr` came from a successful
+/// QueryInterface and is never released, so it stays valid for the life of the runtime.
+pub struct Info {
+    ptr: *mut ICorProfilerInfo3,
+    pub version: u32,
+}
+
+// SAFETY: ICorProfilerInfo is free-threaded (callable from any thread) per the profiling API.
+unsafe impl Send for Info {}
+// SAFETY: see Send.
+unsafe impl Sync for Info {}
+
+/// What `GetFunctionInfo` returns.
+pub struct FunctionInfo {
+    pub module: ModuleID,
+    pub token: mdToken,
+}
+
+impl Info {
+    /// QIs `unk` for the highest ICorProfilerInfo version, 15 down to 3.
+    ///
+    /// # Safety
+    /// `unk` must be null or the live IUnknown the runtime passed to Initialize.
+    pub unsafe fn query(unk: *mut IUnknown) -> Option<Info> {
+        if unk.is_null() {
+            return None;
+        }
+        for (version, iid) in INFO_IIDS {
+            let mut out: *mut c_void = core::ptr::null_mut();
+            // SAFETY: `unk` is a live COM object; QueryInterface takes an IID and out pointer.
+            let hr = unsafe { ((*(*unk).vtbl).QueryInterface)(unk.cast(), &iid, &mut out) };
+            if SUCCEEDED(hr) && !out.is_null() {
+                return Some(Info {
+                    ptr: out.cast(),
+                    version,
+                });
+            }
+        }
+        None
+    }
+
+    fn vt(&self) -> &ICorProfilerInfo3Vtbl {
+        // SAFETY: `ptr` is a live interface pointer (type invariant); its vtable starts with
+        // the ICorProfilerInfo3 slots for every N ≥ 3.
+        unsafe { &*(*self.ptr).vtbl }
+    }
+
+    fn this(&self) -> *mut c_void {
+        self.ptr.cast()
+    }
+
+    pub fn set_event_mask(&self, mask: DWORD) -> HRESULT {
+        // SAFETY: live interface pointer; plain value argument.
+        unsafe { (self.vt().SetEventMask)(self.this(), mask) }
+    }
+
+    /// `SetEventMask2`, only when the runtime offers ICorProfilerInfo5.
+    pub fn set_event_mask2(&self, low: DWORD, high: DWORD) -> Option<HRESULT> {
+        if self.version < 5 {
+            return None;
+        }
+        let p = self.ptr as *mut ICorProfilerInfo5;
+        // SAFETY: version ≥ 5 means `ptr` came from a QI for ICorProfilerInfo5 or later.
+        Some(unsafe { ((*(*p).vtbl).SetEventMask2)(p.cast(), low, high) })
+    }
+
+    pub fn set_hooks_with_info(
+        &self,
+        enter: FunctionEnter3WithInfo,
+        leave: FunctionLeave3WithInfo,
+        tailcall: FunctionTailcall3WithInfo,
+    ) -> HRESULT {
+        // SAFETY: live interface pointer; the hooks are 'static functions.
+        unsafe {
+            (self.vt().SetEnterLeaveFunctionHooks3WithInfo)(
+                self.this(),
+                Some(enter),
+                Some(leave),
+                Some(tailcall),
+            )
+        }
+    }
+
+    pub fn set_function_id_mapper2(&self, mapper: FunctionIDMapper2) -> HRESULT {
+        // SAFETY: live interface pointer; the mapper is a 'static function; no client data.
+        unsafe {
+            (self.vt().SetFunctionIDMapper2)(self.this(), Some(mapper), core::ptr::null_mut())
+        }
+    }
+
+    /// "CoreCLR 10.0.12" (or what the runtime reports).
+    pub fn runtime_description(&self) -> Result<String, HRESULT> {
+        let (mut id, mut kind, mut major, mut minor, mut build, mut qfe) =
+            (0u16, 0u32, 0u16, 0u16, 0u16, 0u16);
+        let mut buf = [0u16; 128];
+        let mut len: ULONG = 0;
+        // SAFETY: every out pointer is a valid local; the buffer length is passed.
+        let hr = unsafe {
+            (self.vt().GetRuntimeInformation)(
+                self.this(),
+                &mut id,
+                &mut kind,
+                &mut major,
+                &mut minor,
+                &mut build,
+                &mut qfe,
+                buf.len() as ULONG,
+                &mut len,
+                buf.as_mut_ptr(),
+            )
+        };
+        if FAILED(hr) {
+            return Err(hr);
+        }
+        let name = if kind == COR_PRF_CORE_CLR {
+            "CoreCLR"
+        } else {
+            "CLR"
+        };
+        Ok(format!("{name} {major}.{minor}.{build}"))
+    }
+
+    pub fn function_info(&self, function: FunctionID) -> Result<FunctionInfo, HRESULT> {
+        let (mut class, mut module, mut token): (ClassID, ModuleID, mdToken) = (0, 0, 0);
+        // SAFETY: live interface pointer; valid out pointers.
+        let hr = unsafe {
+            (self.vt().GetFunctionInfo)(self.this(), function, &mut class, &mut module, &mut token)
+        };
+        if FAILED(hr) {
+            return Err(hr);
+        }
+        Ok(FunctionInfo { module, token })
+    }
+
+    /// The module's file path (may be empty for dynamic modules).
+    pub fn module_path(&self, module: ModuleID) -> Result<String, HRESULT> {
+        let mut buf = vec![0u16; 512];
+        loop {
+            let mut base: LPCBYTE = core::ptr::null();
+            let mut len: ULONG = 0;
+            let mut assembly: AssemblyID = 0;
+            // SAFETY: live interface pointer; the buffer and its length match.
+            let hr = unsafe {
+                (self.vt().GetModuleInfo)(
+                    self.this(),
+                    module,
+                    &mut base,
+                    buf.len() as ULONG,
+                    &mut len,
+                    buf.as_mut_ptr(),
+                    &mut assembly,
+                )
+            };
+            if FAILED(hr) {
+                return Err(hr);
+            }
+            if (len as usize) > buf.len() && buf.len() < 1 << 16 {
+                buf = vec![0u16; len as usize];
+                continue;
+            }
+            let n = (len as usize).min(buf.len());
+            return Ok(names::from_wide(&buf[..n]));
+        }
+    }
+
+    /// The module's metadata importer (opened read-only).
+    pub fn module_metadata(&self, module: ModuleID) -> Result<MetaImport, HRESULT> {
+        let mut out: *mut IUnknown = core::ptr::null_mut();
+        // SAFETY: live interface pointer; IID and out pointer are valid.
+        let hr = unsafe {
+            (self.vt().GetModuleMetaData)(
+                self.this(),
+                module,
+                ofRead,
+                &IID_IMetaDataImport,
+                &mut out,
+            )
+        };
+        if FAILED(hr) || out.is_null() {
+            return Err(if FAILED(hr) { hr } else { E_NOINTERFACE });
+        }
+        // SAFETY: `out` is the IMetaDataImport the runtime just returned (owned reference).
+        Ok(unsafe { MetaImport::from_raw(out.cast()) })
+    }
+
+    /// The runtime's ThreadID of the calling thread.
+    pub fn current_thread(&self) -> Option<ThreadID> {
+        let mut t: ThreadID = 0;
+        // SAFETY: live interface pointer; valid out pointer.
+        let hr = unsafe { (self.vt().GetCurrentThreadID)(self.this(), &mut t) };
+        (SUCCEEDED(hr) && t != 0).then_some(t)
+    }
+}

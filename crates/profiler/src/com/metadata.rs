@@ -1,0 +1,160 @@
+//! Safe wrappers over IMetaDataImport(2) for the name lookups the FunctionIDMapper needs:
+//! method props, type-def props, enclosing types, generic parameter counts.
+
+use core::ffi::c_void;
+
+use eltrace_abi::*;
+
+use crate::names;
+
+/// A module's metadata importer. Invariant: `ptr` is a live IMetaDataImport the runtime
+/// returned (an owned reference that is never released: modules live as long as the
+/// profiler cares); `v2` is null or a live IMetaDataImport2 of the same object.
+pub struct MetaImport {
+    ptr: *mut IMetaDataImport,
+    v2: *mut IMetaDataImport2,
+}
+
+// SAFETY: the runtime's metadata importers are free-threaded for reading.
+unsafe impl Send for MetaImport {}
+// SAFETY: see Send.
+unsafe impl Sync for MetaImport {}
+
+/// What `GetMethodProps` returns that eltrace uses.
+pub struct MethodProps {
+    pub name: String,
+    pub class: mdTypeDef,
+    pub impl_flags: u32,
+}
+
+impl MetaImport {
+    /// # Safety
+    /// `ptr` must be a live IMetaDataImport (ownership of one reference passes to the result).
+    pub unsafe fn from_raw(ptr: *mut IMetaDataImport) -> MetaImport {
+        let mut v2: *mut c_void = core::ptr::null_mut();
+        // SAFETY: `ptr` is live; QueryInterface takes an IID and an out pointer.
+        let hr =
+            unsafe { ((*(*ptr).vtbl).QueryInterface)(ptr.cast(), &IID_IMetaDataImport2, &mut v2) };
+        MetaImport {
+            ptr,
+            v2: if SUCCEEDED(hr) {
+                v2.cast()
+            } else {
+                core::ptr::null_mut()
+            },
+        }
+    }
+
+    fn vt(&self) -> &IMetaDataImportVtbl {
+        // SAFETY: live pointer (type invariant).
+        unsafe { &*(*self.ptr).vtbl }
+    }
+
+    pub fn method_props(&self, method: mdMethodDef) -> Result<MethodProps, HRESULT> {
+        let mut buf = vec![0u16; 256];
+        loop {
+            let (mut class, mut len, mut attr, mut rva, mut impl_flags) =
+                (0u32, 0u32, 0u32, 0u32, 0u32);
+            let mut sig: PCCOR_SIGNATURE = core::ptr::null();
+            let mut sig_len: ULONG = 0;
+            // SAFETY: live pointer; buffer and length match; out pointers are locals.
+            let hr = unsafe {
+                (self.vt().GetMethodProps)(
+                    self.ptr.cast(),
+                    method,
+                    &mut class,
+                    buf.as_mut_ptr(),
+                    buf.len() as ULONG,
+                    &mut len,
+                    &mut attr,
+                    &mut sig,
+                    &mut sig_len,
+                    &mut rva,
+                    &mut impl_flags,
+                )
+            };
+            if FAILED(hr) {
+                return Err(hr);
+            }
+            if len as usize > buf.len() && buf.len() < 1 << 16 {
+                buf = vec![0u16; len as usize];
+                continue;
+            }
+            return Ok(MethodProps {
+                name: names::from_wide(&buf),
+                class,
+                impl_flags,
+            });
+        }
+    }
+
+    /// The type's name (namespace-qualified for top-level types) and its flags.
+    pub fn type_def_props(&self, td: mdTypeDef) -> Result<(String, u32), HRESULT> {
+        let mut buf = vec![0u16; 256];
+        loop {
+            let (mut len, mut flags, mut extends) = (0u32, 0u32, 0u32);
+            // SAFETY: live pointer; buffer and length match; out pointers are locals.
+            let hr = unsafe {
+                (self.vt().GetTypeDefProps)(
+                    self.ptr.cast(),
+                    td,
+                    buf.as_mut_ptr(),
+                    buf.len() as ULONG,
+                    &mut len,
+                    &mut flags,
+                    &mut extends,
+                )
+            };
+            if FAILED(hr) {
+                return Err(hr);
+            }
+            if len as usize > buf.len() && buf.len() < 1 << 16 {
+                buf = vec![0u16; len as usize];
+                continue;
+            }
+            return Ok((names::from_wide(&buf), flags));
+        }
+    }
+
+    /// The type enclosing the nested type `td`.
+    pub fn enclosing_type(&self, td: mdTypeDef) -> Result<mdTypeDef, HRESULT> {
+        let mut outer: mdTypeDef = 0;
+        // SAFETY: live pointer; valid out pointer.
+        let hr = unsafe { (self.vt().GetNestedClassProps)(self.ptr.cast(), td, &mut outer) };
+        if FAILED(hr) { Err(hr) } else { Ok(outer) }
+    }
+
+    /// Number of generic parameters of a method or type (`None` without IMetaDataImport2).
+    pub fn generic_param_count(&self, token: mdToken) -> Option<u32> {
+        if self.v2.is_null() {
+            return None;
+        }
+        // SAFETY: `v2` is a live IMetaDataImport2 (type invariant).
+        let vt = unsafe { &*(*self.v2).vtbl };
+        let mut henum: HCORENUM = core::ptr::null_mut();
+        let mut params = [0u32; 16];
+        let mut fetched: ULONG = 0;
+        // SAFETY: live pointer; array and its length match; out pointers are locals.
+        let hr = unsafe {
+            (vt.EnumGenericParams)(
+                self.v2.cast(),
+                &mut henum,
+                token,
+                params.as_mut_ptr(),
+                params.len() as ULONG,
+                &mut fetched,
+            )
+        };
+        let mut total = fetched;
+        if !henum.is_null() {
+            let mut count: ULONG = 0;
+            // SAFETY: `henum` is the enumerator just opened on this importer.
+            if SUCCEEDED(unsafe { (vt.CountEnum)(self.v2.cast(), henum, &mut count) }) {
+                total = total.max(count);
+            }
+            // SAFETY: as above; closes it exactly once.
+            unsafe { (vt.CloseEnum)(self.v2.cast(), henum) };
+        }
+        if FAILED(hr) { None } else { Some(total) }
+    }
+}

@@ -1,0 +1,172 @@
+//! Function naming for the FunctionIDMapper: FunctionID → module (cached per ModuleID, with
+//! its IMetaDataImport and whether it is a framework module) → method, type chain (nested
+//! types joined with `+`) and generic arity, as a [`FunctionRecord`] plus what the selection
+//! globs need.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use eltrace_abi::*;
+use eltrace_trace::{FunctionFlags, FunctionRecord};
+
+use super::info::Info;
+use super::metadata::MetaImport;
+use crate::names;
+use crate::recorder::lock;
+
+/// The file whose directory is the framework directory (docs/design.md).
+const CORELIB: &str = "System.Private.CoreLib.dll";
+/// The `<Module>` type that owns global functions.
+const GLOBAL_TYPE: mdTypeDef = mdtTypeDef | 1;
+/// Guard against malformed nesting chains.
+const MAX_NESTING: usize = 64;
+
+pub struct ModuleEntry {
+    pub file: String,
+    pub glob_name: String,
+    pub framework: bool,
+    pub import: Option<MetaImport>,
+}
+
+/// Per-module facts, resolved once per ModuleID.
+pub struct Modules {
+    map: Mutex<BTreeMap<ModuleID, Arc<ModuleEntry>>>,
+    framework_dir: Mutex<Option<String>>,
+}
+
+/// A resolved function: its record (idx not yet assigned) and the selection inputs.
+pub struct Described {
+    pub record: FunctionRecord,
+    pub glob_module: String,
+    pub framework: bool,
+}
+
+impl Default for Modules {
+    fn default() -> Self {
+        Modules::new()
+    }
+}
+
+impl Modules {
+    pub const fn new() -> Modules {
+        Modules {
+            map: Mutex::new(BTreeMap::new()),
+            framework_dir: Mutex::new(None),
+        }
+    }
+
+    /// The framework directory: that of the first CoreLib module seen, else the directory of
+    /// the System.Private.CoreLib.dll mapped into the process.
+    fn framework_dir(&self, this_path: &str) -> Option<String> {
+        let mut dir = lock(&self.framework_dir);
+        if dir.is_none() {
+            if names::file_name(this_path) == CORELIB {
+                *dir = Some(names::dir_name(this_path).to_string());
+            } else if let Some(p) = corelib_from_maps() {
+                *dir = Some(names::dir_name(&p).to_string());
+            }
+        }
+        dir.clone()
+    }
+
+    pub fn get(&self, info: &Info, module: ModuleID) -> Result<Arc<ModuleEntry>, String> {
+        if let Some(e) = lock(&self.map).get(&module) {
+            return Ok(Arc::clone(e));
+        }
+        // Runtime calls happen without our locks held.
+        let path = info
+            .module_path(module)
+            .map_err(|hr| format!("GetModuleInfo failed: {hr:#010x}"))?;
+        let import = info.module_metadata(module).ok();
+        let file = names::file_name(&path).to_string();
+        let framework = !path.is_empty()
+            && self
+                .framework_dir(&path)
+                .is_some_and(|d| names::dir_name(&path) == d);
+        let entry = Arc::new(ModuleEntry {
+            glob_name: names::glob_module_name(&file).to_string(),
+            file,
+            framework,
+            import,
+        });
+        let mut map = lock(&self.map);
+        Ok(Arc::clone(map.entry(module).or_insert(entry)))
+    }
+
+    /// Names a function: the best record available, and what failed (if anything; failures
+    /// leave placeholders in the record).
+    pub fn describe(&self, info: &Info, function: FunctionID) -> (Described, Option<String>) {
+        let mut d = Described {
+            record: FunctionRecord {
+                function_id: function as u64,
+                method: format!("<unknown {function:#x}>"),
+                ..FunctionRecord::default()
+            },
+            glob_module: String::new(),
+            framework: false,
+        };
+        let fi = match info.function_info(function) {
+            Ok(fi) => fi,
+            Err(hr) => return (d, Some(format!("GetFunctionInfo failed: {hr:#010x}"))),
+        };
+        d.record.token = fi.token;
+        let module = match self.get(info, fi.module) {
+            Ok(m) => m,
+            Err(e) => return (d, Some(e)),
+        };
+        d.record.module = module.file.clone();
+        d.glob_module = module.glob_name.clone();
+        d.framework = module.framework;
+        if module.framework {
+            d.record.flags = FunctionFlags(FunctionFlags::FRAMEWORK);
+        }
+        let Some(md) = module.import.as_ref() else {
+            return (d, Some(format!("no metadata for module {}", module.file)));
+        };
+        let props = match md.method_props(fi.token) {
+            Ok(p) => p,
+            Err(hr) => {
+                let why = format!("GetMethodProps({:#010x}) failed: {hr:#010x}", fi.token);
+                return (d, Some(why));
+            }
+        };
+        d.record.impl_flags = props.impl_flags;
+        let arity = md.generic_param_count(fi.token).unwrap_or(0);
+        d.record.method = names::method_name(&props.name, arity);
+        if props.class != GLOBAL_TYPE && props.class & 0x00FF_FFFF != 0 {
+            match type_name(md, props.class) {
+                Ok(t) => d.record.type_name = t,
+                Err(e) => return (d, Some(e)),
+            }
+        }
+        (d, None)
+    }
+}
+
+/// `Namespace.Outer+Inner` for a type-def token.
+fn type_name(md: &MetaImport, mut td: mdTypeDef) -> Result<String, String> {
+    let mut chain = Vec::new();
+    for _ in 0..MAX_NESTING {
+        let (name, flags) = md
+            .type_def_props(td)
+            .map_err(|hr| format!("GetTypeDefProps({td:#010x}) failed: {hr:#010x}"))?;
+        chain.push(name);
+        if flags & tdVisibilityMask < tdNestedPublic {
+            break;
+        }
+        td = md
+            .enclosing_type(td)
+            .map_err(|hr| format!("GetNestedClassProps({td:#010x}) failed: {hr:#010x}"))?;
+    }
+    chain.reverse();
+    Ok(names::join_nested(&chain))
+}
+
+/// The path of System.Private.CoreLib.dll as mapped into this process, if it is.
+fn corelib_from_maps() -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.find('/').map(|i| &l[i..]))
+        .find(|p| names::file_name(p) == CORELIB)
+        .map(str::to_string)
+}

@@ -1,0 +1,297 @@
+//! Configuration from the environment: every `ELTRACE_*` variable name (module [`vars`]) and
+//! the pure parser [`Config::from_env`]. docs/design.md fixes the names and meanings.
+//!
+//! Empty values count as unset. An invalid value falls back to the default and leaves a
+//! warning in [`Config::warnings`] (the profiler reports each once on stderr and in the trace).
+
+use std::path::PathBuf;
+
+use crate::glob::Selection;
+
+/// The environment variable names, in one place.
+pub mod vars {
+    pub const OUTPUT: &str = "ELTRACE_OUTPUT";
+    pub const INCLUDE: &str = "ELTRACE_INCLUDE";
+    pub const EXCLUDE: &str = "ELTRACE_EXCLUDE";
+    pub const HOOKS: &str = "ELTRACE_HOOKS";
+    pub const BUFFER_EVENTS: &str = "ELTRACE_BUFFER_EVENTS";
+    pub const MAX_BUFFER_MB: &str = "ELTRACE_MAX_BUFFER_MB";
+    pub const FLUSH_MS: &str = "ELTRACE_FLUSH_MS";
+    pub const DISABLE: &str = "ELTRACE_DISABLE";
+}
+
+pub const DEFAULT_BUFFER_EVENTS: usize = 32_768;
+pub const MIN_BUFFER_EVENTS: usize = 16;
+pub const MAX_BUFFER_EVENTS: usize = 1 << 26;
+pub const DEFAULT_MAX_BUFFER_MB: usize = 256;
+pub const MAX_MAX_BUFFER_MB: usize = 1 << 20;
+pub const DEFAULT_FLUSH_MS: u64 = 20;
+pub const MAX_FLUSH_MS: u64 = 60_000;
+
+/// How the ELT hooks are installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookMode {
+    /// `SetEnterLeaveFunctionHooks3WithInfo` with ordinary C hooks.
+    Slow,
+    /// Reserved for the naked-stub fast path (not implemented yet; treated as `Slow`).
+    Fast,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `ELTRACE_OUTPUT`; `None` means `eltrace-<pid>.eltrace` in the working directory.
+    pub output: Option<PathBuf>,
+    pub selection: Selection,
+    pub hooks: HookMode,
+    /// Per-thread ring capacity in events (as asked; the ring rounds up to a power of two).
+    pub buffer_events: usize,
+    pub max_buffer_mb: usize,
+    pub flush_ms: u64,
+    pub disable: bool,
+    /// One message per invalid variable.
+    pub warnings: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::from_env(|_| None)
+    }
+}
+
+impl Config {
+    /// Reads the configuration through `lookup` (e.g. `|k| std::env::var(k).ok()`).
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Config {
+        let get = |k: &str| lookup(k).filter(|v| !v.trim().is_empty());
+        let mut warnings = Vec::new();
+
+        let output = get(vars::OUTPUT).map(PathBuf::from);
+        let include = get(vars::INCLUDE).unwrap_or_default();
+        let exclude = get(vars::EXCLUDE).unwrap_or_default();
+        let selection = Selection::parse(&include, &exclude);
+
+        let hooks = match get(vars::HOOKS).as_deref().map(str::trim) {
+            None | Some("slow") => HookMode::Slow,
+            Some("fast") => {
+                warnings.push(format!(
+                    "{}=fast is not implemented yet; using the slow path",
+                    vars::HOOKS
+                ));
+                HookMode::Fast
+            }
+            Some(other) => {
+                warnings.push(format!(
+                    "{}={other:?} is not `slow` or `fast`; using `slow`",
+                    vars::HOOKS
+                ));
+                HookMode::Slow
+            }
+        };
+
+        let buffer_events = number(
+            &get,
+            vars::BUFFER_EVENTS,
+            DEFAULT_BUFFER_EVENTS,
+            MIN_BUFFER_EVENTS,
+            MAX_BUFFER_EVENTS,
+            &mut warnings,
+        );
+        let max_buffer_mb = number(
+            &get,
+            vars::MAX_BUFFER_MB,
+            DEFAULT_MAX_BUFFER_MB,
+            1,
+            MAX_MAX_BUFFER_MB,
+            &mut warnings,
+        );
+        let flush_ms = number(
+            &get,
+            vars::FLUSH_MS,
+            DEFAULT_FLUSH_MS as usize,
+            1,
+            MAX_FLUSH_MS as usize,
+            &mut warnings,
+        ) as u64;
+
+        let disable = match get(vars::DISABLE).map(|v| v.trim().to_ascii_lowercase()) {
+            None => false,
+            Some(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
+            Some(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
+            Some(v) => {
+                warnings.push(format!(
+                    "{}={v:?} is not 1 or 0; not disabling",
+                    vars::DISABLE
+                ));
+                false
+            }
+        };
+
+        Config {
+            output,
+            selection,
+            hooks,
+            buffer_events,
+            max_buffer_mb,
+            flush_ms,
+            disable,
+            warnings,
+        }
+    }
+
+    /// Where the trace goes for process `pid`.
+    pub fn output_path(&self, pid: u32) -> PathBuf {
+        self.output
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("eltrace-{pid}.eltrace")))
+    }
+
+    /// The memory cap on all rings together, in bytes.
+    pub fn max_buffer_bytes(&self) -> usize {
+        self.max_buffer_mb.saturating_mul(1 << 20)
+    }
+}
+
+fn number(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: usize,
+    min: usize,
+    max: usize,
+    warnings: &mut Vec<String>,
+) -> usize {
+    let Some(raw) = get(name) else {
+        return default;
+    };
+    match raw.trim().parse::<usize>() {
+        Ok(n) if (min..=max).contains(&n) => n,
+        _ => {
+            warnings.push(format!(
+                "{name}={raw:?} is not a number in {min}..={max}; using {default}"
+            ));
+            default
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Config {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_env(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_when_unset() {
+        let c = cfg(&[]);
+        assert_eq!(c.output, None);
+        assert_eq!(c.output_path(7), PathBuf::from("eltrace-7.eltrace"));
+        assert_eq!(c.hooks, HookMode::Slow);
+        assert_eq!(c.buffer_events, 32_768);
+        assert_eq!(c.max_buffer_mb, 256);
+        assert_eq!(c.max_buffer_bytes(), 256 << 20);
+        assert_eq!(c.flush_ms, 20);
+        assert!(!c.disable);
+        assert!(c.selection.is_default());
+        assert!(c.warnings.is_empty());
+    }
+
+    #[test]
+    fn empty_values_are_unset() {
+        let all = [
+            vars::OUTPUT,
+            vars::INCLUDE,
+            vars::EXCLUDE,
+            vars::HOOKS,
+            vars::BUFFER_EVENTS,
+            vars::MAX_BUFFER_MB,
+            vars::FLUSH_MS,
+            vars::DISABLE,
+        ];
+        let pairs: Vec<(&str, &str)> = all.iter().map(|k| (*k, "")).collect();
+        assert_eq!(cfg(&pairs), cfg(&[]));
+        let pairs: Vec<(&str, &str)> = all.iter().map(|k| (*k, "  ")).collect();
+        assert_eq!(cfg(&pairs), cfg(&[]));
+    }
+
+    #[test]
+    fn output() {
+        let c = cfg(&[(vars::OUTPUT, "/tmp/x.eltrace")]);
+        assert_eq!(c.output_path(1), PathBuf::from("/tmp/x.eltrace"));
+    }
+
+    #[test]
+    fn include_exclude() {
+        let c = cfg(&[(vars::INCLUDE, "App!*;Foo.*"), (vars::EXCLUDE, "*.get_*")]);
+        assert!(!c.selection.is_default());
+        assert!(c.selection.selects("App", "A.B.C", true));
+        assert!(!c.selection.selects("App", "A.B.get_X", false));
+        assert!(c.selection.selects("Lib", "Foo.Bar", false));
+        assert!(!c.selection.selects("Lib", "Bar.Foo", false));
+        let c = cfg(&[(vars::EXCLUDE, "Demo.*")]);
+        assert!(!c.selection.selects("App", "Demo.X.Y", false));
+        assert!(c.selection.selects("App", "Other.X.Y", false));
+        assert!(!c.selection.selects("System.Runtime", "Other.X.Y", true));
+    }
+
+    #[test]
+    fn hooks() {
+        assert_eq!(cfg(&[(vars::HOOKS, "slow")]).hooks, HookMode::Slow);
+        let c = cfg(&[(vars::HOOKS, "fast")]);
+        assert_eq!(c.hooks, HookMode::Fast);
+        assert_eq!(c.warnings.len(), 1);
+        let c = cfg(&[(vars::HOOKS, "turbo")]);
+        assert_eq!(c.hooks, HookMode::Slow);
+        assert_eq!(c.warnings.len(), 1);
+    }
+
+    #[test]
+    fn buffer_events() {
+        assert_eq!(cfg(&[(vars::BUFFER_EVENTS, "1024")]).buffer_events, 1024);
+        assert_eq!(cfg(&[(vars::BUFFER_EVENTS, " 64 ")]).buffer_events, 64);
+        for bad in ["0", "8", "-5", "lots", "1e6", "99999999999"] {
+            let c = cfg(&[(vars::BUFFER_EVENTS, bad)]);
+            assert_eq!(c.buffer_events, DEFAULT_BUFFER_EVENTS, "{bad}");
+            assert_eq!(c.warnings.len(), 1, "{bad}");
+        }
+    }
+
+    #[test]
+    fn max_buffer_mb() {
+        assert_eq!(cfg(&[(vars::MAX_BUFFER_MB, "1")]).max_buffer_mb, 1);
+        for bad in ["0", "x", "-1"] {
+            let c = cfg(&[(vars::MAX_BUFFER_MB, bad)]);
+            assert_eq!(c.max_buffer_mb, DEFAULT_MAX_BUFFER_MB);
+            assert_eq!(c.warnings.len(), 1);
+        }
+    }
+
+    #[test]
+    fn flush_ms() {
+        assert_eq!(cfg(&[(vars::FLUSH_MS, "5")]).flush_ms, 5);
+        for bad in ["0", "soon", "600000"] {
+            let c = cfg(&[(vars::FLUSH_MS, bad)]);
+            assert_eq!(c.flush_ms, DEFAULT_FLUSH_MS);
+            assert_eq!(c.warnings.len(), 1);
+        }
+    }
+
+    #[test]
+    fn disable() {
+        for yes in ["1", "true", "YES", "on"] {
+            assert!(cfg(&[(vars::DISABLE, yes)]).disable, "{yes}");
+        }
+        for no in ["0", "false", "no", "OFF"] {
+            let c = cfg(&[(vars::DISABLE, no)]);
+            assert!(!c.disable, "{no}");
+            assert!(c.warnings.is_empty());
+        }
+        let c = cfg(&[(vars::DISABLE, "maybe")]);
+        assert!(!c.disable);
+        assert_eq!(c.warnings.len(), 1);
+    }
+}

@@ -1,0 +1,178 @@
+//! The hot path: the ELT3 WithInfo hooks and [`record`], which appends one raw record to the
+//! calling thread's ring. After a thread's first event (warm-up: allocate and register its
+//! ring under a mutex) nothing here locks, allocates, logs or makes a system call.
+//!
+//! Also the per-thread bookkeeping for exception unwinding (`ExceptionUnwindFunctionEnter`
+//! gives the FunctionID, the matching `…Leave` does not), which is off the hot path.
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::Ordering;
+
+use eltrace_trace::EventKind;
+
+use crate::clock;
+use crate::recorder::Recorder;
+use crate::ring::{RawRecord, Ring};
+
+/// `CURRENT` value of a thread whose ring was retired (thread exit) or that may not record.
+const DEAD: usize = 1;
+
+thread_local! {
+    /// The calling thread's ring: null before its first event, `DEAD` after its exit.
+    /// Const-initialised and without a destructor, so reading it is a plain TLS access.
+    static CURRENT: Cell<*mut Ring> = const { Cell::new(core::ptr::null_mut()) };
+    /// Retires the ring when the thread exits (registered at warm-up).
+    static GUARD: RetireGuard = const { RetireGuard(Cell::new(core::ptr::null_mut())) };
+    /// Function indices of the frames being unwound (`None`: not hooked), innermost last.
+    static UNWINDING: RefCell<Vec<Option<u32>>> = const { RefCell::new(Vec::new()) };
+}
+
+struct RetireGuard(Cell<*mut Ring>);
+
+impl Drop for RetireGuard {
+    fn drop(&mut self) {
+        let ring = self.0.get();
+        CURRENT.with(|c| c.set(DEAD as *mut Ring));
+        if !ring.is_null() {
+            // SAFETY: the ring stays allocated until the writer sees it retired and drained;
+            // this is the last access of its producer.
+            unsafe { &*ring }.retire();
+        }
+    }
+}
+
+/// Appends `{now, sp, func, kind}` to the calling thread's ring (or counts a drop).
+#[inline(always)]
+pub fn record(kind: u32, func: u32, sp: u64) {
+    let ts = clock::now();
+    let mut ring = CURRENT.with(|c| c.get());
+    if (ring as usize) <= DEAD {
+        if ring.is_null() {
+            ring = warm_up();
+        }
+        if (ring as usize) <= DEAD {
+            if let Some(rec) = Recorder::global() {
+                rec.late_drops.fetch_add(1, Ordering::Relaxed);
+            }
+            return;
+        }
+    }
+    // SAFETY: a non-sentinel CURRENT points at this thread's registered ring, which is freed
+    // only after this thread retired it.
+    unsafe { &*ring }.push(RawRecord { ts, sp, func, kind });
+}
+
+/// First event on this thread: create and register its ring.
+#[cold]
+#[inline(never)]
+fn warm_up() -> *mut Ring {
+    let ring = Recorder::global()
+        .and_then(Recorder::register_current_thread)
+        .unwrap_or(DEAD as *mut Ring);
+    CURRENT.with(|c| c.set(ring));
+    if (ring as usize) > DEAD {
+        // If the thread is already tearing down its TLS, the guard cannot be registered and
+        // the ring is simply never freed.
+        let _ = GUARD.try_with(|g| g.0.set(ring));
+    }
+    ring
+}
+
+/// Reads the profiled method's caller SP from the runtime's ELT info, or returns 0.
+///
+/// This relies on runtime internals (docs: /work/shared/abi/structs.md, unix_x64_elt.md §4-6):
+/// `eltInfo` points at `COR_PRF_ELT_INFO_INTERNAL` on the stack of the runtime's ProfileEnter/
+/// Leave/Tailcall FCALL (our caller), whose first field points at the
+/// PROFILE_PLATFORM_SPECIFIC_DATA that ProfileEnterNaked built further up the same stack, and
+/// that struct holds `profiledRsp` at offset 0x20. Each pointer is checked to lie on this
+/// thread's stack just above our own frame before it is read, and the result must be above
+/// both and 8-aligned; otherwise the answer is 0 ("unknown"), never a fault.
+#[inline(always)]
+pub fn profiled_sp(elt_info: usize) -> u64 {
+    const NEAR: usize = 64 * 1024;
+    const FAR: usize = 64 * 1024 * 1024;
+    let here: usize;
+    // SAFETY: reads the stack pointer register; no memory access.
+    unsafe {
+        core::arch::asm!("mov {}, rsp", out(reg) here, options(nomem, nostack, preserves_flags));
+    }
+    if elt_info < here || elt_info - here > NEAR || elt_info % 8 != 0 {
+        return 0;
+    }
+    // SAFETY: `elt_info` is 8-aligned and within 64 KiB above our stack pointer, i.e. inside
+    // the live part of this thread's stack (our callers' frames).
+    let platform = unsafe { (elt_info as *const usize).read() };
+    if platform <= elt_info || platform - here > NEAR || platform % 8 != 0 {
+        return 0;
+    }
+    // SAFETY: as above for `platform + 0x20` (it is at most NEAR + 0x20 above `here`, and the
+    // 0x130-byte platform struct lies entirely in the runtime stub's frame).
+    let sp = unsafe { ((platform + 0x20) as *const u64).read() };
+    let sp_usize = sp as usize;
+    if sp_usize <= platform || sp_usize - platform > FAR || sp % 8 != 0 {
+        return 0;
+    }
+    sp
+}
+
+/// The function index the mapper encoded in the client id (`idx + 1`).
+#[inline(always)]
+fn func_of(client_id: usize) -> u32 {
+    client_id.wrapping_sub(1) as u32
+}
+
+/// `FunctionEnter3WithInfo`.
+pub extern "C" fn enter_hook(client_id: usize, elt_info: usize) {
+    let _ = std::panic::catch_unwind(|| {
+        record(
+            EventKind::Enter.code() as u32,
+            func_of(client_id),
+            profiled_sp(elt_info),
+        )
+    });
+}
+
+/// `FunctionLeave3WithInfo`.
+pub extern "C" fn leave_hook(client_id: usize, elt_info: usize) {
+    let _ = std::panic::catch_unwind(|| {
+        record(
+            EventKind::Leave.code() as u32,
+            func_of(client_id),
+            profiled_sp(elt_info),
+        )
+    });
+}
+
+/// `FunctionTailcall3WithInfo`.
+pub extern "C" fn tailcall_hook(client_id: usize, elt_info: usize) {
+    let _ = std::panic::catch_unwind(|| {
+        record(
+            EventKind::Tailcall.code() as u32,
+            func_of(client_id),
+            profiled_sp(elt_info),
+        )
+    });
+}
+
+/// `ExceptionUnwindFunctionEnter(function)`: remember the frame being unwound.
+pub fn unwind_enter(hooked_idx: Option<u32>) {
+    let _ = UNWINDING.try_with(|u| u.borrow_mut().push(hooked_idx));
+}
+
+/// `ExceptionUnwindFunctionLeave()`: the frame remembered last is gone.
+pub fn unwind_leave() {
+    let top = UNWINDING.try_with(|u| u.borrow_mut().pop()).ok().flatten();
+    if let Some(Some(idx)) = top {
+        record(EventKind::Unwind.code() as u32, idx, 0);
+    }
+}
+
+/// `ExceptionCatcherEnter` for a hooked function.
+pub fn catch(idx: u32) {
+    record(EventKind::Catch.code() as u32, idx, 0);
+}
+
+/// `ExceptionThrown` (function unknown).
+pub fn throw() {
+    record(EventKind::Throw.code() as u32, u32::MAX, 0);
+}

@@ -1,0 +1,350 @@
+//! The composition root and the callbacks eltrace implements. Initialize starts the
+//! components in order — configuration → trace file and recorder → writer thread → event
+//! mask, hooks and mapper → exit handlers — and the end of recording (Shutdown, atexit or
+//! SIGABRT) stops them in reverse through `Recorder::finish`.
+
+use core::ffi::c_void;
+use std::io::Write as _;
+use std::sync::OnceLock;
+
+use eltrace_abi::*;
+use eltrace_trace::{EndReason, FunctionFlags, TraceInfo};
+
+use crate::com::info::Info;
+use crate::com::resolve::Modules;
+use crate::config::{Config, HookMode};
+use crate::recorder::{RECORDER, Recorder};
+use crate::writer::{self, Sink};
+use crate::{clock, exit, hooks, names, sys};
+
+/// The event mask eltrace asks for.
+///
+/// * ENTERLEAVE: the JIT emits the probes. FRAME_INFO: the WithInfo hooks require at least one
+///   of ARGS/RETVAL/FRAME_INFO *before* they are registered (and FRAME_INFO is the cheapest).
+/// * EXCEPTIONS: Throw/Unwind/Catch events. THREADS: ThreadNameChanged.
+pub const EVENT_MASK: DWORD = COR_PRF_MONITOR_ENTERLEAVE
+    | COR_PRF_ENABLE_FRAME_INFO
+    | COR_PRF_MONITOR_EXCEPTIONS
+    | COR_PRF_MONITOR_THREADS;
+
+pub struct Profiler {
+    info: OnceLock<Info>,
+    modules: Modules,
+}
+
+/// The one profiler (the callback object's behaviour); process lifetime.
+pub static PROFILER: Profiler = Profiler {
+    info: OnceLock::new(),
+    modules: Modules::new(),
+};
+
+/// One `eltrace:` line on stderr (used before the recorder exists).
+fn say(message: &str) {
+    let _ = writeln!(std::io::stderr(), "eltrace: {message}");
+}
+
+fn command_line() -> String {
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|s| !s.is_empty())
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// The runtime's ThreadID of the calling thread, 0 if unknown (used at ring creation).
+fn current_managed_thread() -> u64 {
+    PROFILER
+        .info
+        .get()
+        .and_then(Info::current_thread)
+        .map_or(0, |t| t as u64)
+}
+
+impl Profiler {
+    /// `ICorProfilerCallback::Initialize`.
+    ///
+    /// # Safety
+    /// `unk` is null or the live IUnknown the runtime passes.
+    pub unsafe fn initialize(&self, unk: *mut IUnknown) -> HRESULT {
+        let config = Config::from_env(|k| std::env::var(k).ok());
+        if config.disable {
+            say("ELTRACE_DISABLE is set; the profiler declines to load");
+            return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
+        }
+        // SAFETY: forwarded from the runtime.
+        let Some(info) = (unsafe { Info::query(unk) }) else {
+            say("the runtime offers no ICorProfilerInfo3 or later; not profiling");
+            return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
+        };
+        if RECORDER.get().is_some() || self.info.get().is_some() {
+            say("Initialize called twice; declining the second profiler instance");
+            return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
+        }
+
+        // Trace file and recorder.
+        let pid = sys::current_pid();
+        let path = config.output_path(pid);
+        let runtime = info.runtime_description().unwrap_or_default();
+        let trace_info = TraceInfo {
+            pid,
+            start_unix_ns: clock::unix_now_ns(),
+            start_ticks: clock::now(),
+            ns_per_tick: 1.0,
+            runtime,
+            command: command_line(),
+            hook_mode: "slow-path".into(),
+            extra: vec![
+                (
+                    "profiler".into(),
+                    format!("eltrace-profiler {}", env!("CARGO_PKG_VERSION")),
+                ),
+                ("profiler_info_version".into(), info.version.to_string()),
+                (
+                    "buffer_events".into(),
+                    crate::ring::Ring::rounded_capacity(config.buffer_events).to_string(),
+                ),
+                ("max_buffer_mb".into(), config.max_buffer_mb.to_string()),
+                ("flush_ms".into(), config.flush_ms.to_string()),
+                ("event_mask".into(), format!("{EVENT_MASK:#010x}")),
+            ],
+        };
+        // The writer's staging backlog may use a quarter of the buffer budget.
+        let sink = match Sink::create(&path, &trace_info, config.max_buffer_bytes() / 4) {
+            Ok(s) => s,
+            Err(e) => {
+                say(&format!(
+                    "cannot create the trace file {}: {e}; not profiling",
+                    path.display()
+                ));
+                return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
+            }
+        };
+        let warnings = config.warnings.clone();
+        let fast_requested = config.hooks == HookMode::Fast;
+        let rec = Recorder::new(config);
+        *crate::recorder::lock(&rec.sink) = Some(sink);
+        if RECORDER.set(rec).is_err() {
+            return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
+        }
+        let rec = RECORDER.get().expect("just set");
+        let _ = self.info.set(info);
+        let info = self.info.get().expect("just set");
+        rec.set_managed_thread_source(current_managed_thread);
+        for w in &warnings {
+            rec.note("config", w);
+        }
+        if fast_requested {
+            rec.note("hooks", "using slow-path hooks (fast path not built yet)");
+        }
+
+        // Writer thread.
+        if let Err(e) = writer::start(rec) {
+            return self.decline(rec, &format!("cannot start the writer thread: {e}"));
+        }
+
+        // Event mask, hooks, mapper.
+        let hr = info.set_event_mask(EVENT_MASK);
+        if FAILED(hr) {
+            return self.decline(
+                rec,
+                &format!("SetEventMask({EVENT_MASK:#x}) failed: {hr:#010x}"),
+            );
+        }
+        let hr = info.set_hooks_with_info(enter_hook, leave_hook, tailcall_hook);
+        if FAILED(hr) {
+            return self.decline(
+                rec,
+                &format!("SetEnterLeaveFunctionHooks3WithInfo failed: {hr:#010x}"),
+            );
+        }
+        let hr = info.set_function_id_mapper2(function_id_mapper);
+        if FAILED(hr) {
+            return self.decline(rec, &format!("SetFunctionIDMapper2 failed: {hr:#010x}"));
+        }
+
+        // Exit handlers last: they only make sense once there is something to finish.
+        if let Err(e) = exit::install() {
+            rec.internal_error("exit-handlers", &e);
+        }
+        S_OK
+    }
+
+    /// Ends the trace with a diagnostic and refuses activation.
+    fn decline(&self, rec: &Recorder, message: &str) -> HRESULT {
+        rec.internal_error("init", &format!("{message}; not profiling"));
+        rec.finish(EndReason::Shutdown);
+        CORPROF_E_PROFILER_CANCEL_ACTIVATION
+    }
+
+    /// `ICorProfilerCallback::Shutdown`.
+    ///
+    /// # Safety
+    /// None beyond being called by the runtime.
+    pub unsafe fn shutdown(&self) -> HRESULT {
+        if let Some(rec) = Recorder::global() {
+            rec.finish(EndReason::Shutdown);
+        }
+        S_OK
+    }
+
+    /// Attaching to a running process is not supported.
+    ///
+    /// # Safety
+    /// None (arguments are not used).
+    pub unsafe fn initialize_for_attach(
+        &self,
+        _unk: *mut IUnknown,
+        _data: *mut c_void,
+        _len: u32,
+    ) -> HRESULT {
+        say("attaching to a running process is not supported");
+        CORPROF_E_PROFILER_CANCEL_ACTIVATION
+    }
+
+    /// eltrace is a full profiler, not a notification-only one.
+    ///
+    /// # Safety
+    /// `out` is null or writable.
+    pub unsafe fn load_as_notification_only(&self, out: *mut BOOL) -> HRESULT {
+        if !out.is_null() {
+            // SAFETY: non-null out pointer from the runtime.
+            unsafe { *out = 0 };
+        }
+        S_OK
+    }
+
+    /// `ThreadNameChanged(threadId, cchName, name)`.
+    ///
+    /// # Safety
+    /// `name` is null or points to `len` UTF-16 units.
+    pub unsafe fn thread_name_changed(
+        &self,
+        thread: ThreadID,
+        len: ULONG,
+        name: *mut WCHAR,
+    ) -> HRESULT {
+        let Some(rec) = Recorder::global() else {
+            return S_OK;
+        };
+        let text = if name.is_null() || len == 0 {
+            String::new()
+        } else {
+            // SAFETY: the runtime passes `len` readable units at `name`.
+            names::from_wide(unsafe { core::slice::from_raw_parts(name, len as usize) })
+        };
+        rec.thread_named(thread as u64, text);
+        S_OK
+    }
+
+    /// `ExceptionThrown(object)`: a Throw event on this thread.
+    ///
+    /// # Safety
+    /// None (the object id is not dereferenced).
+    pub unsafe fn exception_thrown(&self, _object: ObjectID) -> HRESULT {
+        hooks::throw();
+        S_OK
+    }
+
+    fn hooked_index(function: FunctionID) -> Option<u32> {
+        Recorder::global()?
+            .function(function as u64)
+            .and_then(|(idx, hooked)| hooked.then_some(idx.0))
+    }
+
+    /// `ExceptionUnwindFunctionEnter(function)`: remember which frame is being unwound.
+    ///
+    /// # Safety
+    /// None (ids are not dereferenced).
+    pub unsafe fn exception_unwind_function_enter(&self, function: FunctionID) -> HRESULT {
+        hooks::unwind_enter(Self::hooked_index(function));
+        S_OK
+    }
+
+    /// `ExceptionUnwindFunctionLeave()`: that frame is gone (an Unwind event if hooked).
+    ///
+    /// # Safety
+    /// None.
+    pub unsafe fn exception_unwind_function_leave(&self) -> HRESULT {
+        hooks::unwind_leave();
+        S_OK
+    }
+
+    /// `ExceptionCatcherEnter(function, object)`: a Catch event if the function is hooked.
+    ///
+    /// # Safety
+    /// None (ids are not dereferenced).
+    pub unsafe fn exception_catcher_enter(
+        &self,
+        function: FunctionID,
+        _object: ObjectID,
+    ) -> HRESULT {
+        if let Some(idx) = Self::hooked_index(function) {
+            hooks::catch(idx);
+        }
+        S_OK
+    }
+
+    /// The mapper's work: the function's index and hook decision (resolving it on first sight).
+    fn map_function(&self, function: FunctionID) -> Option<(u32, bool)> {
+        let rec = Recorder::global()?;
+        if let Some((idx, hooked)) = rec.function(function as u64) {
+            return Some((idx.0, hooked));
+        }
+        let info = self.info.get()?;
+        let (described, failure) = self.modules.describe(info, function);
+        if let Some(why) = failure {
+            rec.internal_error("metadata", &format!("naming function {function:#x}: {why}"));
+        }
+        let mut record = described.record;
+        let hooked = rec.config.selection.selects(
+            &described.glob_module,
+            &record.full_name(),
+            described.framework,
+        );
+        if hooked {
+            record.flags.0 |= FunctionFlags::HOOKED;
+        }
+        let (idx, hooked) = rec.add_function(record, hooked);
+        Some((idx.0, hooked))
+    }
+}
+
+/// `FunctionIDMapper2`: returns `idx + 1` (never 0) so the hooks get the index without a
+/// lookup; unselected functions get `*hook = FALSE`.
+unsafe extern "C" fn function_id_mapper(
+    function: FunctionID,
+    _client_data: *mut c_void,
+    hook: *mut BOOL,
+) -> UINT_PTR {
+    let mapped = std::panic::catch_unwind(|| PROFILER.map_function(function));
+    let (client, hooked) = match mapped {
+        Ok(Some((idx, hooked))) => (idx as usize + 1, hooked),
+        _ => {
+            if let Some(rec) = Recorder::global() {
+                rec.internal_error("mapper", &format!("could not map function {function:#x}"));
+            }
+            (function, false)
+        }
+    };
+    if !hook.is_null() {
+        // SAFETY: non-null out pointer from the runtime.
+        unsafe { *hook = BOOL::from(hooked) };
+    }
+    client
+}
+
+unsafe extern "C" fn enter_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
+    hooks::enter_hook(id.value(), elt);
+}
+
+unsafe extern "C" fn leave_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
+    hooks::leave_hook(id.value(), elt);
+}
+
+unsafe extern "C" fn tailcall_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
+    hooks::tailcall_hook(id.value(), elt);
+}

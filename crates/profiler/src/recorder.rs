@@ -1,0 +1,319 @@
+//! The recording state shared by every component, independent of COM: the registry of
+//! per-thread rings (with the memory cap), the function table (FunctionID → FunctionIdx), the
+//! thread table, the queue of metadata records for the writer, internal-error accounting, and
+//! the once-only end of recording. One process-wide instance lives in [`RECORDER`].
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+
+use eltrace_trace::{EndReason, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord};
+
+use crate::config::Config;
+use crate::ring::Ring;
+use crate::writer::Sink;
+
+/// The one recorder of this process (set once in Initialize, never freed).
+pub static RECORDER: OnceLock<Recorder> = OnceLock::new();
+
+/// Locks a mutex, ignoring poisoning (a panic elsewhere must not stop recording).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A registered ring (owned by the registry; freed by the writer once retired and drained).
+pub struct RingRef {
+    pub ring: *mut Ring,
+    pub thread: ThreadIdx,
+    pub bytes: usize,
+}
+
+// SAFETY: the pointer is only dereferenced under the ring protocol (see ring.rs); the
+// registry owns the allocation.
+unsafe impl Send for RingRef {}
+
+/// Metadata waiting for the writer; written before any events that follow it.
+#[derive(Default)]
+pub struct Queue {
+    pub functions: Vec<FunctionRecord>,
+    pub threads: Vec<ThreadRecord>,
+    pub diagnostics: Vec<String>,
+}
+
+#[derive(Default)]
+struct FunctionTable {
+    by_id: HashMap<u64, (FunctionIdx, bool)>,
+    next: u32,
+}
+
+#[derive(Default)]
+struct ThreadTable {
+    /// Runtime ThreadID → latest record (only threads that record).
+    by_managed: HashMap<u64, ThreadRecord>,
+    /// Runtime ThreadID → name, for names set before the thread recorded anything.
+    names: HashMap<u64, String>,
+}
+
+pub struct Recorder {
+    pub config: Config,
+    /// Ring capacity in records (a power of two).
+    pub ring_capacity: usize,
+    pub rings: Mutex<Vec<RingRef>>,
+    reserved_bytes: AtomicUsize,
+    next_thread: AtomicU32,
+    pub queue: Mutex<Queue>,
+    functions: Mutex<FunctionTable>,
+    threads: Mutex<ThreadTable>,
+    errors: AtomicU64,
+    reported_kinds: Mutex<Vec<&'static str>>,
+    /// Events lost outside any ring (threads whose ring was already retired).
+    pub late_drops: AtomicU64,
+    /// Drops of rings that were freed.
+    pub freed_drops: AtomicU64,
+    /// 0: recording; otherwise `EndReason::code() + 1` of the requested end.
+    pub finish_request: AtomicU32,
+    pub finished: AtomicBool,
+    pub sink: Mutex<Option<Sink>>,
+    pub writer: Mutex<Option<JoinHandle<()>>>,
+    pub writer_tid: AtomicU64,
+    /// The runtime's ThreadID of the calling thread (0 if unknown); set by the COM layer.
+    current_managed_thread: OnceLock<fn() -> u64>,
+}
+
+impl Recorder {
+    pub fn new(config: Config) -> Recorder {
+        let ring_capacity = Ring::rounded_capacity(config.buffer_events);
+        Recorder {
+            config,
+            ring_capacity,
+            rings: Mutex::new(Vec::new()),
+            reserved_bytes: AtomicUsize::new(0),
+            next_thread: AtomicU32::new(0),
+            queue: Mutex::new(Queue::default()),
+            functions: Mutex::new(FunctionTable::default()),
+            threads: Mutex::new(ThreadTable::default()),
+            errors: AtomicU64::new(0),
+            reported_kinds: Mutex::new(Vec::new()),
+            late_drops: AtomicU64::new(0),
+            freed_drops: AtomicU64::new(0),
+            finish_request: AtomicU32::new(0),
+            finished: AtomicBool::new(false),
+            sink: Mutex::new(None),
+            writer: Mutex::new(None),
+            writer_tid: AtomicU64::new(0),
+            current_managed_thread: OnceLock::new(),
+        }
+    }
+
+    pub fn global() -> Option<&'static Recorder> {
+        RECORDER.get()
+    }
+
+    pub fn set_managed_thread_source(&self, f: fn() -> u64) {
+        let _ = self.current_managed_thread.set(f);
+    }
+
+    pub fn is_recording(&self) -> bool {
+        self.finish_request.load(Ordering::Acquire) == 0
+    }
+
+    // ----- internal errors and notes -------------------------------------------------------
+
+    /// Counts an internal failure, queues a diagnostic record, and prints one `eltrace:` line
+    /// per `kind` to stderr.
+    pub fn internal_error(&self, kind: &'static str, message: &str) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        self.note(kind, message);
+    }
+
+    /// A notable condition that is not a failure: a diagnostic record and one stderr line per
+    /// kind, not counted as an error.
+    pub fn note(&self, kind: &'static str, message: &str) {
+        lock(&self.queue)
+            .diagnostics
+            .push(format!("{kind}: {message}"));
+        let first = {
+            let mut kinds = lock(&self.reported_kinds);
+            if kinds.contains(&kind) {
+                false
+            } else {
+                kinds.push(kind);
+                true
+            }
+        };
+        if first {
+            let _ = writeln!(std::io::stderr(), "eltrace: {kind}: {message}");
+        }
+    }
+
+    pub fn internal_errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    // ----- functions ------------------------------------------------------------------------
+
+    /// The index and hook decision of a function seen before.
+    pub fn function(&self, function_id: u64) -> Option<(FunctionIdx, bool)> {
+        lock(&self.functions).by_id.get(&function_id).copied()
+    }
+
+    /// Assigns the next index to `function_id` unless it has one (then the existing entry
+    /// wins), and queues its record. `record.idx` is overwritten.
+    pub fn add_function(&self, mut record: FunctionRecord, hooked: bool) -> (FunctionIdx, bool) {
+        let mut table = lock(&self.functions);
+        if let Some(&entry) = table.by_id.get(&record.function_id) {
+            return entry;
+        }
+        let idx = FunctionIdx(table.next);
+        table.next += 1;
+        table.by_id.insert(record.function_id, (idx, hooked));
+        record.idx = idx;
+        lock(&self.queue).functions.push(record);
+        (idx, hooked)
+    }
+
+    pub fn function_count(&self) -> u32 {
+        lock(&self.functions).next
+    }
+
+    // ----- threads --------------------------------------------------------------------------
+
+    /// Creates and registers the calling thread's ring (warm-up path, once per thread).
+    /// Returns `None` once recording has ended.
+    pub fn register_current_thread(&self) -> Option<*mut Ring> {
+        if !self.is_recording() {
+            return None;
+        }
+        let idx = ThreadIdx(self.next_thread.fetch_add(1, Ordering::Relaxed));
+        let max = self.config.max_buffer_bytes();
+        let mut capacity = self.ring_capacity;
+        let mut bytes = Ring::bytes_for(capacity);
+        let before = self.reserved_bytes.fetch_add(bytes, Ordering::Relaxed);
+        if before + bytes > max {
+            self.reserved_bytes.fetch_sub(bytes, Ordering::Relaxed);
+            capacity = 0;
+            bytes = 0;
+            self.note(
+                "memory-cap",
+                &format!(
+                    "thread {} gets no buffer: {} MB of buffers are in use (ELTRACE_MAX_BUFFER_MB); its events are dropped",
+                    idx.0,
+                    before >> 20
+                ),
+            );
+        }
+        let ring = Box::into_raw(Box::new(Ring::new(capacity)));
+        let os_tid = crate::sys::current_tid();
+        let managed = self.current_managed_thread.get().map_or(0, |f| f());
+        let mut record = ThreadRecord::new(idx, os_tid);
+        if managed != 0 {
+            let mut t = lock(&self.threads);
+            if let Some(name) = t.names.get(&managed) {
+                record.name = name.clone();
+            }
+            t.by_managed.insert(managed, record.clone());
+        }
+        lock(&self.queue).threads.push(record);
+        lock(&self.rings).push(RingRef {
+            ring,
+            thread: idx,
+            bytes,
+        });
+        Some(ring)
+    }
+
+    /// Returns memory of a freed ring to the cap.
+    pub fn release_bytes(&self, bytes: usize) {
+        self.reserved_bytes.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// A managed thread got a name (or a new one).
+    pub fn thread_named(&self, managed: u64, name: String) {
+        let mut t = lock(&self.threads);
+        t.names.insert(managed, name.clone());
+        if let Some(rec) = t.by_managed.get_mut(&managed) {
+            rec.name = name;
+            let rec = rec.clone();
+            drop(t);
+            lock(&self.queue).threads.push(rec);
+        }
+    }
+
+    pub fn thread_count(&self) -> u32 {
+        self.next_thread.load(Ordering::Relaxed)
+    }
+
+    // ----- the end ----------------------------------------------------------------------
+
+    /// Ends recording from ordinary code (Shutdown callback, atexit): asks the writer thread
+    /// for the final drain and End record and waits for it (bounded); if the writer thread is
+    /// gone, does the final drain on this thread.
+    pub fn finish(&self, reason: EndReason) {
+        if self.finished.load(Ordering::Acquire) {
+            return;
+        }
+        let _ = self.finish_request.compare_exchange(
+            0,
+            reason.code() + 1,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        let on_writer = crate::sys::current_tid() == self.writer_tid.load(Ordering::Relaxed);
+        if !on_writer {
+            for _ in 0..5000 {
+                if self.finished.load(Ordering::Acquire) {
+                    break;
+                }
+                let alive = lock(&self.writer)
+                    .as_ref()
+                    .is_some_and(|h| !h.is_finished());
+                if !alive {
+                    break;
+                }
+                crate::sys::sleep_ns(1_000_000);
+            }
+        }
+        if !self.finished.load(Ordering::Acquire) {
+            // The writer thread is gone or stuck: finish here (the sink lock orders us with it).
+            crate::writer::final_drain(self);
+        }
+        if let Some(h) = lock(&self.writer).take() {
+            if h.is_finished() || !on_writer {
+                let _ = h.join();
+            }
+        }
+    }
+
+    /// Ends recording from a signal handler: only atomics and nanosleep. Asks the writer
+    /// thread for the final drain and waits up to `timeout_ms`.
+    pub fn finish_from_signal(&self, reason: EndReason, timeout_ms: u32) {
+        if self.finished.load(Ordering::Acquire) {
+            return;
+        }
+        let _ = self.finish_request.compare_exchange(
+            0,
+            reason.code() + 1,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        if crate::sys::current_tid() == self.writer_tid.load(Ordering::Relaxed) {
+            return; // the writer itself is aborting; it cannot drain for us
+        }
+        for _ in 0..timeout_ms {
+            if self.finished.load(Ordering::Acquire) {
+                return;
+            }
+            crate::sys::sleep_ns(1_000_000);
+        }
+    }
+
+    /// The requested end reason, if any.
+    pub fn requested_end(&self) -> Option<EndReason> {
+        match self.finish_request.load(Ordering::Acquire) {
+            0 => None,
+            c => Some(EndReason::from_code(c - 1)),
+        }
+    }
+}

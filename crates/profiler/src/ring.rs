@@ -1,0 +1,357 @@
+//! The per-thread event ring: a fixed-size single-producer/single-consumer queue of
+//! [`RawRecord`]s. The producer is the thread the ring belongs to (ELT hooks, exception
+//! callbacks); the consumer is the writer thread.
+//!
+//! The layout of [`RawRecord`] and of [`Ring`]'s first cache lines is a contract for a later
+//! hand-written (naked asm) fast-path stub, which must write records exactly like
+//! [`Ring::push`]:
+//!
+//! ```text
+//! RawRecord (24 bytes, align 8)     Ring (repr(C), align 64)
+//!   +0  ts:   u64  tick (ns)          +0   head:          AtomicU64  producer: next sequence to write
+//!   +8  sp:   u64  caller SP or 0     +8   pending_drops: AtomicU64  producer: drops not yet marked
+//!   +16 func: u32  FunctionIdx        +16  total_drops:   AtomicU64  producer: all drops
+//!   +20 kind: u32  EventKind code     +24  records:       *mut RawRecord
+//!                  or KIND_DROPPED    +32  mask:          u64  capacity - 1 (capacity is 2^k)
+//!                                     +40  capacity:      u64  0 = over the memory cap
+//!                                     +64  tail:          AtomicU64  consumer: next sequence to read
+//! ```
+//!
+//! `func | (kind << 32)` is the third word as one little-endian `u64`.
+//!
+//! Producer protocol: `h = head (own value)`, `t = tail.load(Acquire)`, `free = capacity - (h - t)`.
+//! If `pending_drops == 0` and `free >= 1`: write the record at `records[h & mask]`, then
+//! `head.store(h + 1, Release)`. If `pending_drops > 0` and `free >= 2`: first write a marker
+//! `{ts, sp: pending_drops, func: u32::MAX, kind: KIND_DROPPED}` at `h`, the record at `h + 1`,
+//! set `pending_drops = 0`, `head.store(h + 2, Release)`. Otherwise: `pending_drops += 1`,
+//! `total_drops += 1` and write nothing. The marker puts the loss at its exact place in the
+//! thread's event stream. A stub that does not want the marker logic may fall back to the
+//! Rust path whenever `pending_drops != 0` or the ring is full.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Kind code of a drop marker record (`sp` holds the number of events lost just before it).
+pub const KIND_DROPPED: u32 = 7;
+
+/// One hook's raw record, as written on the hot path.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RawRecord {
+    pub ts: u64,
+    pub sp: u64,
+    pub func: u32,
+    pub kind: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<RawRecord>() == 24);
+
+#[repr(C, align(64))]
+pub struct Ring {
+    head: AtomicU64,
+    pending_drops: AtomicU64,
+    total_drops: AtomicU64,
+    records: *mut RawRecord,
+    mask: u64,
+    capacity: u64,
+    _pad0: [u64; 2],
+    tail: AtomicU64,
+    /// Set by the owning thread when it exits; the writer frees the ring after the last drain.
+    retired: AtomicBool,
+    /// Consumer only: drops already written to the trace.
+    reported_drops: AtomicU64,
+}
+
+// SAFETY: the ring is shared between exactly one producer and one consumer that follow the
+// head/tail protocol above; the buffer pointer is owned by the ring and freed only in Drop.
+unsafe impl Send for Ring {}
+// SAFETY: see Send; all shared mutable state is atomic or covered by the protocol.
+unsafe impl Sync for Ring {}
+
+const _: () = {
+    assert!(core::mem::offset_of!(Ring, head) == 0);
+    assert!(core::mem::offset_of!(Ring, pending_drops) == 8);
+    assert!(core::mem::offset_of!(Ring, total_drops) == 16);
+    assert!(core::mem::offset_of!(Ring, records) == 24);
+    assert!(core::mem::offset_of!(Ring, mask) == 32);
+    assert!(core::mem::offset_of!(Ring, capacity) == 40);
+    assert!(core::mem::offset_of!(Ring, tail) == 64);
+};
+
+impl Ring {
+    /// The capacity a request for `events` gets: the next power of two (at least 2).
+    pub fn rounded_capacity(events: usize) -> usize {
+        events.max(2).next_power_of_two()
+    }
+
+    /// Bytes a ring of `capacity` records takes (buffer plus header).
+    pub fn bytes_for(capacity: usize) -> usize {
+        capacity * core::mem::size_of::<RawRecord>() + core::mem::size_of::<Ring>()
+    }
+
+    /// A ring of `capacity` records (a power of two, or 0 for a ring that only counts drops).
+    pub fn new(capacity: usize) -> Ring {
+        assert!(capacity == 0 || capacity.is_power_of_two());
+        let records = if capacity == 0 {
+            core::ptr::null_mut()
+        } else {
+            let buf: Box<[RawRecord]> = vec![RawRecord::default(); capacity].into_boxed_slice();
+            Box::into_raw(buf) as *mut RawRecord
+        };
+        Ring {
+            head: AtomicU64::new(0),
+            pending_drops: AtomicU64::new(0),
+            total_drops: AtomicU64::new(0),
+            records,
+            mask: (capacity as u64).wrapping_sub(1),
+            capacity: capacity as u64,
+            _pad0: [0; 2],
+            tail: AtomicU64::new(0),
+            retired: AtomicBool::new(false),
+            reported_drops: AtomicU64::new(0),
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity as usize
+    }
+
+    /// Producer only: appends one record or counts it as dropped. No locks, no allocation.
+    #[inline(always)]
+    pub fn push(&self, rec: RawRecord) {
+        let head = self.head.load(Ordering::Relaxed);
+        let tail = self.tail.load(Ordering::Acquire);
+        let free = self.capacity - head.wrapping_sub(tail);
+        let pending = self.pending_drops.load(Ordering::Relaxed);
+        if pending == 0 && free >= 1 {
+            // SAFETY: slot `head` is outside [tail, head), so the consumer does not read it,
+            // and `head & mask < capacity` indexes the buffer.
+            unsafe { self.records.add((head & self.mask) as usize).write(rec) };
+            self.head.store(head + 1, Ordering::Release);
+        } else if pending != 0 && free >= 2 {
+            let marker = RawRecord {
+                ts: rec.ts,
+                sp: pending,
+                func: u32::MAX,
+                kind: KIND_DROPPED,
+            };
+            // SAFETY: as above, for the two free slots `head` and `head + 1`.
+            unsafe {
+                self.records.add((head & self.mask) as usize).write(marker);
+                self.records
+                    .add(((head + 1) & self.mask) as usize)
+                    .write(rec);
+            }
+            self.pending_drops.store(0, Ordering::Relaxed);
+            self.head.store(head + 2, Ordering::Release);
+        } else {
+            self.pending_drops.store(pending + 1, Ordering::Relaxed);
+            let total = self.total_drops.load(Ordering::Relaxed);
+            self.total_drops.store(total + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Consumer: the producer's published position (records before it are readable).
+    pub fn published(&self) -> u64 {
+        self.head.load(Ordering::Acquire)
+    }
+
+    /// Consumer: copies the records `[tail, upto)` to `out` and frees their slots.
+    /// `upto` must be a value [`Ring::published`] returned.
+    pub fn drain_to(&self, upto: u64, out: &mut Vec<RawRecord>) {
+        let tail = self.tail.load(Ordering::Relaxed);
+        if upto <= tail || self.capacity == 0 {
+            return;
+        }
+        let n = (upto - tail) as usize;
+        debug_assert!(n as u64 <= self.capacity);
+        let start = (tail & self.mask) as usize;
+        let first = n.min(self.capacity as usize - start);
+        out.reserve(n);
+        // SAFETY: `[tail, upto)` was published with Release and observed with Acquire, the
+        // producer does not write these slots until `tail` moves past them, and both ranges
+        // lie inside the buffer (`start + first <= capacity`, `n - first <= start`).
+        unsafe {
+            let src = self.records;
+            let dst = out.as_mut_ptr().add(out.len());
+            core::ptr::copy_nonoverlapping(src.add(start), dst, first);
+            core::ptr::copy_nonoverlapping(src, dst.add(first), n - first);
+            out.set_len(out.len() + n);
+        }
+        self.tail.store(upto, Ordering::Release);
+    }
+
+    /// Consumer: records published but not yet drained (approximate while the producer runs).
+    pub fn fill(&self) -> usize {
+        let head = self.head.load(Ordering::Acquire);
+        let tail = self.tail.load(Ordering::Relaxed);
+        head.wrapping_sub(tail) as usize
+    }
+
+    /// All events this ring dropped so far (read racily by the consumer).
+    pub fn total_drops(&self) -> u64 {
+        self.total_drops.load(Ordering::Relaxed)
+    }
+
+    /// Drops not yet covered by a marker record.
+    pub fn pending_drops(&self) -> u64 {
+        self.pending_drops.load(Ordering::Relaxed)
+    }
+
+    /// Consumer: drops the trace does not mention yet, marked as mentioned now. Call it only
+    /// when no marker for them can follow (the ring is retired, over the cap, or recording
+    /// ends). Drops announced by markers must have been passed to [`Ring::note_marked_drops`].
+    pub fn take_unreported_drops(&self) -> u64 {
+        let reported = self.reported_drops.load(Ordering::Relaxed);
+        let total = self.total_drops();
+        self.reported_drops
+            .store(total.max(reported), Ordering::Relaxed);
+        total.saturating_sub(reported)
+    }
+
+    /// Consumer: counts drops announced by a marker record.
+    pub fn note_marked_drops(&self, n: u64) {
+        self.reported_drops.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Owning thread: no more pushes will follow.
+    pub fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    /// Consumer: read *before* [`Ring::published`]; if true, that head value is final.
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        if !self.records.is_null() {
+            let slice = core::ptr::slice_from_raw_parts_mut(self.records, self.capacity as usize);
+            // SAFETY: `records` came from `Box::into_raw` of a boxed slice of this length.
+            drop(unsafe { Box::from_raw(slice) });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn rec(i: u64) -> RawRecord {
+        RawRecord {
+            ts: i,
+            sp: i * 16,
+            func: i as u32,
+            kind: 0,
+        }
+    }
+
+    #[test]
+    fn capacity_rounds_up() {
+        assert_eq!(Ring::rounded_capacity(0), 2);
+        assert_eq!(Ring::rounded_capacity(32768), 32768);
+        assert_eq!(Ring::rounded_capacity(1000), 1024);
+    }
+
+    #[test]
+    fn push_and_drain_wraps() {
+        let r = Ring::new(4);
+        let mut out = Vec::new();
+        for round in 0..5u64 {
+            for i in 0..3 {
+                r.push(rec(round * 10 + i));
+            }
+            r.drain_to(r.published(), &mut out);
+        }
+        assert_eq!(out.len(), 15);
+        assert_eq!(out[14], rec(42));
+        assert_eq!(r.total_drops(), 0);
+    }
+
+    #[test]
+    fn full_ring_drops_and_marks() {
+        let r = Ring::new(4);
+        for i in 0..7 {
+            r.push(rec(i));
+        }
+        assert_eq!(r.total_drops(), 3);
+        assert_eq!(r.pending_drops(), 3);
+        let mut out = Vec::new();
+        r.drain_to(r.published(), &mut out);
+        assert_eq!(out.len(), 4);
+        r.push(rec(100));
+        assert_eq!(r.pending_drops(), 0);
+        r.drain_to(r.published(), &mut out);
+        assert_eq!(out.len(), 6);
+        assert_eq!(out[4].kind, KIND_DROPPED);
+        assert_eq!(out[4].sp, 3);
+        assert_eq!(out[5], rec(100));
+    }
+
+    #[test]
+    fn marker_needs_two_slots() {
+        let r = Ring::new(2);
+        r.push(rec(0));
+        r.push(rec(1));
+        r.push(rec(2)); // dropped
+        let mut out = Vec::new();
+        r.drain_to(r.published() - 1, &mut out); // one slot free only
+        r.push(rec(3)); // still dropped: marker + record need 2
+        assert_eq!(r.total_drops(), 2);
+        r.drain_to(r.published(), &mut out);
+        r.push(rec(4));
+        r.drain_to(r.published(), &mut out);
+        let kinds: Vec<u32> = out.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, vec![0, 0, KIND_DROPPED, 0]);
+        assert_eq!(out[2].sp, 2);
+    }
+
+    #[test]
+    fn zero_capacity_only_counts() {
+        let r = Ring::new(0);
+        r.push(rec(1));
+        r.push(rec(2));
+        let mut out = Vec::new();
+        r.drain_to(r.published(), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.total_drops(), 2);
+    }
+
+    #[test]
+    fn concurrent_spsc_keeps_order_and_count() {
+        let r = Arc::new(Ring::new(64));
+        let p = Arc::clone(&r);
+        const N: u64 = 200_000;
+        let t = std::thread::spawn(move || {
+            for i in 0..N {
+                p.push(rec(i));
+            }
+        });
+        let mut out = Vec::new();
+        let mut done = false;
+        while !done {
+            done = t.is_finished();
+            r.drain_to(r.published(), &mut out);
+        }
+        t.join().unwrap();
+        r.drain_to(r.published(), &mut out);
+        let mut seen = 0u64;
+        let mut dropped_marked = 0u64;
+        let mut last = None;
+        for x in &out {
+            if x.kind == KIND_DROPPED {
+                dropped_marked += x.sp;
+                continue;
+            }
+            if let Some(l) = last {
+                assert!(x.ts > l);
+            }
+            last = Some(x.ts);
+            seen += 1;
+        }
+        assert_eq!(seen + r.total_drops(), N);
+        assert_eq!(dropped_marked + r.pending_drops(), r.total_drops());
+    }
+}
