@@ -10,6 +10,7 @@ fn main() {
         .nth(1)
         .expect("usage: tracecheck FILE [--all]");
     let all = std::env::args().any(|a| a == "--all");
+    let list = std::env::args().any(|a| a == "--functions");
     let file = std::io::BufReader::new(std::fs::File::open(&path).expect("open"));
     let mut r = TraceReader::new(file).expect("header");
     let mut functions = HashMap::new();
@@ -30,6 +31,15 @@ fn main() {
                 i.runtime, i.hook_mode, i.command, i.extra
             ),
             Record::Function(f) => {
+                if list {
+                    println!(
+                        "fn {} {}!{} hooked={}",
+                        f.idx.0,
+                        f.module,
+                        f.full_name(),
+                        f.flags.hooked()
+                    );
+                }
                 if f.flags.hooked() {
                     hooked += 1;
                 }

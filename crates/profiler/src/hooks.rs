@@ -115,43 +115,76 @@ pub fn profiled_sp(elt_info: usize) -> u64 {
     sp
 }
 
-/// The function index the mapper encoded in the client id (`idx + 1`).
+/// Client-id flag: the function is probed only because it is a sentinel; record no events.
+pub const CLIENT_NO_EVENTS: usize = 1 << 62;
+/// Client-id flag: the function is the unhandled-exception sentinel
+/// (`System.AppContext.OnUnhandledException`); its Leave ends the trace with End(Abort).
+pub const CLIENT_SENTINEL: usize = 1 << 63;
+
+/// The client id the mapper returns: `idx + 1` (never 0) plus flags.
+pub const fn client_id(idx: u32, record_events: bool, sentinel: bool) -> usize {
+    let mut c = idx as usize + 1;
+    if !record_events {
+        c |= CLIENT_NO_EVENTS;
+    }
+    if sentinel {
+        c |= CLIENT_SENTINEL;
+    }
+    c
+}
+
+/// The function index the mapper encoded in the client id.
 #[inline(always)]
 fn func_of(client_id: usize) -> u32 {
-    client_id.wrapping_sub(1) as u32
+    (client_id & 0xFFFF_FFFF).wrapping_sub(1) as u32
+}
+
+#[inline(always)]
+fn probe(kind: EventKind, client_id: usize, elt_info: usize) {
+    if client_id & (CLIENT_NO_EVENTS | CLIENT_SENTINEL) == 0 {
+        record(
+            kind.code() as u32,
+            func_of(client_id),
+            profiled_sp(elt_info),
+        );
+    } else {
+        flagged_probe(kind, client_id, elt_info);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn flagged_probe(kind: EventKind, client_id: usize, elt_info: usize) {
+    if client_id & CLIENT_NO_EVENTS == 0 {
+        record(
+            kind.code() as u32,
+            func_of(client_id),
+            profiled_sp(elt_info),
+        );
+    }
+    if client_id & CLIENT_SENTINEL != 0 && kind != EventKind::Enter {
+        // The runtime's unhandled-exception path has run the UnhandledException handlers
+        // and will now print the exception and abort. It resets SIGABRT to SIG_DFL before
+        // raising it, so our SIGABRT handler never runs: finish here.
+        if let Some(rec) = Recorder::global() {
+            rec.finish(eltrace_trace::EndReason::Abort);
+        }
+    }
 }
 
 /// `FunctionEnter3WithInfo`.
 pub extern "C" fn enter_hook(client_id: usize, elt_info: usize) {
-    let _ = std::panic::catch_unwind(|| {
-        record(
-            EventKind::Enter.code() as u32,
-            func_of(client_id),
-            profiled_sp(elt_info),
-        )
-    });
+    let _ = std::panic::catch_unwind(|| probe(EventKind::Enter, client_id, elt_info));
 }
 
 /// `FunctionLeave3WithInfo`.
 pub extern "C" fn leave_hook(client_id: usize, elt_info: usize) {
-    let _ = std::panic::catch_unwind(|| {
-        record(
-            EventKind::Leave.code() as u32,
-            func_of(client_id),
-            profiled_sp(elt_info),
-        )
-    });
+    let _ = std::panic::catch_unwind(|| probe(EventKind::Leave, client_id, elt_info));
 }
 
 /// `FunctionTailcall3WithInfo`.
 pub extern "C" fn tailcall_hook(client_id: usize, elt_info: usize) {
-    let _ = std::panic::catch_unwind(|| {
-        record(
-            EventKind::Tailcall.code() as u32,
-            func_of(client_id),
-            profiled_sp(elt_info),
-        )
-    });
+    let _ = std::panic::catch_unwind(|| probe(EventKind::Tailcall, client_id, elt_info));
 }
 
 /// `ExceptionUnwindFunctionEnter(function)`: remember the frame being unwound.

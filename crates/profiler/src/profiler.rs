@@ -5,15 +5,15 @@
 
 use core::ffi::c_void;
 use std::io::Write as _;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use eltrace_abi::*;
-use eltrace_trace::{EndReason, FunctionFlags, TraceInfo};
+use eltrace_trace::{EndReason, FunctionFlags, FunctionIdx, TraceInfo};
 
 use crate::com::info::Info;
 use crate::com::resolve::Modules;
 use crate::config::{Config, HookMode};
-use crate::recorder::{RECORDER, Recorder};
+use crate::recorder::{RECORDER, Recorder, lock};
 use crate::writer::{self, Sink};
 use crate::{clock, exit, hooks, names, sys};
 
@@ -22,20 +22,37 @@ use crate::{clock, exit, hooks, names, sys};
 /// * ENTERLEAVE: the JIT emits the probes. FRAME_INFO: the WithInfo hooks require at least one
 ///   of ARGS/RETVAL/FRAME_INFO *before* they are registered (and FRAME_INFO is the cheapest).
 /// * EXCEPTIONS: Throw/Unwind/Catch events. THREADS: ThreadNameChanged.
+/// * DISABLE_INLINING: an inlined callee has no probes of its own. Measured on CoreCLR
+///   10.0.12 with a loop calling a one-line `static int Small(int x) => x + 1` 1000 times:
+///   1000 Enter/Leave pairs while the caller runs tier-0 code, but **0** (Small is not even
+///   JIT-compiled, so the mapper never sees it) when the caller is optimized
+///   (`DOTNET_TieredCompilation=0`, or `DOTNET_TC_QuickJitForLoops=0`, or after tier-up).
+///   With this flag the count is 1000 in all three cases.
 pub const EVENT_MASK: DWORD = COR_PRF_MONITOR_ENTERLEAVE
     | COR_PRF_ENABLE_FRAME_INFO
+    | COR_PRF_DISABLE_INLINING
     | COR_PRF_MONITOR_EXCEPTIONS
     | COR_PRF_MONITOR_THREADS;
+
+/// The unhandled-exception sentinel: CoreLib's `System.AppContext.OnUnhandledException`,
+/// which raises `AppDomain.UnhandledException` just before the runtime prints the exception
+/// and aborts (measured on CoreCLR 10.0.12: it is JIT-compiled and called on that path).
+const SENTINEL_MODULE: &str = "System.Private.CoreLib.dll";
+const SENTINEL_TYPE: &str = "System.AppContext";
+const SENTINEL_METHOD: &str = "OnUnhandledException";
 
 pub struct Profiler {
     info: OnceLock<Info>,
     modules: Modules,
+    /// FunctionIDs of sentinel functions (see [`SENTINEL_METHOD`]).
+    sentinels: Mutex<Vec<u64>>,
 }
 
 /// The one profiler (the callback object's behaviour); process lifetime.
 pub static PROFILER: Profiler = Profiler {
     info: OnceLock::new(),
     modules: Modules::new(),
+    sentinels: Mutex::new(Vec::new()),
 };
 
 /// One `eltrace:` line on stderr (used before the recorder exists).
@@ -288,12 +305,23 @@ impl Profiler {
         S_OK
     }
 
-    /// The mapper's work: the function's index and hook decision (resolving it on first sight).
-    fn map_function(&self, function: FunctionID) -> Option<(u32, bool)> {
+    /// The mapper's work: the client id and whether the function gets probes (resolving it
+    /// on first sight). Selected functions get probes that record events; the
+    /// unhandled-exception sentinel gets probes even when not selected.
+    fn map_function(&self, function: FunctionID) -> Option<(usize, bool)> {
         let rec = Recorder::global()?;
-        if let Some((idx, hooked)) = rec.function(function as u64) {
-            return Some((idx.0, hooked));
-        }
+        let (idx, hooked) = match rec.function(function as u64) {
+            Some(e) => e,
+            None => self.add_function(rec, function)?,
+        };
+        let sentinel = lock(&self.sentinels).contains(&(function as u64));
+        Some((
+            hooks::client_id(idx.0, hooked, sentinel),
+            hooked || sentinel,
+        ))
+    }
+
+    fn add_function(&self, rec: &Recorder, function: FunctionID) -> Option<(FunctionIdx, bool)> {
         let info = self.info.get()?;
         let (described, failure) = self.modules.describe(info, function);
         if let Some(why) = failure {
@@ -308,13 +336,19 @@ impl Profiler {
         if hooked {
             record.flags.0 |= FunctionFlags::HOOKED;
         }
-        let (idx, hooked) = rec.add_function(record, hooked);
-        Some((idx.0, hooked))
+        if described.framework
+            && record.module == SENTINEL_MODULE
+            && record.type_name == SENTINEL_TYPE
+            && record.method == SENTINEL_METHOD
+        {
+            lock(&self.sentinels).push(function as u64);
+        }
+        Some(rec.add_function(record, hooked))
     }
 }
 
-/// `FunctionIDMapper2`: returns `idx + 1` (never 0) so the hooks get the index without a
-/// lookup; unselected functions get `*hook = FALSE`.
+/// `FunctionIDMapper2`: returns `idx + 1` plus flags (never 0, see `hooks::client_id`) so the
+/// hooks get the index without a lookup; unselected functions get `*hook = FALSE`.
 unsafe extern "C" fn function_id_mapper(
     function: FunctionID,
     _client_data: *mut c_void,
@@ -322,7 +356,7 @@ unsafe extern "C" fn function_id_mapper(
 ) -> UINT_PTR {
     let mapped = std::panic::catch_unwind(|| PROFILER.map_function(function));
     let (client, hooked) = match mapped {
-        Ok(Some((idx, hooked))) => (idx as usize + 1, hooked),
+        Ok(Some(m)) => m,
         _ => {
             if let Some(rec) = Recorder::global() {
                 rec.internal_error("mapper", &format!("could not map function {function:#x}"));
