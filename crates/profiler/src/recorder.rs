@@ -198,9 +198,10 @@ impl Recorder {
             self.note(
                 "memory-cap",
                 &format!(
-                    "thread {} gets no buffer: {} MB of buffers are in use (ELTRACE_MAX_BUFFER_MB); its events are dropped",
+                    "thread {} gets no buffer: {} KiB of {} KiB (ELTRACE_MAX_BUFFER_MB) are in use; its events are dropped",
                     idx.0,
-                    before >> 20
+                    before >> 10,
+                    max >> 10
                 ),
             );
         }
