@@ -12,7 +12,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{Report, check_chrome, check_folded, record, string, uint};
+use common::{Report, check_chrome, check_folded, record, record_with, string, uint};
 
 const MAIN: &str = "Scenarios.Program.Main";
 
@@ -415,4 +415,59 @@ fn folded_export_lists_the_call_stacks() {
     let folded_ns: u64 = stacks.iter().map(|(_, n)| n).sum();
     let exclusive_ns: u64 = r.functions().iter().map(|f| uint(f, "exclusive_ns")).sum();
     assert_eq!(folded_ns, exclusive_ns);
+}
+
+#[test]
+fn selection_include_globs_pick_functions() {
+    // One `Module!…` glob and one plain glob.
+    let rec = record_with(
+        "calltree",
+        &[
+            "--include",
+            "Scenarios!Scenarios.Alpha.*",
+            "--include",
+            "Scenarios.Beta.Twi?e",
+        ],
+    );
+    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
+    let r = rec.report();
+    r.check_invariants(0, true);
+    let step = "Scenarios.Alpha.Step";
+    let twice = "Scenarios.Beta.Twice";
+    let names: Vec<String> = r.names().into_iter().collect();
+    assert_eq!(names, [step, twice], "functions in the report");
+    assert_eq!(r.calls(step), 10);
+    assert_eq!(r.calls(twice), 20);
+    // Main and Run are not selected, so each Step is a root.
+    assert_eq!(r.roots(), map(&[(step, 10)]));
+    assert_eq!(r.edge_calls(step, twice), 20);
+}
+
+#[test]
+fn selection_exclude_globs_drop_functions() {
+    let rec = record_with(
+        "calltree",
+        &[
+            "--exclude",
+            "Scenarios.Outer+Inner.*",
+            "--exclude",
+            "*.Describe",
+        ],
+    );
+    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
+    let r = rec.report();
+    r.check_invariants(0, true);
+    for gone in ["Scenarios.Outer+Inner.Leaf", "Scenarios.Box`1.Describe"] {
+        assert!(
+            !r.has_function(gone),
+            "{gone} was excluded: {:?}",
+            r.names()
+        );
+    }
+    assert_eq!(r.calls(MAIN), 1);
+    assert_eq!(r.calls("Scenarios.CallTreeScenario.Run"), 1);
+    assert_eq!(r.calls("Scenarios.Alpha.Step"), 10);
+    assert_eq!(r.calls("Scenarios.Beta.Twice"), 20);
+    assert_eq!(r.calls("Scenarios.Point.LengthSquared"), 20);
+    assert_eq!(r.roots(), map(&[(MAIN, 1)]));
 }
