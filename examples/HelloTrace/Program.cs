@@ -17,8 +17,7 @@ public static class Program
 {
     public static int Main()
     {
-        int primes = 0;
-        var primeThread = new Thread(() => primes = Primes.CountBelow(20_000)) { Name = "primes" };
+        var primeThread = new Thread(Primes.Run) { Name = "primes" };
         primeThread.Start();
 
         var words = WordCount.Count(Text.Sample);
@@ -27,7 +26,7 @@ public static class Program
 
         primeThread.Join();
 
-        Console.WriteLine($"primes below 20000: {primes}");
+        Console.WriteLine($"primes below {Primes.Limit}: {Primes.Found}");
         Console.WriteLine($"distinct words: {words.Count}; most frequent:");
         foreach (var (word, count) in WordCount.Top(words, 3))
         {
@@ -40,6 +39,14 @@ public static class Program
 
 public static class Primes
 {
+    public const int Limit = 20_000;
+    public static int Found;
+
+    public static void Run()
+    {
+        Found = CountBelow(Limit);
+    }
+
     public static int CountBelow(int limit)
     {
         int count = 0;
@@ -105,8 +112,13 @@ public static class WordCount
         {
             list.Add((pair.Key, pair.Value));
         }
-        list.Sort((a, b) => b.Count != a.Count ? b.Count.CompareTo(a.Count) : string.CompareOrdinal(a.Word, b.Word));
+        list.Sort(ByCountThenWord);
         return list.GetRange(0, Math.Min(n, list.Count));
+    }
+
+    private static int ByCountThenWord((string Word, int Count) a, (string Word, int Count) b)
+    {
+        return b.Count != a.Count ? b.Count.CompareTo(a.Count) : string.CompareOrdinal(a.Word, b.Word);
     }
 }
 
