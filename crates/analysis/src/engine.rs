@@ -420,8 +420,12 @@ fn close_top<S: FrameSink + ?Sized>(
         EndKind::Lost => fs.lost += 1,
         EndKind::OpenAtEnd => fs.open_at_end += 1,
     }
+    // Entries are removed at zero so that the maps stay as small as the stack.
     if let Some(c) = st.active.get_mut(&o.func) {
-        *c = c.saturating_sub(1);
+        *c -= 1;
+        if *c == 0 {
+            st.active.remove(&o.func);
+        }
     }
 
     let ts = stats.threads.entry(thread.0, ThreadStats::default);
@@ -445,7 +449,10 @@ fn close_top<S: FrameSink + ?Sized>(
         es.inclusive_ns += dur;
     }
     if let Some(c) = st.active_edges.get_mut(&key) {
-        *c = c.saturating_sub(1);
+        *c -= 1;
+        if *c == 0 {
+            st.active_edges.remove(&key);
+        }
     }
     if let (Some(tree), Some(node)) = (stats.tree.as_mut(), o.node) {
         tree.add(node, dur, excl);

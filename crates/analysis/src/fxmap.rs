@@ -40,7 +40,9 @@ impl Hasher for FxHasher {
     }
     #[inline]
     fn finish(&self) -> u64 {
-        self.0
+        // The product's low bits depend only on the input's low bits, and hashbrown picks
+        // buckets by the low bits: rotate the well-mixed high bits down (as rustc-hash 2 does).
+        self.0.rotate_left(26)
     }
 }
 

@@ -177,6 +177,15 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     Ok(ExitCode::from(code))
 }
 
+/// Functions with calls, counted as `report` lists them (same name and module: one).
+fn functions_called(a: &eltrace_analysis::Analysis) -> usize {
+    let names: std::collections::HashSet<(String, &str)> = a
+        .functions()
+        .map(|(f, _)| (a.tables.functions.name(f), a.tables.functions.module(f)))
+        .collect();
+    names.len()
+}
+
 /// Tells on stderr where the trace went and what it holds.
 fn summarize(output: &Path, shown_cmd: &str) {
     if !output.is_file() {
@@ -201,7 +210,7 @@ fn summarize(output: &Path, shown_cmd: &str) {
             eprintln!(
                 "eltrace: {} events, {} functions called, {} threads, {} dropped events{}",
                 a.totals.events,
-                a.functions().count(),
+                functions_called(&a),
                 a.tables.threads.len(),
                 a.dropped_events(),
                 if a.truncated {

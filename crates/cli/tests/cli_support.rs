@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use eltrace_trace::{
     EndReason, EndRecord, Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord,
@@ -13,14 +12,9 @@ use eltrace_trace::{
 
 pub use EventKind::{Enter, Leave, Throw, Unwind};
 
-/// A fresh, empty directory for one test.
+/// A fresh, empty directory for one test (`name` is unique over the cli tests).
 pub fn temp_dir(name: &str) -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "cli-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

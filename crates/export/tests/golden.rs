@@ -145,6 +145,45 @@ fn recursion() -> Vec<u8> {
     w.into_inner()
 }
 
+/// Names where one is a prefix of another (`A.F` / `A.F.G` / `A.F0`), and two functions of the
+/// same name in different modules, whose stacks must merge.
+fn prefixes() -> Vec<u8> {
+    let mut w = writer(&[
+        ("App.dll", "A", "F"),    // 0
+        ("App.dll", "A.F", "G"),  // 1
+        ("App.dll", "A", "F0"),   // 2
+        ("Lib.dll", "A", "F"),    // 3: same name as 0
+        ("App.dll", "A", "Main"), // 4
+    ]);
+    w.write_thread(&ThreadRecord::new(ThreadIdx(0), 5)).unwrap();
+    events(
+        &mut w,
+        0,
+        &[
+            (0, Enter, 4),
+            (10, Enter, 0),
+            (20, Enter, 1),
+            (30, Leave, 1),
+            (40, Leave, 0),
+            (50, Enter, 1),
+            (60, Enter, 0),
+            (65, Leave, 0),
+            (70, Leave, 1),
+            (80, Enter, 2),
+            (90, Enter, 2),
+            (95, Leave, 2),
+            (99, Leave, 2),
+            (100, Enter, 3),
+            (110, Enter, 2),
+            (120, Leave, 2),
+            (130, Leave, 3),
+            (200, Leave, 4),
+        ],
+    );
+    w.write_end(&EndRecord::default()).unwrap();
+    w.into_inner()
+}
+
 fn run(format: Format, trace: &[u8], opts: &ExportOptions) -> Vec<u8> {
     let mut out = Vec::new();
     export(format, trace, &mut out, opts).unwrap();
@@ -216,12 +255,17 @@ fn golden_folded() {
         Format::Folded,
         &run(Format::Folded, &recursion(), &calls),
     );
+    check_golden(
+        "prefixes",
+        Format::Folded,
+        &run(Format::Folded, &prefixes(), &ExportOptions::default()),
+    );
 }
 
 /// Folded totals equal the root frames' time, and lines are sorted and distinct.
 #[test]
 fn folded_adds_up() {
-    for trace in [basic(), recursion()] {
+    for trace in [basic(), recursion(), prefixes()] {
         let out =
             String::from_utf8(run(Format::Folded, &trace, &ExportOptions::default())).unwrap();
         let a = eltrace_analysis::analyze(&trace[..], &Default::default()).unwrap();
@@ -245,7 +289,7 @@ fn us_to_ns(v: &Value) -> u64 {
 /// The Chrome JSON parses, has the documented shape, and each thread's slices nest in order.
 #[test]
 fn chrome_parses_and_nests() {
-    for trace in [basic(), recursion()] {
+    for trace in [basic(), recursion(), prefixes()] {
         let out = run(Format::Chrome, &trace, &ExportOptions::default());
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["displayTimeUnit"], "ns");
