@@ -176,6 +176,12 @@ pub fn analysis_fail(path: &Path, e: &AnalysisError) -> Fail {
 
 /// Warns on stderr about what makes an analysis incomplete.
 pub fn warn_incomplete(path: &Path, a: &Analysis) {
+    if a.threads().next().is_none() && a.totals.events > 0 {
+        eprintln!(
+            "eltrace: warning: no thread of {} was selected (see `report` for the OS tids)",
+            path.display()
+        );
+    }
     if a.truncated {
         eprintln!(
             "eltrace: warning: {} is truncated (the recording was cut short); frames still \

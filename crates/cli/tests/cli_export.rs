@@ -104,6 +104,19 @@ fn thread_filter() {
     ]);
     assert!(o.status.success());
     assert_eq!(stdout(&o), "App.Worker.Loop 4000000\n");
+    let o = run(&[
+        "export",
+        p.to_str().unwrap(),
+        "-f",
+        "folded",
+        "-o",
+        "-",
+        "--thread",
+        "5",
+    ]);
+    assert!(o.status.success());
+    assert!(o.stdout.is_empty());
+    assert!(stderr(&o).contains("no thread"), "{}", stderr(&o));
 }
 
 #[test]
