@@ -22,5 +22,5 @@ step setup bash scripts/setup.sh
 step build cargo build --workspace --locked
 step fmt cargo fmt --all --check
 step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
-step test cargo test --workspace --locked
+step test cargo test --workspace --locked --no-fail-fast
 note "all steps passed"

@@ -105,6 +105,8 @@ impl ChildGuard {
                 }
                 None if Instant::now() >= deadline => {
                     kill_group(child);
+                    // Reaped: the drop must not signal a process group id that may be reused.
+                    self.child = None;
                     panic!("{what} did not finish within {timeout:?}; killed it");
                 }
                 None => std::thread::sleep(Duration::from_millis(20)),
