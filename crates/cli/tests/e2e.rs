@@ -12,7 +12,20 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{Report, check_chrome, check_folded, record, record_with, string, uint};
+use common::{Mode, Report, check_chrome, check_folded, record_in, string, uint};
+
+modes!(
+    fib_exact_call_count,
+    calltree_counts_and_edges,
+    exceptions_keep_stacks_balanced,
+    threads_are_named_and_counted,
+    deep_recursion_keeps_every_frame,
+    exit_code_and_open_chain_survive_environment_exit,
+    unhandled_exception_aborts_with_134,
+    folded_export_lists_the_call_stacks,
+    selection_include_globs_pick_functions,
+    selection_exclude_globs_drop_functions,
+);
 
 const MAIN: &str = "Scenarios.Program.Main";
 
@@ -43,9 +56,8 @@ fn assert_normal_end(r: &Report) {
     );
 }
 
-#[test]
-fn fib_exact_call_count() {
-    let rec = record("fib");
+fn fib_exact_call_count(mode: Mode) {
+    let rec = record_in(mode, "fib", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stdout.contains("fib(22) = 17711"),
@@ -86,9 +98,8 @@ fn fib_exact_call_count() {
     assert!(fib_inclusive > 0);
 }
 
-#[test]
-fn calltree_counts_and_edges() {
-    let rec = record("calltree");
+fn calltree_counts_and_edges(mode: Mode) {
+    let rec = record_in(mode, "calltree", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stdout.contains("calltree total = 1724"),
@@ -135,9 +146,8 @@ fn calltree_counts_and_edges() {
     }
 }
 
-#[test]
-fn exceptions_keep_stacks_balanced() {
-    let rec = record("exceptions");
+fn exceptions_keep_stacks_balanced(mode: Mode) {
+    let rec = record_in(mode, "exceptions", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stdout
@@ -198,9 +208,8 @@ fn exceptions_keep_stacks_balanced() {
     assert_eq!(chrome.x_by_name.get("Scenarios.Filter.IsEven"), Some(&6));
 }
 
-#[test]
-fn threads_are_named_and_counted() {
-    let rec = record("threads");
+fn threads_are_named_and_counted(mode: Mode) {
+    let rec = record_in(mode, "threads", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     let r = rec.report();
     r.check_invariants(0, true);
@@ -255,9 +264,8 @@ fn threads_are_named_and_counted() {
     assert_eq!(chrome.x_by_name.get(worker), Some(&8));
 }
 
-#[test]
-fn deep_recursion_keeps_every_frame() {
-    let rec = record("deep");
+fn deep_recursion_keeps_every_frame(mode: Mode) {
+    let rec = record_in(mode, "deep", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     assert!(rec.stdout.contains("deep = 9999"), "stdout: {}", rec.stdout);
     let r = rec.report();
@@ -278,9 +286,8 @@ fn deep_recursion_keeps_every_frame() {
     assert_eq!(uint(t, "events"), 2 * 10_001, "thread deep: {t}");
 }
 
-#[test]
-fn exit_code_and_open_chain_survive_environment_exit() {
-    let rec = record("exit");
+fn exit_code_and_open_chain_survive_environment_exit(mode: Mode) {
+    let rec = record_in(mode, "exit", &[]);
     assert_eq!(rec.exit(), 42, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stdout.contains("exit: leaving from depth 4"),
@@ -324,9 +331,8 @@ fn exit_code_and_open_chain_survive_environment_exit() {
     assert_eq!(uint(open[0], "max_depth"), 6);
 }
 
-#[test]
-fn unhandled_exception_aborts_with_134() {
-    let rec = record("unhandled");
+fn unhandled_exception_aborts_with_134(mode: Mode) {
+    let rec = record_in(mode, "unhandled", &[]);
     assert_eq!(rec.exit(), 134, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stderr.contains("unhandled by design"),
@@ -364,9 +370,8 @@ fn unhandled_exception_aborts_with_134() {
     assert_eq!(r.roots(), map(&[(MAIN, 1)]));
 }
 
-#[test]
-fn folded_export_lists_the_call_stacks() {
-    let rec = record("calltree");
+fn folded_export_lists_the_call_stacks(mode: Mode) {
+    let rec = record_in(mode, "calltree", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     let r = rec.report();
     let known = r.names();
@@ -417,10 +422,10 @@ fn folded_export_lists_the_call_stacks() {
     assert_eq!(folded_ns, exclusive_ns);
 }
 
-#[test]
-fn selection_include_globs_pick_functions() {
+fn selection_include_globs_pick_functions(mode: Mode) {
     // One `Module!…` glob and one plain glob.
-    let rec = record_with(
+    let rec = record_in(
+        mode,
         "calltree",
         &[
             "--include",
@@ -443,9 +448,9 @@ fn selection_include_globs_pick_functions() {
     assert_eq!(r.edge_calls(step, twice), 20);
 }
 
-#[test]
-fn selection_exclude_globs_drop_functions() {
-    let rec = record_with(
+fn selection_exclude_globs_drop_functions(mode: Mode) {
+    let rec = record_in(
+        mode,
         "calltree",
         &[
             "--exclude",
