@@ -6,7 +6,9 @@
 //! from the program's code (see the comment at the top of each scenario's file): exact calls
 //! per function and per edge, balanced stacks (no dropped events, mismatched frames or
 //! unmatched leaves), open frames at the end, exception unwinds, thread names, exit codes
-//! passed through, and the Chrome and folded exports.
+//! passed through, and the Chrome and folded exports. Every test runs three times ([`modes!`]):
+//! fast path, `--slow-path`, and fast path with the register-trashing contract-test stubs; the
+//! fp/args/structs/async scenarios check their own results, so a broken register shows.
 
 mod common;
 
@@ -25,6 +27,10 @@ modes!(
     folded_export_lists_the_call_stacks,
     selection_include_globs_pick_functions,
     selection_exclude_globs_drop_functions,
+    fp_results_survive_the_probes,
+    many_arguments_survive_the_probes,
+    struct_returns_survive_the_probes,
+    async_tasks_keep_results_and_balance,
 );
 
 const MAIN: &str = "Scenarios.Program.Main";
@@ -475,4 +481,104 @@ fn selection_exclude_globs_drop_functions(mode: Mode) {
     assert_eq!(r.calls("Scenarios.Beta.Twice"), 20);
     assert_eq!(r.calls("Scenarios.Point.LengthSquared"), 20);
     assert_eq!(r.roots(), map(&[(MAIN, 1)]));
+}
+
+/// Records a scenario of Registers.cs/Async.cs: it must report all results correct (a probe
+/// that broke a register would make it compute wrong values and exit 1), with balanced
+/// stacks, and the given exact call counts.
+fn check_computing_scenario(mode: Mode, scenario: &str, calls: &[(&str, u64)]) -> Report {
+    let rec = record_in(mode, scenario, &[]);
+    assert_eq!(
+        rec.exit(),
+        0,
+        "exit status; stdout:\n{}\nstderr:\n{}",
+        rec.stdout,
+        rec.stderr
+    );
+    assert!(
+        rec.stdout
+            .contains(&format!("{scenario}: all results correct")),
+        "stdout: {}",
+        rec.stdout
+    );
+    let r = rec.report();
+    r.check_invariants(0, true);
+    assert_normal_end(&r);
+    for (name, n) in calls {
+        assert_eq!(r.calls(name), *n, "calls of {name}");
+    }
+    assert_eq!(r.calls(MAIN), 1);
+    r
+}
+
+fn fp_results_survive_the_probes(mode: Mode) {
+    let r = check_computing_scenario(
+        mode,
+        "fp",
+        &[
+            ("Scenarios.FpScenario.Run", 1),
+            ("Scenarios.FpScenario.Poly", 1000),
+            ("Scenarios.FpScenario.Mix8", 1000),
+            ("Scenarios.FpScenario.Scale", 1000),
+            ("Scenarios.FpScenario.Dot4", 1000),
+        ],
+    );
+    assert_eq!(
+        r.edge_calls("Scenarios.FpScenario.Run", "Scenarios.FpScenario.Mix8"),
+        1000
+    );
+}
+
+fn many_arguments_survive_the_probes(mode: Mode) {
+    check_computing_scenario(
+        mode,
+        "args",
+        &[
+            ("Scenarios.ArgsScenario.Run", 1),
+            ("Scenarios.ArgsScenario.Many", 500),
+            ("Scenarios.ArgsScenario.Mixed", 500),
+            ("Scenarios.ArgsScenario.Stack", 500),
+        ],
+    );
+}
+
+fn struct_returns_survive_the_probes(mode: Mode) {
+    let mut calls = vec![("Scenarios.StructsScenario.Run", 1)];
+    for f in [
+        "MakePair",
+        "MakeDoubles",
+        "MakeMixed",
+        "MakeFlipped",
+        "MakeFloats",
+        "MakeLarge",
+        "SumLarge",
+    ] {
+        calls.push((
+            Box::leak(format!("Scenarios.StructsScenario.{f}").into_boxed_str()),
+            300,
+        ));
+    }
+    check_computing_scenario(mode, "structs", &calls);
+}
+
+fn async_tasks_keep_results_and_balance(mode: Mode) {
+    let r = check_computing_scenario(
+        mode,
+        "async",
+        &[
+            ("Scenarios.AsyncScenario.Run", 1),
+            ("Scenarios.AsyncScenario.RunAsync", 1),
+            ("Scenarios.AsyncScenario.Worker", 20),
+            ("Scenarios.AsyncScenario.Leaf", 200),
+            // Each Worker's state machine runs once to its first await, then once per resume.
+            ("Scenarios.AsyncScenario+<Worker>d__4.MoveNext", 20 * 11),
+        ],
+    );
+    assert_eq!(
+        r.edge_calls(
+            "Scenarios.AsyncScenario+<Worker>d__4.MoveNext",
+            "Scenarios.AsyncScenario.Leaf"
+        ),
+        200
+    );
 }
