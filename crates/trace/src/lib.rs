@@ -32,6 +32,7 @@
 //! ```
 
 mod crc;
+mod events;
 mod model;
 mod reader;
 mod varint;
@@ -46,8 +47,10 @@ pub use writer::TraceWriter;
 
 /// The first eight bytes of every trace file.
 pub const MAGIC: [u8; 8] = *b"ELTRACE\0";
-/// The format version this crate writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this crate writes (it reads this one and [`FORMAT_VERSION_1`]).
+pub const FORMAT_VERSION: u16 = 2;
+/// The first format version: EVENTS without Leave prediction (still read).
+pub const FORMAT_VERSION_1: u16 = 1;
 /// Largest payload one chunk may carry; the reader rejects larger lengths as corruption.
 pub const MAX_CHUNK_PAYLOAD: u32 = 16 << 20;
 /// Events chunks are split so that none holds more than this many events.

@@ -5,8 +5,8 @@ use std::io::{self, Read};
 
 use crate::crc::crc32_parts;
 use crate::model::{
-    EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, Record,
-    ThreadIdx, ThreadRecord, TraceInfo,
+    EndReason, EndRecord, FunctionFlags, FunctionIdx, FunctionRecord, Record, ThreadIdx,
+    ThreadRecord, TraceInfo,
 };
 use crate::varint::{Cursor, DecodeError};
 use crate::{FORMAT_VERSION, MAGIC, MAX_CHUNK_PAYLOAD, tag};
@@ -58,6 +58,7 @@ pub struct TraceReader<R: Read> {
     truncated: bool,
     ended: bool,
     done: bool,
+    version: u16,
 }
 
 /// Reads until `buf` is full or the input ends; returns how many bytes were read.
@@ -89,7 +90,7 @@ impl<R: Read> TraceReader<R> {
             });
         }
         let version = u16::from_le_bytes([head[8], head[9]]);
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != crate::FORMAT_VERSION_1 {
             return Err(ReadError::UnsupportedVersion(version));
         }
         Ok(TraceReader {
@@ -99,6 +100,7 @@ impl<R: Read> TraceReader<R> {
             truncated: false,
             ended: false,
             done: false,
+            version,
         })
     }
 
@@ -111,6 +113,11 @@ impl<R: Read> TraceReader<R> {
     /// True once the reader has read the end chunk.
     pub fn ended(&self) -> bool {
         self.ended
+    }
+
+    /// The file's format version.
+    pub fn version(&self) -> u16 {
+        self.version
     }
 
     /// Byte offset of the next chunk.
@@ -164,7 +171,7 @@ impl<R: Read> TraceReader<R> {
                 offset: start,
                 reason: format!("chunk kind {kind}: {}", e.0),
             };
-            let rec = decode(kind, &self.payload).map_err(corrupt)?;
+            let rec = decode(kind, &self.payload, self.version).map_err(corrupt)?;
             let first = start == 12;
             if first != matches!(rec, Some(Record::Info(_))) {
                 return Err(ReadError::Corrupt {
@@ -189,7 +196,7 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
-fn decode(kind: u8, payload: &[u8]) -> Result<Option<Record>, DecodeError> {
+fn decode(kind: u8, payload: &[u8], version: u16) -> Result<Option<Record>, DecodeError> {
     let mut c = Cursor::new(payload);
     let rec = match kind {
         tag::INFO => {
@@ -239,20 +246,8 @@ fn decode(kind: u8, payload: &[u8]) -> Result<Option<Record>, DecodeError> {
             if count as usize > payload.len() {
                 return Err(DecodeError("event count larger than the chunk"));
             }
-            let mut ts = c.u64()?;
-            let mut sp = 0u64;
-            let mut events = Vec::with_capacity(count as usize);
-            for _ in 0..count {
-                let head = c.u64()?;
-                let kind = EventKind::from_code((head & 7) as u8)
-                    .ok_or(DecodeError("unknown event kind"))?;
-                ts = ts
-                    .checked_add(head >> 3)
-                    .ok_or(DecodeError("timestamp overflows"))?;
-                let func = FunctionIdx(c.u32()?);
-                sp = sp.wrapping_add(c.i64()? as u64);
-                events.push(Event { ts, kind, func, sp });
-            }
+            let base_ts = c.u64()?;
+            let events = crate::events::decode(&mut c, count, base_ts, version)?;
             Record::Events { thread, events }
         }
         tag::DROPPED => Record::Dropped {

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use crate::crc::crc32_parts;
 use crate::model::{EndRecord, Event, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo};
-use crate::varint::{put_i64, put_str, put_u64};
+use crate::varint::{put_str, put_u64};
 use crate::{FORMAT_VERSION, MAGIC, MAX_EVENTS_PER_CHUNK, tag};
 
 /// Writes a trace. Every `write_*` call emits whole chunks; nothing is buffered between calls
@@ -100,18 +100,8 @@ impl<W: Write> TraceWriter<W> {
             let p = &mut self.payload;
             put_u64(p, u64::from(thread.0));
             put_u64(p, part.len() as u64);
-            let base = part[0].ts;
-            put_u64(p, base);
-            let (mut prev_ts, mut prev_sp) = (base, 0u64);
-            for e in part {
-                // Timestamps never go backwards within a thread; a clock that did is clamped.
-                let delta = e.ts.saturating_sub(prev_ts);
-                prev_ts = prev_ts.max(e.ts);
-                put_u64(p, (delta << 3) | u64::from(e.kind.code()));
-                put_u64(p, u64::from(e.func.0));
-                put_i64(p, e.sp.wrapping_sub(prev_sp) as i64);
-                prev_sp = e.sp;
-            }
+            put_u64(p, part[0].ts);
+            crate::events::encode(p, part);
             self.chunk(tag::EVENTS)?;
             self.events_written += part.len() as u64;
         }

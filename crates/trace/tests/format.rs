@@ -233,3 +233,156 @@ fn unknown_chunk_kinds_are_skipped() {
     assert!(!truncated);
     assert_eq!(a, b);
 }
+
+/// A call tree like a recursive program's: nested Enters and Leaves with matching SPs.
+fn nested_events(n: usize) -> Vec<Event> {
+    fn walk(depth: u32, ts: &mut u64, sp: u64, out: &mut Vec<Event>, n: usize) {
+        if out.len() >= n {
+            return;
+        }
+        *ts += 23;
+        out.push(Event {
+            ts: *ts,
+            kind: EventKind::Enter,
+            func: FunctionIdx(depth % 5),
+            sp,
+        });
+        if depth < 12 {
+            walk(depth + 1, ts, sp - 48, out, n);
+            walk(depth + 1, ts, sp - 48, out, n);
+        }
+        *ts += 17;
+        out.push(Event {
+            ts: *ts,
+            kind: EventKind::Leave,
+            func: FunctionIdx(depth % 5),
+            sp,
+        });
+    }
+    let mut out = Vec::new();
+    let mut ts = 1_000;
+    while out.len() < n {
+        walk(0, &mut ts, 0x7ffd_1234_5670, &mut out, n);
+    }
+    out
+}
+
+/// Writes `events` as one thread's trace and reads them back; also returns the bytes the
+/// events took (the file minus an empty trace).
+fn events_round_trip(events: &[Event]) -> (Vec<Event>, usize) {
+    let mut empty = TraceWriter::new(Vec::new(), &TraceInfo::new(1)).unwrap();
+    empty.write_end(&EndRecord::default()).unwrap();
+    let header = empty.into_inner().len();
+    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(1)).unwrap();
+    w.write_events(ThreadIdx(0), events).unwrap();
+    w.write_end(&EndRecord::default()).unwrap();
+    let bytes = w.into_inner();
+    let (recs, truncated) = read_all(&bytes).unwrap();
+    assert!(!truncated);
+    let got: Vec<Event> = recs
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::Events { events, .. } => Some(events),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    (got, bytes.len() - header)
+}
+
+#[test]
+fn leaves_are_predicted_at_most_four_bytes_per_event() {
+    let events = nested_events(300_000);
+    let (got, size) = events_round_trip(&events);
+    assert_eq!(got, events);
+    let per_event = size as f64 / events.len() as f64;
+    assert!(per_event <= 4.0, "{per_event} bytes per event");
+}
+
+#[test]
+fn mismatched_and_unpredictable_events_round_trip() {
+    // Leaves of frames opened in an earlier chunk, leaves that match no frame, unwinds with
+    // sp 0, catches and throws, a function index of u32::MAX, huge sp jumps.
+    let mut events = Vec::new();
+    let mut ts = 5u64;
+    let mut x = 0x1234_5678_9abc_def0u64;
+    for _ in 0..200_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ts += x % 300;
+        let kind = EventKind::from_code((x >> 20) as u8 % 6).unwrap();
+        let func = if x % 97 == 0 {
+            u32::MAX
+        } else {
+            (x >> 8) as u32 % 7
+        };
+        let sp = match (x >> 40) % 4 {
+            0 => 0,
+            1 => x,
+            _ => 0x7ff0_0000_0000 + ((x >> 30) % 16) * 64,
+        };
+        events.push(Event {
+            ts,
+            kind,
+            func: FunctionIdx(func),
+            sp,
+        });
+    }
+    let (got, _) = events_round_trip(&events);
+    assert_eq!(got, events);
+}
+
+#[test]
+fn version_1_traces_are_still_read() {
+    // A version-1 trace: header, INFO chunk, one EVENTS chunk with 2 events, END chunk.
+    fn chunk(kind: u8, payload: &[u8]) -> Vec<u8> {
+        let mut v = vec![kind, 0, 0, 0];
+        v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        let mut crc = 0xFFFF_FFFFu32;
+        for &b in v.iter().chain(payload) {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        v.extend_from_slice(&(!crc).to_le_bytes());
+        v.extend_from_slice(payload);
+        v
+    }
+    let mut bytes = b"ELTRACE\0".to_vec();
+    bytes.extend_from_slice(&1u16.to_le_bytes());
+    bytes.extend_from_slice(&[0, 0]);
+    bytes.extend(chunk(1, &[0]));
+    // thread 0, count 2, base_ts 100; Enter func 3 sp +128 (svar 256 = 0x80 0x02);
+    // Leave after 5 ticks (head 5 << 3 | 1 = 41), func 3, dsp 0.
+    bytes.extend(chunk(4, &[0, 2, 100, 0, 3, 0x80, 0x02, 41, 3, 0]));
+    bytes.extend(chunk(6, &[0, 105, 2, 0, 0]));
+    let (recs, truncated) = read_all(&bytes).unwrap();
+    assert!(!truncated);
+    let ev = recs.iter().find_map(|r| match r {
+        Record::Events { events, .. } => Some(events.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        ev.unwrap(),
+        vec![
+            Event {
+                ts: 100,
+                kind: EventKind::Enter,
+                func: FunctionIdx(3),
+                sp: 128
+            },
+            Event {
+                ts: 105,
+                kind: EventKind::Leave,
+                func: FunctionIdx(3),
+                sp: 128
+            },
+        ]
+    );
+}

@@ -1,0 +1,120 @@
+//! The EVENTS chunk's event encoding (docs/trace-format.md "EVENTS"), shared by the writer and
+//! the reader so that both keep the same per-chunk prediction stack.
+//!
+//! Version 2 predicts the function and stack pointer of a Leave, Tailcall or Unwind from a
+//! shadow stack of the chunk's own Enters: a frame-ending event that matches the top of the
+//! stack costs only its head (`uvar (dts << 4) | (kind << 1) | 1`). The stack starts empty
+//! in every chunk, so each chunk decodes on its own. Version 1 (no prediction, `kind` in 3
+//! bits) is still decoded.
+
+use crate::model::{Event, EventKind, FunctionIdx};
+use crate::varint::{Cursor, DecodeError, put_i64, put_u64};
+
+/// How many entries below the top an unpredicted frame-ending event searches for its frame.
+const SEARCH: usize = 16;
+
+fn ends_frame(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::Leave | EventKind::Tailcall | EventKind::Unwind
+    )
+}
+
+/// The prediction stack of one chunk: `(func, sp)` of the open Enters.
+#[derive(Default)]
+pub(crate) struct Shadow {
+    stack: Vec<(u32, u64)>,
+}
+
+impl Shadow {
+    fn predicts(&self, func: u32, sp: u64) -> bool {
+        self.stack.last() == Some(&(func, sp))
+    }
+
+    /// The stack change of an event, the same on both sides.
+    fn apply(&mut self, kind: EventKind, func: u32, sp: u64, predicted: bool) {
+        if kind == EventKind::Enter {
+            self.stack.push((func, sp));
+        } else if predicted {
+            self.stack.pop();
+        } else if ends_frame(kind) {
+            let n = self.stack.len();
+            let lo = n.saturating_sub(SEARCH);
+            if let Some(i) = self.stack[lo..].iter().rposition(|&e| e == (func, sp)) {
+                self.stack.truncate(lo + i);
+            }
+        }
+    }
+}
+
+/// Appends `events` (all of one chunk) to `p`, version 2.
+pub(crate) fn encode(p: &mut Vec<u8>, events: &[Event]) {
+    let mut shadow = Shadow::default();
+    let (mut prev_ts, mut prev_sp) = (events.first().map_or(0, |e| e.ts), 0u64);
+    for e in events {
+        // Timestamps never go backwards within a thread; a clock that did is clamped.
+        let delta = e.ts.saturating_sub(prev_ts);
+        prev_ts = prev_ts.max(e.ts);
+        let predicted = ends_frame(e.kind) && shadow.predicts(e.func.0, e.sp);
+        put_u64(
+            p,
+            (delta << 4) | (u64::from(e.kind.code()) << 1) | u64::from(predicted),
+        );
+        if !predicted {
+            put_u64(p, u64::from(e.func.0));
+            put_i64(p, e.sp.wrapping_sub(prev_sp) as i64);
+        }
+        prev_sp = e.sp;
+        shadow.apply(e.kind, e.func.0, e.sp, predicted);
+    }
+}
+
+/// Decodes `count` events starting at `base_ts` (the chunk header is already read).
+pub(crate) fn decode(
+    c: &mut Cursor<'_>,
+    count: u64,
+    base_ts: u64,
+    version: u16,
+) -> Result<Vec<Event>, DecodeError> {
+    let mut ts = base_ts;
+    let mut sp = 0u64;
+    let mut shadow = Shadow::default();
+    let mut events = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let head = c.u64()?;
+        let (code, predicted, dts) = if version == crate::FORMAT_VERSION_1 {
+            (head & 7, false, head >> 3)
+        } else {
+            ((head >> 1) & 7, head & 1 == 1, head >> 4)
+        };
+        let kind = EventKind::from_code(code as u8).ok_or(DecodeError("unknown event kind"))?;
+        ts = ts
+            .checked_add(dts)
+            .ok_or(DecodeError("timestamp overflows"))?;
+        let func = if predicted {
+            if !ends_frame(kind) {
+                return Err(DecodeError("a predicted event that ends no frame"));
+            }
+            let &(f, s) = shadow
+                .stack
+                .last()
+                .ok_or(DecodeError("a predicted event with no open frame"))?;
+            sp = s;
+            f
+        } else {
+            let f = c.u32()?;
+            sp = sp.wrapping_add(c.i64()? as u64);
+            f
+        };
+        if version != crate::FORMAT_VERSION_1 {
+            shadow.apply(kind, func, sp, predicted);
+        }
+        events.push(Event {
+            ts,
+            kind,
+            func: FunctionIdx(func),
+            sp,
+        });
+    }
+    Ok(events)
+}
