@@ -1,0 +1,38 @@
+//! `scripts/bench.sh --quick` runs end to end (tiny iteration counts; not a timed test): both
+//! harnesses build, every hook configuration runs and prints a number, and the table, the
+//! encoding line and the sustained-writer line are printed.
+
+mod common;
+
+use std::process::Command;
+
+#[test]
+fn bench_script_runs_quickly_end_to_end() {
+    common::profiler_library();
+    let dir = common::TempDir::new("bench");
+    let mut cmd = Command::new("bash");
+    cmd.arg(common::repo_root().join("scripts/bench.sh"))
+        .arg("--quick")
+        .env("ELTRACE_BENCH_NO_BUILD", "1")
+        .env("ELTRACE_BENCH_BIN", common::eltrace())
+        .env("BENCH_OUT", dir.path());
+    let (status, stdout, stderr) = common::run_captured(&mut cmd, dir.path(), "bench");
+    assert!(
+        status.success(),
+        "bench.sh --quick failed:\n{stdout}\n{stderr}"
+    );
+    for row in [
+        "| no profiler |",
+        "| profiler loaded, ELT off |",
+        "| slow path, empty hook |",
+        "| slow path, recording |",
+        "| fast path, empty stub |",
+        "| fast path, recording (RCX preserved, default) |",
+        "| fast path, recording (RCX not preserved) |",
+        "| fast path, function filtered out |",
+    ] {
+        assert!(stdout.contains(row), "no row {row:?} in:\n{stdout}");
+    }
+    assert!(stdout.contains("bytes per event"), "{stdout}");
+    assert!(stdout.contains("M events/s"), "{stdout}");
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The hook-cost benchmark (issue 4): times calls of an empty, non-inlined .NET method under
+# every hook configuration, with two harnesses (bench/Stopwatch, dependency-free; bench/Bdn,
+# BenchmarkDotNet 0.15.8 in-process), all in one run, and prints a Markdown table of ns per
+# call (Enter + Leave), ns per callback above "no profiler", and the ratios to "no profiler"
+# and to "slow path, empty hook". Then the encoding (bytes per event on disk of the fast-path
+# benchmark trace) and the writer's sustained rate (a long run with the default buffers).
+#
+#   bash scripts/bench.sh            # the full run (a few minutes); docs/performance.md
+#   bash scripts/bench.sh --quick    # tiny iteration counts: checks that everything runs
+#
+# Outputs (traces, logs, table) go to out/bench/ (or $BENCH_OUT).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO_ROOT"
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+out="${BENCH_OUT:-out/bench}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+
+if [ "$quick" = 1 ]; then
+    calls=20000; rounds=2; sustained_calls=200000; bdn_args=--quick
+else
+    calls=200000; rounds=15; sustained_calls=50000000; bdn_args=
+fi
+# Per-thread ring for the timed runs: a round (2 × calls events, the harnesses pause between
+# rounds so the writer drains it) stays below the fast path's inline limit (half the ring), so
+# the rounds time the hooks themselves, not a full buffer. The sustained run uses the defaults.
+ring_events=$((1 << 20))
+ring_mb=256
+
+if [ -z "${ELTRACE_BENCH_NO_BUILD:-}" ]; then
+    note "building eltrace (release)"
+    cargo build --release --workspace --locked >&2
+fi
+eltrace="${ELTRACE_BENCH_BIN:-$REPO_ROOT/target/release/eltrace}"
+note "building bench/Stopwatch and bench/Bdn"
+dotnet build -c Release --nologo -v quiet -o "$out/Stopwatch" bench/Stopwatch >"$out/build.log" 2>&1 \
+    || die "dotnet build of bench/Stopwatch failed (see $out/build.log)"
+bdn=1
+if ! dotnet build -c Release --nologo -v quiet -o "$out/Bdn" bench/Bdn >>"$out/build.log" 2>&1; then
+    note "bench/Bdn (BenchmarkDotNet) did not build or restore; only the Stopwatch harness runs"
+    bdn=0
+fi
+
+# run HARNESS CONFIG: prints ns per call of one configuration.
+run() {
+    local harness="$1" config="$2" dll args glob
+    if [ "$harness" = stopwatch ]; then
+        dll="$out/Stopwatch/EltraceBench.dll"; args="$calls $rounds"; glob='Bench.Target.Empty'
+    else
+        dll="$out/Bdn/EltraceBdn.dll"; args="$bdn_args"; glob='BenchBdn.Target.Empty'
+    fi
+    local trace="$out/$harness-$config.eltrace" log="$out/$harness-$config.log"
+    local -a rec=("$eltrace" record -o "$trace" --include "$glob")
+    local -a env=(ELTRACE_BUFFER_EVENTS=$ring_events ELTRACE_MAX_BUFFER_MB=$ring_mb)
+    local -a cmd
+    case "$config" in
+        none) cmd=(dotnet "$dll" $args) ;;
+        off) cmd=(env "${env[@]}" ELTRACE_HOOKS=off "${rec[@]}" -- dotnet "$dll" $args) ;;
+        slow-empty) cmd=(env "${env[@]}" ELTRACE_HOOKS=slow-empty "${rec[@]}" -- dotnet "$dll" $args) ;;
+        slow) cmd=(env "${env[@]}" "${rec[@]}" --slow-path -- dotnet "$dll" $args) ;;
+        fast-empty) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast-empty "${rec[@]}" -- dotnet "$dll" $args) ;;
+        fast) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast "${rec[@]}" -- dotnet "$dll" $args) ;;
+        fast-norcx) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast ELTRACE_PRESERVE_RCX=0 "${rec[@]}" -- dotnet "$dll" $args) ;;
+        filtered) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast "$eltrace" record -o "$trace" \
+                       --include 'Nothing.Matches.This' -- dotnet "$dll" $args) ;;
+    esac
+    "${cmd[@]}" >"$log" 2>&1 || die "$harness $config failed (see $log)"
+    local ns
+    ns=$(sed -n 's/^ns_per_call //p' "$log" | tail -1)
+    [ -n "$ns" ] || die "$harness $config printed no ns_per_call (see $log)"
+    if [ -f "$trace" ] && grep -q 'dropped events' "$log"; then
+        grep -o '[0-9]* dropped events' "$log" | grep -qv '^0 ' \
+            && note "$harness $config: $(grep -o '[0-9]* dropped events' "$log")"
+    fi
+    echo "$ns"
+}
+
+configs=(none off slow-empty slow fast-empty fast fast-norcx filtered)
+declare -A label=(
+    [none]="no profiler"
+    [off]="profiler loaded, ELT off"
+    [slow-empty]="slow path, empty hook"
+    [slow]="slow path, recording"
+    [fast-empty]="fast path, empty stub"
+    [fast]="fast path, recording (RCX preserved, default)"
+    [fast-norcx]="fast path, recording (RCX not preserved)"
+    [filtered]="fast path, function filtered out"
+)
+harnesses=(stopwatch)
+[ "$bdn" = 1 ] && harnesses+=(bdn)
+declare -A ns
+for h in "${harnesses[@]}"; do
+    for c in "${configs[@]}"; do
+        note "$h: ${label[$c]}"
+        ns[$h,$c]=$(run "$h" "$c")
+    done
+done
+
+table="$out/table.md"
+{
+    echo "Machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(date -u +%Y-%m-%d)."
+    echo "Stopwatch: best of $rounds rounds of $calls calls. Command: \`bash scripts/bench.sh${1:+ $1}\`."
+    echo
+    for h in "${harnesses[@]}"; do
+        echo "| $h | ns/call | ns/callback above none | × no profiler | × slow empty hook |"
+        echo "|---|---:|---:|---:|---:|"
+        base=${ns[$h,none]}; slow=${ns[$h,slow-empty]}
+        for c in "${configs[@]}"; do
+            awk -v l="${label[$c]}" -v n="${ns[$h,$c]}" -v b="$base" -v s="$slow" 'BEGIN {
+                printf "| %s | %.2f | %.2f | %.2f | %.3f |\n", l, n, (n - b) / 2, n / b, n / s }'
+        done
+        echo
+    done
+} >"$table"
+
+# Encoding: bytes per event of the fast-path Stopwatch trace.
+enc_trace="$out/stopwatch-fast.eltrace"
+"$eltrace" report --json "$enc_trace" >"$out/stopwatch-fast.json"
+size=$(stat -c %s "$enc_trace")
+events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"]["events"])' "$out/stopwatch-fast.json")
+
+# Sustained: one long loop with the default buffers; the writer falls behind the fast path
+# (drops are counted per thread and reported), and its rate is what it wrote per second.
+note "sustained run: $sustained_calls calls, default buffers"
+sus="$out/sustained.eltrace"
+env ELTRACE_HOOKS=fast "$eltrace" record -o "$sus" --include 'Bench.Target.Empty' -- \
+    dotnet "$out/Stopwatch/EltraceBench.dll" "$sustained_calls" 1 >"$out/sustained.log" 2>&1 \
+    || die "sustained run failed (see $out/sustained.log)"
+"$eltrace" report --json "$sus" >"$out/sustained.json"
+python3 - "$out/sustained.json" "$size" "$events" >>"$table" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["trace"]
+size, events = int(sys.argv[2]), int(sys.argv[3])
+print(f"Encoding: the fast-path Stopwatch trace holds {events} events in {size} bytes: "
+      f"{size / max(events, 1):.2f} bytes per event (whole file, metadata included).")
+dur = r["duration_ns"] / 1e9
+print(f"Sustained: {r['events']} events written and {r['dropped_events']} dropped in "
+      f"{dur:.2f} s: the writer kept up with {r['events'] / max(dur, 1e-9) / 1e6:.1f} M events/s "
+      f"while the program produced {(r['events'] + r['dropped_events']) / max(dur, 1e-9) / 1e6:.1f} M events/s.")
+PY
+cat "$table"
