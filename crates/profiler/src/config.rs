@@ -20,10 +20,10 @@ pub mod vars {
     pub const DISABLE: &str = "ELTRACE_DISABLE";
 }
 
-pub const DEFAULT_BUFFER_EVENTS: usize = 32_768;
+pub const DEFAULT_BUFFER_EVENTS: usize = 262_144;
 pub const MIN_BUFFER_EVENTS: usize = 16;
 pub const MAX_BUFFER_EVENTS: usize = 1 << 26;
-pub const DEFAULT_MAX_BUFFER_MB: usize = 256;
+pub const DEFAULT_MAX_BUFFER_MB: usize = 512;
 pub const MAX_MAX_BUFFER_MB: usize = 1 << 20;
 pub const DEFAULT_FLUSH_MS: u64 = 20;
 pub const MAX_FLUSH_MS: u64 = 60_000;
@@ -191,9 +191,9 @@ mod tests {
         assert_eq!(c.output, None);
         assert_eq!(c.output_path(7), PathBuf::from("eltrace-7.eltrace"));
         assert_eq!(c.hooks, HookMode::Slow);
-        assert_eq!(c.buffer_events, 32_768);
-        assert_eq!(c.max_buffer_mb, 256);
-        assert_eq!(c.max_buffer_bytes(), 256 << 20);
+        assert_eq!(c.buffer_events, 262_144);
+        assert_eq!(c.max_buffer_mb, 512);
+        assert_eq!(c.max_buffer_bytes(), 512 << 20);
         assert_eq!(c.flush_ms, 20);
         assert!(!c.disable);
         assert!(c.selection.is_default());
