@@ -7,6 +7,8 @@ pub mod checks;
 pub mod obs;
 pub mod probes;
 pub mod run;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

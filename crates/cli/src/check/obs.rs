@@ -86,6 +86,14 @@ impl Observations {
         }
     }
 
+    /// The lines again, as [`Observations::parse`] reads them.
+    pub fn to_text(&self) -> String {
+        self.lines
+            .iter()
+            .map(|(k, v)| format!("{k} {v}\n"))
+            .collect()
+    }
+
     pub fn push(&mut self, key: &str, value: &str) {
         self.lines.push((key.to_string(), value.to_string()));
     }

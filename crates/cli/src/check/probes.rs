@@ -75,13 +75,34 @@ pub fn cache_root() -> PathBuf {
     std::env::temp_dir().join("eltrace-cache")
 }
 
-/// The built `Probes.dll`, building it first if the cache has none.
+/// The built `Probes.dll`, building it first if the cache has none. The build happens in a
+/// private directory renamed into place at the end, so concurrent runs never see half a
+/// build (the loser of a race uses the winner's).
 pub fn ensure_built(dotnet: &Path) -> Result<PathBuf, Fail> {
-    let dir = cache_root().join(format!("probes-{:016x}", sources_hash()));
-    let dll = dir.join("bin").join("Probes.dll");
-    if dll.is_file() {
-        return Ok(dll);
+    let root = cache_root();
+    let name = format!("probes-{:016x}", sources_hash());
+    let dir = root.join(&name);
+    let dll = |d: &Path| d.join("bin").join("Probes.dll");
+    if dll(&dir).is_file() {
+        return Ok(dll(&dir));
     }
+    let tmp = root.join(format!("{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    build_in(dotnet, &tmp)?;
+    if std::fs::rename(&tmp, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    if dll(&dir).is_file() {
+        Ok(dll(&dir))
+    } else {
+        Err(Fail::new(format!(
+            "cannot move the probe build into {}",
+            dir.display()
+        )))
+    }
+}
+
+fn build_in(dotnet: &Path, dir: &Path) -> Result<(), Fail> {
     let src = dir.join("src");
     let fail = |what: &str, e: std::io::Error| {
         Fail::new(format!("{what} {}: {}", src.display(), io_msg(&e)))
@@ -99,21 +120,26 @@ pub fn ensure_built(dotnet: &Path) -> Result<PathBuf, Fail> {
     let mut cmd = Command::new(dotnet);
     cmd.arg("build")
         .arg(src.join("Probes.csproj"))
-        .args(["-c", "Release", "--nologo", "-o"])
+        .args(["-c", "Release", "--nologo", "-nodeReuse:false", "-o"])
         .arg(dir.join("bin"))
+        // No build servers left running after the build.
         .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
         .env("DOTNET_NOLOGO", "1")
+        .env("DOTNET_SKIP_FIRST_TIME_EXPERIENCE", "1")
+        .env("MSBUILDDISABLENODEREUSE", "1")
+        .env("DOTNET_CLI_USE_MSBUILD_SERVER", "0")
+        .env("UseSharedCompilation", "false")
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
     let status = super::run::run_with_timeout(&mut cmd, BUILD_TIMEOUT)
         .map_err(|e| Fail::new(format!("cannot run {}: {e}", dotnet.display())))?;
-    if status.code != Some(0) || !dll.is_file() {
+    if status.code != Some(0) || !dir.join("bin").join("Probes.dll").is_file() {
         return Err(Fail::new(format!(
             "building the probe programs failed ({}); see {}",
             status.describe(),
             log.display()
         )));
     }
-    Ok(dll)
+    Ok(())
 }

@@ -135,6 +135,8 @@ pub fn run_experiment(setup: &Setup, name: &str, mode: &str, record: bool) -> Ob
     if let Some(s) = ended.signal {
         o.push("exit.signal", &s.to_string());
     }
+    // Everything together, for a look afterwards (ELTRACE_CHECK_KEEP keeps the directory).
+    let _ = std::fs::write(setup.work_dir.join(format!("{name}.all")), o.to_text());
     o
 }
 
