@@ -76,6 +76,10 @@ pub struct RecordArgs {
     /// Do not trace functions matching GLOB; repeatable.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Use the runtime's slow path (SetEnterLeaveFunctionHooks3WithInfo) instead of the
+    /// fast-path assembly stubs (the default).
+    #[arg(long)]
+    pub slow_path: bool,
     /// The profiler library (default: libeltrace_profiler.so beside this executable, or
     /// $ELTRACE_PROFILER_PATH).
     #[arg(long, value_name = "PATH")]
@@ -164,6 +168,7 @@ impl From<RecordArgs> for RecordOptions {
             output: a.output,
             include: a.include,
             exclude: a.exclude,
+            slow_path: a.slow_path,
             profiler: a.profiler,
             command: a.command,
         }

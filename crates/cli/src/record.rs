@@ -24,6 +24,9 @@ pub struct RecordOptions {
     pub output: PathBuf,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+    /// `--slow-path`: `ELTRACE_HOOKS=slow` (otherwise the profiler's default, the fast path,
+    /// unless the environment sets `ELTRACE_HOOKS`).
+    pub slow_path: bool,
     pub profiler: Option<PathBuf>,
     pub command: Vec<OsString>,
 }
@@ -144,6 +147,9 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     }
     if !opts.exclude.is_empty() {
         cmd.env("ELTRACE_EXCLUDE", opts.exclude.join(";"));
+    }
+    if opts.slow_path {
+        cmd.env("ELTRACE_HOOKS", "slow");
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,

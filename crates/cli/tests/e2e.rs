@@ -6,13 +6,32 @@
 //! from the program's code (see the comment at the top of each scenario's file): exact calls
 //! per function and per edge, balanced stacks (no dropped events, mismatched frames or
 //! unmatched leaves), open frames at the end, exception unwinds, thread names, exit codes
-//! passed through, and the Chrome and folded exports.
+//! passed through, and the Chrome and folded exports. Every test runs three times ([`modes!`]):
+//! fast path, `--slow-path`, and fast path with the register-trashing contract-test stubs; the
+//! fp/args/structs/async scenarios check their own results, so a broken register shows.
 
 mod common;
 
 use std::collections::BTreeMap;
 
-use common::{Report, check_chrome, check_folded, record, record_with, string, uint};
+use common::{Mode, Report, check_chrome, check_folded, record_in, string, uint};
+
+modes!(
+    fib_exact_call_count,
+    calltree_counts_and_edges,
+    exceptions_keep_stacks_balanced,
+    threads_are_named_and_counted,
+    deep_recursion_keeps_every_frame,
+    exit_code_and_open_chain_survive_environment_exit,
+    unhandled_exception_aborts_with_134,
+    folded_export_lists_the_call_stacks,
+    selection_include_globs_pick_functions,
+    selection_exclude_globs_drop_functions,
+    fp_results_survive_the_probes,
+    many_arguments_survive_the_probes,
+    struct_returns_survive_the_probes,
+    async_tasks_keep_results_and_balance,
+);
 
 const MAIN: &str = "Scenarios.Program.Main";
 
@@ -43,9 +62,8 @@ fn assert_normal_end(r: &Report) {
     );
 }
 
-#[test]
-fn fib_exact_call_count() {
-    let rec = record("fib");
+fn fib_exact_call_count(mode: Mode) {
+    let rec = record_in(mode, "fib", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stdout.contains("fib(22) = 17711"),
@@ -86,9 +104,8 @@ fn fib_exact_call_count() {
     assert!(fib_inclusive > 0);
 }
 
-#[test]
-fn calltree_counts_and_edges() {
-    let rec = record("calltree");
+fn calltree_counts_and_edges(mode: Mode) {
+    let rec = record_in(mode, "calltree", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stdout.contains("calltree total = 1724"),
@@ -135,9 +152,8 @@ fn calltree_counts_and_edges() {
     }
 }
 
-#[test]
-fn exceptions_keep_stacks_balanced() {
-    let rec = record("exceptions");
+fn exceptions_keep_stacks_balanced(mode: Mode) {
+    let rec = record_in(mode, "exceptions", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stdout
@@ -198,9 +214,8 @@ fn exceptions_keep_stacks_balanced() {
     assert_eq!(chrome.x_by_name.get("Scenarios.Filter.IsEven"), Some(&6));
 }
 
-#[test]
-fn threads_are_named_and_counted() {
-    let rec = record("threads");
+fn threads_are_named_and_counted(mode: Mode) {
+    let rec = record_in(mode, "threads", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     let r = rec.report();
     r.check_invariants(0, true);
@@ -255,9 +270,8 @@ fn threads_are_named_and_counted() {
     assert_eq!(chrome.x_by_name.get(worker), Some(&8));
 }
 
-#[test]
-fn deep_recursion_keeps_every_frame() {
-    let rec = record("deep");
+fn deep_recursion_keeps_every_frame(mode: Mode) {
+    let rec = record_in(mode, "deep", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     assert!(rec.stdout.contains("deep = 9999"), "stdout: {}", rec.stdout);
     let r = rec.report();
@@ -278,9 +292,8 @@ fn deep_recursion_keeps_every_frame() {
     assert_eq!(uint(t, "events"), 2 * 10_001, "thread deep: {t}");
 }
 
-#[test]
-fn exit_code_and_open_chain_survive_environment_exit() {
-    let rec = record("exit");
+fn exit_code_and_open_chain_survive_environment_exit(mode: Mode) {
+    let rec = record_in(mode, "exit", &[]);
     assert_eq!(rec.exit(), 42, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stdout.contains("exit: leaving from depth 4"),
@@ -324,9 +337,8 @@ fn exit_code_and_open_chain_survive_environment_exit() {
     assert_eq!(uint(open[0], "max_depth"), 6);
 }
 
-#[test]
-fn unhandled_exception_aborts_with_134() {
-    let rec = record("unhandled");
+fn unhandled_exception_aborts_with_134(mode: Mode) {
+    let rec = record_in(mode, "unhandled", &[]);
     assert_eq!(rec.exit(), 134, "exit status; stderr:\n{}", rec.stderr);
     assert!(
         rec.stderr.contains("unhandled by design"),
@@ -364,9 +376,8 @@ fn unhandled_exception_aborts_with_134() {
     assert_eq!(r.roots(), map(&[(MAIN, 1)]));
 }
 
-#[test]
-fn folded_export_lists_the_call_stacks() {
-    let rec = record("calltree");
+fn folded_export_lists_the_call_stacks(mode: Mode) {
+    let rec = record_in(mode, "calltree", &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
     let r = rec.report();
     let known = r.names();
@@ -417,10 +428,10 @@ fn folded_export_lists_the_call_stacks() {
     assert_eq!(folded_ns, exclusive_ns);
 }
 
-#[test]
-fn selection_include_globs_pick_functions() {
+fn selection_include_globs_pick_functions(mode: Mode) {
     // One `Module!…` glob and one plain glob.
-    let rec = record_with(
+    let rec = record_in(
+        mode,
         "calltree",
         &[
             "--include",
@@ -443,9 +454,9 @@ fn selection_include_globs_pick_functions() {
     assert_eq!(r.edge_calls(step, twice), 20);
 }
 
-#[test]
-fn selection_exclude_globs_drop_functions() {
-    let rec = record_with(
+fn selection_exclude_globs_drop_functions(mode: Mode) {
+    let rec = record_in(
+        mode,
         "calltree",
         &[
             "--exclude",
@@ -470,4 +481,104 @@ fn selection_exclude_globs_drop_functions() {
     assert_eq!(r.calls("Scenarios.Beta.Twice"), 20);
     assert_eq!(r.calls("Scenarios.Point.LengthSquared"), 20);
     assert_eq!(r.roots(), map(&[(MAIN, 1)]));
+}
+
+/// Records a scenario of Registers.cs/Async.cs: it must report all results correct (a probe
+/// that broke a register would make it compute wrong values and exit 1), with balanced
+/// stacks, and the given exact call counts.
+fn check_computing_scenario(mode: Mode, scenario: &str, calls: &[(&str, u64)]) -> Report {
+    let rec = record_in(mode, scenario, &[]);
+    assert_eq!(
+        rec.exit(),
+        0,
+        "exit status; stdout:\n{}\nstderr:\n{}",
+        rec.stdout,
+        rec.stderr
+    );
+    assert!(
+        rec.stdout
+            .contains(&format!("{scenario}: all results correct")),
+        "stdout: {}",
+        rec.stdout
+    );
+    let r = rec.report();
+    r.check_invariants(0, true);
+    assert_normal_end(&r);
+    for (name, n) in calls {
+        assert_eq!(r.calls(name), *n, "calls of {name}");
+    }
+    assert_eq!(r.calls(MAIN), 1);
+    r
+}
+
+fn fp_results_survive_the_probes(mode: Mode) {
+    let r = check_computing_scenario(
+        mode,
+        "fp",
+        &[
+            ("Scenarios.FpScenario.Run", 1),
+            ("Scenarios.FpScenario.Poly", 1000),
+            ("Scenarios.FpScenario.Mix8", 1000),
+            ("Scenarios.FpScenario.Scale", 1000),
+            ("Scenarios.FpScenario.Dot4", 1000),
+        ],
+    );
+    assert_eq!(
+        r.edge_calls("Scenarios.FpScenario.Run", "Scenarios.FpScenario.Mix8"),
+        1000
+    );
+}
+
+fn many_arguments_survive_the_probes(mode: Mode) {
+    check_computing_scenario(
+        mode,
+        "args",
+        &[
+            ("Scenarios.ArgsScenario.Run", 1),
+            ("Scenarios.ArgsScenario.Many", 500),
+            ("Scenarios.ArgsScenario.Mixed", 500),
+            ("Scenarios.ArgsScenario.Stack", 500),
+        ],
+    );
+}
+
+fn struct_returns_survive_the_probes(mode: Mode) {
+    let mut calls = vec![("Scenarios.StructsScenario.Run", 1)];
+    for f in [
+        "MakePair",
+        "MakeDoubles",
+        "MakeMixed",
+        "MakeFlipped",
+        "MakeFloats",
+        "MakeLarge",
+        "SumLarge",
+    ] {
+        calls.push((
+            Box::leak(format!("Scenarios.StructsScenario.{f}").into_boxed_str()),
+            300,
+        ));
+    }
+    check_computing_scenario(mode, "structs", &calls);
+}
+
+fn async_tasks_keep_results_and_balance(mode: Mode) {
+    let r = check_computing_scenario(
+        mode,
+        "async",
+        &[
+            ("Scenarios.AsyncScenario.Run", 1),
+            ("Scenarios.AsyncScenario.RunAsync", 1),
+            ("Scenarios.AsyncScenario.Worker", 20),
+            ("Scenarios.AsyncScenario.Leaf", 200),
+            // Each Worker's state machine runs once to its first await, then once per resume.
+            ("Scenarios.AsyncScenario+<Worker>d__4.MoveNext", 20 * 11),
+        ],
+    );
+    assert_eq!(
+        r.edge_calls(
+            "Scenarios.AsyncScenario+<Worker>d__4.MoveNext",
+            "Scenarios.AsyncScenario.Leaf"
+        ),
+        200
+    );
 }

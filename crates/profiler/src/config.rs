@@ -18,9 +18,15 @@ pub mod vars {
     pub const MAX_BUFFER_MB: &str = "ELTRACE_MAX_BUFFER_MB";
     pub const FLUSH_MS: &str = "ELTRACE_FLUSH_MS";
     pub const DISABLE: &str = "ELTRACE_DISABLE";
+    /// Test only: fast-path stubs overwrite their whole trash set before returning.
+    pub const TEST_TRASH_REGISTERS: &str = "ELTRACE_TEST_TRASH_REGISTERS";
+    /// `0`: fast-path Leave/Tailcall stubs that do not preserve RCX (default `1`).
+    pub const PRESERVE_RCX: &str = "ELTRACE_PRESERVE_RCX";
+    /// `monotonic`: timestamps from CLOCK_MONOTONIC even where the TSC is invariant.
+    pub const CLOCK: &str = "ELTRACE_CLOCK";
 }
 
-pub const DEFAULT_BUFFER_EVENTS: usize = 262_144;
+pub const DEFAULT_BUFFER_EVENTS: usize = 131_072;
 pub const MIN_BUFFER_EVENTS: usize = 16;
 pub const MAX_BUFFER_EVENTS: usize = 1 << 26;
 pub const DEFAULT_MAX_BUFFER_MB: usize = 512;
@@ -31,10 +37,29 @@ pub const MAX_FLUSH_MS: u64 = 60_000;
 /// How the ELT hooks are installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookMode {
-    /// `SetEnterLeaveFunctionHooks3WithInfo` with ordinary C hooks.
+    /// `SetEnterLeaveFunctionHooks3WithInfo` with ordinary C hooks (`ELTRACE_HOOKS=slow`).
     Slow,
-    /// Reserved for the naked-stub fast path (not implemented yet; treated as `Slow`).
+    /// `SetEnterLeaveFunctionHooks3` with the assembly stubs of fast.rs (the default).
     Fast,
+    /// Benchmark only (`off`): the profiler loads but asks for no ELT probes.
+    Off,
+    /// Benchmark only (`slow-empty`): slow-path hooks that do nothing.
+    SlowEmpty,
+    /// Benchmark only (`fast-empty`): fast-path stubs that only `ret`.
+    FastEmpty,
+}
+
+impl HookMode {
+    /// The value of `ELTRACE_HOOKS` that selects this mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookMode::Slow => "slow",
+            HookMode::Fast => "fast",
+            HookMode::Off => "off",
+            HookMode::SlowEmpty => "slow-empty",
+            HookMode::FastEmpty => "fast-empty",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +73,12 @@ pub struct Config {
     pub max_buffer_mb: usize,
     pub flush_ms: u64,
     pub disable: bool,
+    /// `ELTRACE_TEST_TRASH_REGISTERS=1`.
+    pub trash_registers: bool,
+    /// `ELTRACE_PRESERVE_RCX` (default true).
+    pub preserve_rcx: bool,
+    /// Timestamps from the TSC where it is invariant (`ELTRACE_CLOCK` unset or `tsc`).
+    pub use_tsc: bool,
     /// One message per invalid variable.
     pub warnings: Vec<String>,
 }
@@ -70,20 +101,30 @@ impl Config {
         let selection = Selection::parse(&include, &exclude);
 
         let hooks = match get(vars::HOOKS).as_deref().map(str::trim) {
-            None | Some("slow") => HookMode::Slow,
-            Some("fast") => {
+            None | Some("fast") => HookMode::Fast,
+            Some("slow") => HookMode::Slow,
+            Some("off") => HookMode::Off,
+            Some("slow-empty") => HookMode::SlowEmpty,
+            Some("fast-empty") => HookMode::FastEmpty,
+            Some(other) => {
                 warnings.push(format!(
-                    "{}=fast is not implemented yet; using the slow path",
+                    "{}={other:?} is not `fast`, `slow`, `off`, `slow-empty` or `fast-empty`; using `fast`",
                     vars::HOOKS
                 ));
                 HookMode::Fast
             }
+        };
+        let trash_registers = flag(&get, vars::TEST_TRASH_REGISTERS, false, &mut warnings);
+        let preserve_rcx = flag(&get, vars::PRESERVE_RCX, true, &mut warnings);
+        let use_tsc = match get(vars::CLOCK).as_deref().map(str::trim) {
+            None | Some("tsc") => true,
+            Some("monotonic") => false,
             Some(other) => {
                 warnings.push(format!(
-                    "{}={other:?} is not `slow` or `fast`; using `slow`",
-                    vars::HOOKS
+                    "{}={other:?} is not `tsc` or `monotonic`; using `tsc`",
+                    vars::CLOCK
                 ));
-                HookMode::Slow
+                true
             }
         };
 
@@ -133,6 +174,9 @@ impl Config {
             max_buffer_mb,
             flush_ms,
             disable,
+            trash_registers,
+            preserve_rcx,
+            use_tsc,
             warnings,
         }
     }
@@ -147,6 +191,26 @@ impl Config {
     /// The memory cap on all rings together, in bytes.
     pub fn max_buffer_bytes(&self) -> usize {
         self.max_buffer_mb.saturating_mul(1 << 20)
+    }
+}
+
+fn flag(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: bool,
+    warnings: &mut Vec<String>,
+) -> bool {
+    match get(name).map(|v| v.trim().to_ascii_lowercase()) {
+        None => default,
+        Some(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
+        Some(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
+        Some(v) => {
+            warnings.push(format!(
+                "{name}={v:?} is not 1 or 0; using {}",
+                default as u8
+            ));
+            default
+        }
     }
 }
 
@@ -190,8 +254,9 @@ mod tests {
         let c = cfg(&[]);
         assert_eq!(c.output, None);
         assert_eq!(c.output_path(7), PathBuf::from("eltrace-7.eltrace"));
-        assert_eq!(c.hooks, HookMode::Slow);
-        assert_eq!(c.buffer_events, 262_144);
+        assert_eq!(c.hooks, HookMode::Fast);
+        assert!(!c.trash_registers && c.preserve_rcx && c.use_tsc);
+        assert_eq!(c.buffer_events, 131_072);
         assert_eq!(c.max_buffer_mb, 512);
         assert_eq!(c.max_buffer_bytes(), 512 << 20);
         assert_eq!(c.flush_ms, 20);
@@ -211,6 +276,9 @@ mod tests {
             vars::MAX_BUFFER_MB,
             vars::FLUSH_MS,
             vars::DISABLE,
+            vars::TEST_TRASH_REGISTERS,
+            vars::PRESERVE_RCX,
+            vars::CLOCK,
         ];
         let pairs: Vec<(&str, &str)> = all.iter().map(|k| (*k, "")).collect();
         assert_eq!(cfg(&pairs), cfg(&[]));
@@ -240,13 +308,30 @@ mod tests {
 
     #[test]
     fn hooks() {
-        assert_eq!(cfg(&[(vars::HOOKS, "slow")]).hooks, HookMode::Slow);
-        let c = cfg(&[(vars::HOOKS, "fast")]);
+        for mode in [
+            HookMode::Slow,
+            HookMode::Fast,
+            HookMode::Off,
+            HookMode::SlowEmpty,
+            HookMode::FastEmpty,
+        ] {
+            let c = cfg(&[(vars::HOOKS, mode.name())]);
+            assert_eq!(c.hooks, mode);
+            assert!(c.warnings.is_empty());
+        }
+        let c = cfg(&[(vars::HOOKS, "turbo")]);
         assert_eq!(c.hooks, HookMode::Fast);
         assert_eq!(c.warnings.len(), 1);
-        let c = cfg(&[(vars::HOOKS, "turbo")]);
-        assert_eq!(c.hooks, HookMode::Slow);
-        assert_eq!(c.warnings.len(), 1);
+        let c = cfg(&[
+            (vars::TEST_TRASH_REGISTERS, "1"),
+            (vars::PRESERVE_RCX, "0"),
+            (vars::CLOCK, "monotonic"),
+        ]);
+        assert!(c.trash_registers && !c.preserve_rcx && !c.use_tsc);
+        assert!(c.warnings.is_empty());
+        let c = cfg(&[(vars::PRESERVE_RCX, "maybe"), (vars::CLOCK, "sundial")]);
+        assert!(c.preserve_rcx && c.use_tsc);
+        assert_eq!(c.warnings.len(), 2);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! gives the FunctionID, the matching `…Leave` does not), which is off the hot path.
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use eltrace_trace::EventKind;
 
@@ -16,6 +16,20 @@ use crate::ring::{RawRecord, Ring};
 
 /// `CURRENT` value of a thread whose ring was retired (thread exit) or that may not record.
 const DEAD: usize = 1;
+
+/// Whether the fast-path stubs' thread-local slot (fast.rs) mirrors `CURRENT`: set once
+/// before the hooks are installed, when the fast path records with the TSC clock.
+static FAST_SLOT: AtomicBool = AtomicBool::new(false);
+
+/// Makes warm-up and thread exit keep the fast path's slot in step with `CURRENT`.
+pub fn enable_fast_slot() {
+    FAST_SLOT.store(true, Ordering::Release);
+}
+
+#[inline(always)]
+fn fast_slot() -> bool {
+    FAST_SLOT.load(Ordering::Relaxed)
+}
 
 thread_local! {
     /// The calling thread's ring: null before its first event, `DEAD` after its exit.
@@ -33,6 +47,9 @@ impl Drop for RetireGuard {
     fn drop(&mut self) {
         let ring = self.0.get();
         CURRENT.with(|c| c.set(DEAD as *mut Ring));
+        if fast_slot() {
+            crate::fast::set_slot(DEAD);
+        }
         if !ring.is_null() {
             // SAFETY: the ring stays allocated until the writer sees it retired and drained;
             // this is the last access of its producer.
@@ -59,7 +76,11 @@ pub fn record(kind: u32, func: u32, sp: u64) {
     }
     // SAFETY: a non-sentinel CURRENT points at this thread's registered ring, which is freed
     // only after this thread retired it.
-    unsafe { &*ring }.push(RawRecord { ts, sp, func, kind });
+    let ring = unsafe { &*ring };
+    ring.push(RawRecord { ts, sp, func, kind });
+    if ring.above_threshold() {
+        crate::writer::wake_if_sleeping();
+    }
 }
 
 /// First event on this thread: create and register its ring.
@@ -70,6 +91,9 @@ fn warm_up() -> *mut Ring {
         .and_then(Recorder::register_current_thread)
         .unwrap_or(DEAD as *mut Ring);
     CURRENT.with(|c| c.set(ring));
+    if fast_slot() {
+        crate::fast::set_slot(ring as usize);
+    }
     if (ring as usize) > DEAD {
         // If the thread is already tearing down its TLS, the guard cannot be registered and
         // the ring is simply never freed.
@@ -152,15 +176,28 @@ fn probe(kind: EventKind, client_id: usize, elt_info: usize) {
     }
 }
 
+/// The fast-path stubs' Rust fallback (fast.rs): the caller SP comes from the JIT directly.
+#[inline(always)]
+pub fn fast_probe(kind: u32, client_id: usize, sp: u64) {
+    if client_id & (CLIENT_NO_EVENTS | CLIENT_SENTINEL) == 0 {
+        record(kind, func_of(client_id), sp);
+    } else {
+        let kind = EventKind::from_code(kind as u8).unwrap_or(EventKind::Leave);
+        flagged(kind, client_id, sp);
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn flagged_probe(kind: EventKind, client_id: usize, elt_info: usize) {
+    flagged(kind, client_id, profiled_sp(elt_info));
+}
+
+#[cold]
+#[inline(never)]
+fn flagged(kind: EventKind, client_id: usize, sp: u64) {
     if client_id & CLIENT_NO_EVENTS == 0 {
-        record(
-            kind.code() as u32,
-            func_of(client_id),
-            profiled_sp(elt_info),
-        );
+        record(kind.code() as u32, func_of(client_id), sp);
     }
     if client_id & CLIENT_SENTINEL != 0 && kind != EventKind::Enter {
         // The runtime's unhandled-exception path has run the UnhandledException handlers

@@ -17,6 +17,7 @@ pub mod clock;
 pub mod com;
 pub mod config;
 pub mod exit;
+pub mod fast;
 pub mod glob;
 pub mod hooks;
 pub mod names;

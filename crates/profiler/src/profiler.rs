@@ -106,19 +106,21 @@ impl Profiler {
             return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
         }
 
-        // Trace file and recorder.
+        // Clock (before anything takes a timestamp), trace file and recorder.
+        let clock_desc = clock::init(config.use_tsc);
         let pid = sys::current_pid();
         let path = config.output_path(pid);
         let runtime = info.runtime_description().unwrap_or_default();
         let trace_info = TraceInfo {
             pid,
             start_unix_ns: clock::unix_now_ns(),
-            start_ticks: clock::now(),
+            start_ticks: clock::to_ns(clock::now()),
             ns_per_tick: 1.0,
             runtime,
             command: command_line(),
-            hook_mode: "slow-path".into(),
+            hook_mode: hook_mode_name(&config).into(),
             extra: vec![
+                ("clock".into(), clock_desc),
                 (
                     "profiler".into(),
                     format!("eltrace-profiler {}", env!("CARGO_PKG_VERSION")),
@@ -130,7 +132,10 @@ impl Profiler {
                 ),
                 ("max_buffer_mb".into(), config.max_buffer_mb.to_string()),
                 ("flush_ms".into(), config.flush_ms.to_string()),
-                ("event_mask".into(), format!("{EVENT_MASK:#010x}")),
+                (
+                    "event_mask".into(),
+                    format!("{:#010x}", event_mask(config.hooks)),
+                ),
             ],
         };
         // The writer's staging backlog may use a quarter of the buffer budget.
@@ -145,7 +150,6 @@ impl Profiler {
             }
         };
         let warnings = config.warnings.clone();
-        let fast_requested = config.hooks == HookMode::Fast;
         let rec = Recorder::new(config);
         *crate::recorder::lock(&rec.sink) = Some(sink);
         if RECORDER.set(rec).is_err() {
@@ -158,9 +162,6 @@ impl Profiler {
         for w in &warnings {
             rec.note("config", w);
         }
-        if fast_requested {
-            rec.note("hooks", "using slow-path hooks (fast path not built yet)");
-        }
 
         // Writer thread.
         if let Err(e) = writer::start(rec) {
@@ -168,19 +169,13 @@ impl Profiler {
         }
 
         // Event mask, hooks, mapper.
-        let hr = info.set_event_mask(EVENT_MASK);
+        let mask = event_mask(rec.config.hooks);
+        let hr = info.set_event_mask(mask);
         if FAILED(hr) {
-            return self.decline(
-                rec,
-                &format!("SetEventMask({EVENT_MASK:#x}) failed: {hr:#010x}"),
-            );
+            return self.decline(rec, &format!("SetEventMask({mask:#x}) failed: {hr:#010x}"));
         }
-        let hr = info.set_hooks_with_info(enter_hook, leave_hook, tailcall_hook);
-        if FAILED(hr) {
-            return self.decline(
-                rec,
-                &format!("SetEnterLeaveFunctionHooks3WithInfo failed: {hr:#010x}"),
-            );
+        if let Err(e) = install_hooks(info, &rec.config) {
+            return self.decline(rec, &e);
         }
         let hr = info.set_function_id_mapper2(function_id_mapper);
         if FAILED(hr) {
@@ -351,6 +346,76 @@ impl Profiler {
         Some(rec.add_function(record, hooked))
     }
 }
+
+/// The event mask for a hook mode: the fast path must not ask for FRAME_INFO (or ARGS/RETVAL),
+/// the slow path must ask for one of them; `off` asks for no probes at all.
+pub fn event_mask(mode: HookMode) -> DWORD {
+    match mode {
+        HookMode::Slow | HookMode::SlowEmpty => EVENT_MASK,
+        HookMode::Fast | HookMode::FastEmpty => EVENT_MASK & !COR_PRF_ENABLE_FRAME_INFO,
+        HookMode::Off => EVENT_MASK & !(COR_PRF_ENABLE_FRAME_INFO | COR_PRF_MONITOR_ENTERLEAVE),
+    }
+}
+
+/// The trace's `hook_mode`.
+fn hook_mode_name(config: &Config) -> &'static str {
+    match config.hooks {
+        HookMode::Slow => "slow-path",
+        HookMode::Fast if config.trash_registers => "fast-path (trash registers)",
+        HookMode::Fast => "fast-path",
+        HookMode::Off => "off (benchmark)",
+        HookMode::SlowEmpty => "slow-path, empty hooks (benchmark)",
+        HookMode::FastEmpty => "fast-path, empty stubs (benchmark)",
+    }
+}
+
+/// Registers the ELT hooks of the configured mode.
+fn install_hooks(info: &Info, config: &Config) -> Result<(), String> {
+    let (hr, what) = match config.hooks {
+        HookMode::Off => return Ok(()),
+        HookMode::Slow => (
+            info.set_hooks_with_info(enter_hook, leave_hook, tailcall_hook),
+            "SetEnterLeaveFunctionHooks3WithInfo",
+        ),
+        HookMode::SlowEmpty => (
+            info.set_hooks_with_info(empty_hook, empty_hook, empty_hook),
+            "SetEnterLeaveFunctionHooks3WithInfo",
+        ),
+        HookMode::Fast | HookMode::FastEmpty => {
+            let stubs = crate::fast::stubs(crate::fast::Variant {
+                trash: config.trash_registers,
+                preserve_rcx: config.preserve_rcx,
+                empty: config.hooks == HookMode::FastEmpty,
+            });
+            if clock::is_tsc() {
+                hooks::enable_fast_slot();
+            }
+            // SAFETY: the stubs are 'static assembly functions following the JIT's probe
+            // convention (fast.rs); the runtime only calls them, never through these
+            // C signatures, so the pointer casts change no calling contract.
+            let (enter, leave, tailcall) = unsafe {
+                (
+                    core::mem::transmute::<unsafe extern "C" fn(), FunctionEnter3>(stubs.enter),
+                    core::mem::transmute::<unsafe extern "C" fn(), FunctionLeave3>(stubs.leave),
+                    core::mem::transmute::<unsafe extern "C" fn(), FunctionTailcall3>(
+                        stubs.tailcall,
+                    ),
+                )
+            };
+            (
+                info.set_hooks3(enter, leave, tailcall),
+                "SetEnterLeaveFunctionHooks3",
+            )
+        }
+    };
+    if FAILED(hr) {
+        Err(format!("{what} failed: {hr:#010x}"))
+    } else {
+        Ok(())
+    }
+}
+
+unsafe extern "C" fn empty_hook(_id: FunctionIDOrClientID, _elt: COR_PRF_ELT_INFO) {}
 
 /// `FunctionIDMapper2`: returns `idx + 1` plus flags (never 0, see `hooks::client_id`) so the
 /// hooks get the index without a lookup; unselected functions get `*hook = FALSE`.

@@ -14,6 +14,8 @@
 //!   +20 kind: u32  EventKind code     +24  records:       *mut RawRecord
 //!                  or KIND_DROPPED    +32  mask:          u64  capacity - 1 (capacity is 2^k)
 //!                                     +40  capacity:      u64  0 = over the memory cap
+//!                                     +48  inline_limit:  AtomicU64  producer: fast-path fill limit
+//!                                     +56  threshold:     u64  inline_limit while no drops are pending
 //!                                     +64  tail:          AtomicU64  consumer: next sequence to read
 //! ```
 //!
@@ -27,6 +29,12 @@
 //! `total_drops += 1` and write nothing. The marker puts the loss at its exact place in the
 //! thread's event stream. A stub that does not want the marker logic may fall back to the
 //! Rust path whenever `pending_drops != 0` or the ring is full.
+//!
+//! The fast-path stubs (fast.rs) do exactly that, with one comparison: they write inline only
+//! while `head - tail < inline_limit`. [`Ring::push`] keeps `inline_limit` at `threshold`
+//! (half the capacity) while no drops are pending and at 0 while some are, so a stub falls back
+//! to Rust when the ring is half full (the fallback wakes the writer, see
+//! `writer::wake_if_sleeping`) or a marker is due.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -53,7 +61,8 @@ pub struct Ring {
     records: *mut RawRecord,
     mask: u64,
     capacity: u64,
-    _pad0: [u64; 2],
+    inline_limit: AtomicU64,
+    threshold: u64,
     tail: AtomicU64,
     /// Set by the owning thread when it exits; the writer frees the ring after the last drain.
     retired: AtomicBool,
@@ -74,6 +83,8 @@ const _: () = {
     assert!(core::mem::offset_of!(Ring, records) == 24);
     assert!(core::mem::offset_of!(Ring, mask) == 32);
     assert!(core::mem::offset_of!(Ring, capacity) == 40);
+    assert!(core::mem::offset_of!(Ring, inline_limit) == 48);
+    assert!(core::mem::offset_of!(Ring, threshold) == 56);
     assert!(core::mem::offset_of!(Ring, tail) == 64);
 };
 
@@ -104,7 +115,8 @@ impl Ring {
             records,
             mask: (capacity as u64).wrapping_sub(1),
             capacity: capacity as u64,
-            _pad0: [0; 2],
+            inline_limit: AtomicU64::new(capacity as u64 / 2),
+            threshold: capacity as u64 / 2,
             tail: AtomicU64::new(0),
             retired: AtomicBool::new(false),
             reported_drops: AtomicU64::new(0),
@@ -142,8 +154,10 @@ impl Ring {
                     .write(rec);
             }
             self.pending_drops.store(0, Ordering::Relaxed);
+            self.inline_limit.store(self.threshold, Ordering::Relaxed);
             self.head.store(head + 2, Ordering::Release);
         } else {
+            self.inline_limit.store(0, Ordering::Relaxed);
             self.pending_drops.store(pending + 1, Ordering::Relaxed);
             let total = self.total_drops.load(Ordering::Relaxed);
             self.total_drops.store(total + 1, Ordering::Relaxed);
@@ -190,6 +204,19 @@ impl Ring {
     /// All events this ring dropped so far (read racily by the consumer).
     pub fn total_drops(&self) -> u64 {
         self.total_drops.load(Ordering::Relaxed)
+    }
+
+    /// Producer: whether the ring is filled at least up to the fast path's limit (the writer
+    /// should drain it soon).
+    #[inline(always)]
+    pub fn above_threshold(&self) -> bool {
+        let used = self.head.load(Ordering::Relaxed) - self.tail.load(Ordering::Relaxed);
+        self.capacity > 0 && used >= self.threshold
+    }
+
+    /// The fast path's current fill limit (see the module doc).
+    pub fn inline_limit(&self) -> u64 {
+        self.inline_limit.load(Ordering::Relaxed)
     }
 
     /// Drops not yet covered by a marker record.
@@ -288,6 +315,25 @@ mod tests {
         assert_eq!(out[4].kind, KIND_DROPPED);
         assert_eq!(out[4].sp, 3);
         assert_eq!(out[5], rec(100));
+    }
+
+    #[test]
+    fn inline_limit_follows_pending_drops() {
+        let r = Ring::new(4);
+        assert_eq!(r.inline_limit(), 2);
+        r.push(rec(0));
+        assert!(!r.above_threshold());
+        r.push(rec(1));
+        assert!(r.above_threshold());
+        r.push(rec(2));
+        r.push(rec(3));
+        r.push(rec(4)); // dropped
+        assert_eq!(r.inline_limit(), 0);
+        let mut out = Vec::new();
+        r.drain_to(r.published(), &mut out);
+        r.push(rec(5)); // marker + record
+        assert_eq!(r.inline_limit(), 2);
+        assert_eq!(Ring::new(0).inline_limit(), 0);
     }
 
     #[test]

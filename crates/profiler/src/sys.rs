@@ -68,6 +68,38 @@ unsafe extern "C" {
     fn atexit(f: extern "C" fn()) -> c_int;
     fn sigaction(sig: c_int, act: *const SigAction, old: *mut SigAction) -> c_int;
     fn raise(sig: c_int) -> c_int;
+    fn syscall(num: c_long, ...) -> c_long;
+}
+
+const SYS_FUTEX: c_long = 202;
+const FUTEX_WAIT_PRIVATE: c_int = 128;
+const FUTEX_WAKE_PRIVATE: c_int = 129;
+
+/// Sleeps up to `ns` while `*word == expected` (returns early on a [`futex_wake`]).
+pub fn futex_wait(word: &core::sync::atomic::AtomicU32, expected: u32, ns: u64) {
+    let ts = Timespec {
+        tv_sec: (ns / 1_000_000_000) as i64,
+        tv_nsec: (ns % 1_000_000_000) as c_long,
+    };
+    // SAFETY: `word` is a live, aligned u32 and `ts` a valid relative timeout; FUTEX_WAIT
+    // only reads them.
+    unsafe {
+        syscall(
+            SYS_FUTEX,
+            word.as_ptr(),
+            FUTEX_WAIT_PRIVATE,
+            expected,
+            &ts as *const Timespec,
+        );
+    }
+}
+
+/// Wakes one thread sleeping in [`futex_wait`] on `word`.
+pub fn futex_wake(word: &core::sync::atomic::AtomicU32) {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE does not access memory.
+    unsafe {
+        syscall(SYS_FUTEX, word.as_ptr(), FUTEX_WAKE_PRIVATE, 1 as c_int);
+    }
 }
 
 /// Reads a clock in nanoseconds. `clock_gettime` for the monotonic and realtime clocks is

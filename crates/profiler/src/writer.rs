@@ -2,11 +2,13 @@
 //! ring, converts raw records to trace events, writes queued function/thread/diagnostic
 //! records first, then the events, `Dropped` records where rings lost events, and flushes so
 //! that a killed process leaves a readable trace. The final drain writes the End record once.
+//! Raw ticks become nanoseconds here (`clock::to_ns`). Between rounds the writer sleeps on a
+//! futex that a producer whose ring is half full wakes ([`wake_if_sleeping`]).
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::time::{Duration, Instant};
 
@@ -142,6 +144,27 @@ impl Sink {
     }
 }
 
+/// 1 while the writer thread sleeps between rounds (a futex word).
+static SLEEPING: AtomicU32 = AtomicU32::new(0);
+
+/// Producer side: a ring crossed its threshold; wake the writer if it sleeps. One load when it
+/// is awake; one `FUTEX_WAKE` per sleep otherwise (never on the fast path's inline branch).
+#[inline(always)]
+pub fn wake_if_sleeping() {
+    if SLEEPING.load(Ordering::Relaxed) != 0 && SLEEPING.swap(0, Ordering::AcqRel) != 0 {
+        crate::sys::futex_wake(&SLEEPING);
+    }
+}
+
+/// Sleeps up to `step`, or until a producer calls [`wake_if_sleeping`].
+fn sleep(rec: &Recorder, step: Duration) {
+    SLEEPING.store(1, Ordering::SeqCst);
+    if !any_ring_filling(rec) {
+        crate::sys::futex_wait(&SLEEPING, 1, step.as_nanos() as u64);
+    }
+    SLEEPING.store(0, Ordering::Relaxed);
+}
+
 /// Starts the writer thread (the sink must already be in `rec.sink`).
 pub fn start(rec: &'static Recorder) -> io::Result<()> {
     let handle = std::thread::Builder::new()
@@ -168,7 +191,7 @@ fn run(rec: &'static Recorder) {
         // producer (≈15-20 M events/s on the slow path) is about as fast as the encoder.
         let busy = backlog || any_ring_filling(rec);
         if !busy {
-            std::thread::sleep(step);
+            sleep(rec, step);
         }
         if !rec.is_recording() {
             final_drain(rec);
@@ -239,7 +262,7 @@ pub fn final_drain(rec: &Recorder) {
         let reason = rec.requested_end().unwrap_or(EndReason::Shutdown);
         let end = EndRecord {
             reason,
-            ts: clock::now(),
+            ts: clock::to_ns(clock::now()),
             events_written: sink.out.events_written(),
             events_dropped: total_drops,
             internal_errors: rec.internal_errors(),
@@ -270,8 +293,11 @@ struct Staged {
     drops_after: u64,
 }
 
-/// Records encoded per round before the rings are drained again.
-const ENCODE_SLICE: usize = 16_384;
+/// Records encoded per round before the rings are drained again (small, so that a burst on
+/// a fast-path thread is copied out of its ring every few tens of microseconds).
+const ENCODE_SLICE: usize = 2_048;
+/// Staging buffers larger than this many records are freed when they run empty.
+const STAGING_KEEP: usize = 1 << 18;
 
 /// One round: drain every ring into staging (fast copies, so the rings empty quickly), write
 /// queued metadata, then encode up to `budget` staged records.
@@ -378,7 +404,7 @@ fn round(rec: &Recorder, sink: &mut Sink, flush: bool, budget: usize) {
     }
     // Keep entries that still hold records; give up the memory of large idle buffers.
     staged.retain_mut(|st| {
-        if st.raw.is_empty() && st.raw.capacity() > 4 * ENCODE_SLICE {
+        if st.raw.is_empty() && st.raw.capacity() > STAGING_KEEP {
             st.raw = Vec::new();
         }
         !st.raw.is_empty() || st.drops_after > 0
@@ -408,7 +434,7 @@ fn write_raw(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, raw: &[RawRecor
             continue;
         };
         sink.events.push(Event {
-            ts: r.ts,
+            ts: clock::to_ns(r.ts),
             kind,
             func: FunctionIdx(r.func),
             sp: r.sp,

@@ -22,9 +22,13 @@ public static class Program
             case "deep": return DeepScenario.Run();
             case "exit": return ExitScenario.Run();
             case "unhandled": return UnhandledScenario.Run();
+            case "fp": return FpScenario.Run();
+            case "args": return ArgsScenario.Run();
+            case "structs": return StructsScenario.Run();
+            case "async": return AsyncScenario.Run();
             default:
                 Console.Error.WriteLine(
-                    "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled>");
+                    "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async>");
                 return 2;
         }
     }

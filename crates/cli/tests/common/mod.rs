@@ -265,20 +265,85 @@ impl Recording {
     }
 }
 
-/// Runs `eltrace record [record_args] -o <tmp>/x.eltrace -- dotnet Scenarios.dll <scenario>`.
+/// How a scenario is recorded. Every e2e test runs in each mode (see [`modes!`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The default: the fast-path assembly stubs.
+    Fast,
+    /// `record --slow-path`.
+    Slow,
+    /// The fast path with `ELTRACE_TEST_TRASH_REGISTERS=1` and `ELTRACE_PRESERVE_RCX=0`: the
+    /// stubs overwrite every register the probe contract lets them, RCX included.
+    FastTrash,
+}
+
+impl Mode {
+    /// The trace's `hook_mode` in this mode.
+    pub fn hook_mode(self) -> &'static str {
+        match self {
+            Mode::Fast => "fast-path",
+            Mode::Slow => "slow-path",
+            Mode::FastTrash => "fast-path (trash registers)",
+        }
+    }
+}
+
+/// Generates a module per test function `f(mode: Mode)` with one `#[test]` per [`Mode`].
+#[macro_export]
+macro_rules! modes {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[test]
+                fn fast() {
+                    super::$name($crate::common::Mode::Fast);
+                }
+                #[test]
+                fn slow() {
+                    super::$name($crate::common::Mode::Slow);
+                }
+                #[test]
+                fn fast_trash() {
+                    super::$name($crate::common::Mode::FastTrash);
+                }
+            }
+        )*
+    };
+}
+
+/// Runs `eltrace record [record_args] -o <tmp>/x.eltrace -- dotnet Scenarios.dll <scenario>`
+/// in the default (fast) mode.
 pub fn record(scenario: &str) -> Recording {
-    record_with(scenario, &[])
+    record_in(Mode::Fast, scenario, &[])
 }
 
 /// Like [`record`], with extra arguments for `eltrace record` (before `--`).
 pub fn record_with(scenario: &str, record_args: &[&str]) -> Recording {
+    record_in(Mode::Fast, scenario, record_args)
+}
+
+/// Records `scenario` in `mode` with extra `eltrace record` arguments; checks that the trace
+/// says it was recorded in that mode.
+pub fn record_in(mode: Mode, scenario: &str, record_args: &[&str]) -> Recording {
     profiler_library();
     let dll = scenarios_dll();
     let dir = TempDir::new(scenario);
     let trace = dir.path().join("x.eltrace");
     let mut cmd = Command::new(eltrace());
-    cmd.arg("record")
-        .args(record_args)
+    cmd.arg("record");
+    match mode {
+        Mode::Fast => {}
+        Mode::Slow => {
+            cmd.arg("--slow-path");
+        }
+        Mode::FastTrash => {
+            cmd.env("ELTRACE_TEST_TRASH_REGISTERS", "1")
+                .env("ELTRACE_PRESERVE_RCX", "0");
+        }
+    }
+    // The mode comes from the arguments above, not from the test runner's environment.
+    cmd.env_remove("ELTRACE_HOOKS");
+    cmd.args(record_args)
         .arg("-o")
         .arg(&trace)
         .arg("--")
@@ -296,13 +361,21 @@ pub fn record_with(scenario: &str, record_args: &[&str]) -> Recording {
         "eltrace record wrote no trace at {} ({status}); stderr:\n{stderr}",
         trace.display()
     );
-    Recording {
+    let recording = Recording {
         dir,
         trace,
         status,
         stdout,
         stderr,
-    }
+    };
+    let r = recording.report();
+    assert_eq!(
+        string(r.trace(), "hook_mode"),
+        mode.hook_mode(),
+        "the trace was not recorded in {mode:?} mode; stderr:\n{}",
+        recording.stderr
+    );
+    recording
 }
 
 /// The parsed output of `eltrace report --json`.

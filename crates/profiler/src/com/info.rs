@@ -115,6 +115,25 @@ impl Info {
         }
     }
 
+    /// `SetEnterLeaveFunctionHooks3`: the fast path (the JIT calls these directly, with its
+    /// own register convention; see fast.rs).
+    pub fn set_hooks3(
+        &self,
+        enter: FunctionEnter3,
+        leave: FunctionLeave3,
+        tailcall: FunctionTailcall3,
+    ) -> HRESULT {
+        // SAFETY: live interface pointer; the hooks are 'static code.
+        unsafe {
+            (self.vt().SetEnterLeaveFunctionHooks3)(
+                self.this(),
+                Some(enter),
+                Some(leave),
+                Some(tailcall),
+            )
+        }
+    }
+
     pub fn set_function_id_mapper2(&self, mapper: FunctionIDMapper2) -> HRESULT {
         // SAFETY: live interface pointer; the mapper is a 'static function; no client data.
         unsafe {

@@ -1,0 +1,461 @@
+//! The fast path: `SetEnterLeaveFunctionHooks3` stubs in assembly (x86-64 SysV, CoreCLR's JIT
+//! probe convention), called directly from JIT-compiled code.
+//!
+//! # Contract (docs: /work/shared/abi/unix_x64_elt.md §2-3)
+//!
+//! | stub | input | may modify | everything else comes back unchanged |
+//! |---|---|---|---|
+//! | Enter | R14 = client id, R15 = caller SP | RAX, R10, R11, XMM8-15, flags | incl. RDI RSI RDX RCX R8 R9, XMM0-7 (the method's arguments), R14, R15 |
+//! | Leave / Tailcall | RDI = client id, RSI = caller SP | RCX, RSI, RDI, R8-R11, XMM2-15, flags | incl. RAX RDX XMM0 XMM1 (return values) |
+//!
+//! The default Leave/Tailcall stubs also preserve **RCX** although the contract allows
+//! trashing it: on x64 the runtime-async continuation comes back in RCX and .NET 10 zeroes it
+//! before the Leave call, not after. Preserving it costs nothing on the inline path (the stubs
+//! do not use RCX) and one push/pop on the fallback path; `ELTRACE_PRESERVE_RCX=0` selects
+//! stubs that do not preserve it (measured in docs/performance.md).
+//!
+//! # What a recording stub does
+//!
+//! 1. Client ids with bit 62 or 63 set (no events / the unhandled-exception sentinel, see
+//!    hooks.rs) go to the Rust fallback.
+//! 2. Loads the thread's ring pointer from [`SLOT`], a thread-local defined here in `.tbss`
+//!    and reached with the initial-exec model (`sym@GOTTPOFF` + `fs:`): two loads, no call.
+//!    Null (no ring yet) or `DEAD` (1) → fallback.
+//! 3. `used = head - tail`; if `used >= inline_limit` → fallback (half full, or a drop marker is
+//!    due: ring.rs's module doc).
+//! 4. Writes the 24-byte [`RawRecord`](crate::ring::RawRecord) `{rdtsc, sp, idx, kind}` at
+//!    `records[head & mask]`, then `head += 1` (an x86 store is a release store).
+//!
+//! RDTSC clobbers RAX and RDX: Enter keeps RDX (an argument) in XMM8, Leave keeps RAX/RDX (the
+//! return value) in R8/R9. The inline path touches no other register and no stack.
+//!
+//! The fallback saves what a C call may clobber but the contract protects (Enter: the six
+//! integer argument registers and XMM0-7 in full 128 bits; Leave: RAX, RDX, XMM0, XMM1 and
+//! optionally RCX), aligns the stack and calls [`fast_fallback`], which records through the
+//! same Rust code as the slow path (warm-up, drops, sentinel) and wakes the writer when the
+//! ring is half full. No locks, allocation or system calls on the inline path; the fallback
+//! makes a futex wake at most once per writer sleep.
+//!
+//! # Why a TLS slot in assembly
+//!
+//! Rust's `thread_local!` in a `cdylib` uses the general-dynamic model: every access is a call
+//! to `__tls_get_addr`, which the stub would have to wrap in a full register save. An
+//! initial-exec slot costs two loads; glibc reserves static TLS surplus for `dlopen`ed
+//! libraries, of which this takes 8 bytes. Rust writes the slot through [`set_slot`] (the
+//! same two instructions); the slot mirrors `hooks::CURRENT` and is set only when the clock is
+//! the TSC, so with the monotonic clock every event takes the fallback (correct, slower).
+//!
+//! # Test and benchmark variants
+//!
+//! * `ELTRACE_TEST_TRASH_REGISTERS=1`: stubs that, before every `ret` (inline and fallback),
+//!   overwrite every register their trash set allows: integers with `0x5A5A…`, XMM registers
+//!   with all ones (a NaN) — RCX too unless RCX is preserved. The e2e suite runs every
+//!   scenario this way; a program that relied on more than the contract would compute wrong
+//!   results.
+//! * Empty stubs (`ret`) for the benchmark's "fast path, empty stub".
+
+use core::arch::global_asm;
+
+use crate::hooks;
+
+/// The ring-pointer value of a thread that may not record (mirrors `hooks::DEAD`).
+pub const DEAD: usize = 1;
+
+/// Which stub set to install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    /// Overwrite the trash set before returning (contract test).
+    pub trash: bool,
+    /// Leave/Tailcall preserve RCX.
+    pub preserve_rcx: bool,
+    /// `ret`-only stubs (benchmark baseline).
+    pub empty: bool,
+}
+
+/// The three stub addresses, for `SetEnterLeaveFunctionHooks3`.
+#[derive(Debug, Clone, Copy)]
+pub struct Stubs {
+    pub enter: unsafe extern "C" fn(),
+    pub leave: unsafe extern "C" fn(),
+    pub tailcall: unsafe extern "C" fn(),
+}
+
+/// The Rust side of every stub's slow branch. `kind` is the `EventKind` code, `client` the
+/// client id, `sp` the caller SP the JIT passed.
+extern "C" fn fast_fallback(kind: u32, client: usize, sp: u64) {
+    let _ = std::panic::catch_unwind(|| hooks::fast_probe(kind, client, sp));
+}
+
+// The thread-local ring slot (initial-exec TLS) and its accessors.
+global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 3",
+    ".globl eltrace_fast_ring",
+    ".hidden eltrace_fast_ring",
+    ".type eltrace_fast_ring, @object",
+    ".size eltrace_fast_ring, 8",
+    "eltrace_fast_ring:",
+    ".zero 8",
+    ".popsection",
+);
+
+/// Sets the calling thread's ring slot (a ring pointer, 0 or [`DEAD`]).
+#[inline]
+pub fn set_slot(value: usize) {
+    // SAFETY: writes the 8-byte thread-local `eltrace_fast_ring` of the calling thread (its
+    // TP offset comes from the GOT); no other memory is touched.
+    unsafe {
+        core::arch::asm!(
+            "mov {t}, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]",
+            "mov qword ptr fs:[{t}], {v}",
+            t = out(reg) _,
+            v = in(reg) value,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+/// The calling thread's ring slot.
+#[inline]
+pub fn slot() -> usize {
+    let v: usize;
+    // SAFETY: reads the calling thread's 8-byte thread-local `eltrace_fast_ring`.
+    unsafe {
+        core::arch::asm!(
+            "mov {v}, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]",
+            "mov {v}, qword ptr fs:[{v}]",
+            v = out(reg) v,
+            options(nostack, preserves_flags, readonly),
+        );
+    }
+    v
+}
+
+macro_rules! trash_enter {
+    () => {
+        "movabs rax, 0x5A5A5A5A5A5A5A5A
+         mov r10, rax
+         mov r11, rax
+         pcmpeqd xmm8, xmm8
+         pcmpeqd xmm9, xmm9
+         pcmpeqd xmm10, xmm10
+         pcmpeqd xmm11, xmm11
+         pcmpeqd xmm12, xmm12
+         pcmpeqd xmm13, xmm13
+         pcmpeqd xmm14, xmm14
+         pcmpeqd xmm15, xmm15"
+    };
+}
+
+macro_rules! trash_leave {
+    () => {
+        "movabs rdi, 0x5A5A5A5A5A5A5A5A
+         mov rsi, rdi
+         mov r8, rdi
+         mov r9, rdi
+         mov r10, rdi
+         mov r11, rdi
+         pcmpeqd xmm2, xmm2
+         pcmpeqd xmm3, xmm3
+         pcmpeqd xmm4, xmm4
+         pcmpeqd xmm5, xmm5
+         pcmpeqd xmm6, xmm6
+         pcmpeqd xmm7, xmm7
+         pcmpeqd xmm8, xmm8
+         pcmpeqd xmm9, xmm9
+         pcmpeqd xmm10, xmm10
+         pcmpeqd xmm11, xmm11
+         pcmpeqd xmm12, xmm12
+         pcmpeqd xmm13, xmm13
+         pcmpeqd xmm14, xmm14
+         pcmpeqd xmm15, xmm15"
+    };
+}
+
+/// An Enter stub; `$epilogue` runs before each `ret`.
+macro_rules! enter_stub {
+    ($name:literal, $epilogue:expr) => {
+        global_asm!(
+            concat!(
+                ".pushsection .text.", $name, ",\"ax\",@progbits\n",
+                ".globl ", $name, "\n",
+                ".hidden ", $name, "\n",
+                ".type ", $name, ", @function\n",
+                ".p2align 4\n",
+                $name, ":\n",
+                "
+                mov rax, r14
+                shr rax, 62
+                jnz 9f
+                mov rax, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]
+                mov r10, qword ptr fs:[rax]
+                cmp r10, 1
+                jbe 9f
+                mov r11, qword ptr [r10]
+                mov rax, r11
+                sub rax, qword ptr [r10 + 64]
+                cmp rax, qword ptr [r10 + 48]
+                jae 9f
+                and r11, qword ptr [r10 + 32]
+                lea r11, [r11 + 2*r11]
+                shl r11, 3
+                add r11, qword ptr [r10 + 24]
+                movq xmm8, rdx
+                rdtsc
+                shl rdx, 32
+                or rax, rdx
+                movq rdx, xmm8
+                mov qword ptr [r11], rax
+                mov qword ptr [r11 + 8], r15
+                lea eax, [r14 - 1]
+                mov qword ptr [r11 + 16], rax
+                inc qword ptr [r10]
+                ",
+                $epilogue,
+                "
+                ret
+            9:
+                push rdi
+                push rsi
+                push rdx
+                push rcx
+                push r8
+                push r9
+                sub rsp, 136
+                movdqu xmmword ptr [rsp + 0], xmm0
+                movdqu xmmword ptr [rsp + 16], xmm1
+                movdqu xmmword ptr [rsp + 32], xmm2
+                movdqu xmmword ptr [rsp + 48], xmm3
+                movdqu xmmword ptr [rsp + 64], xmm4
+                movdqu xmmword ptr [rsp + 80], xmm5
+                movdqu xmmword ptr [rsp + 96], xmm6
+                movdqu xmmword ptr [rsp + 112], xmm7
+                xor edi, edi
+                mov rsi, r14
+                mov rdx, r15
+                call {fallback}
+                movdqu xmm0, xmmword ptr [rsp + 0]
+                movdqu xmm1, xmmword ptr [rsp + 16]
+                movdqu xmm2, xmmword ptr [rsp + 32]
+                movdqu xmm3, xmmword ptr [rsp + 48]
+                movdqu xmm4, xmmword ptr [rsp + 64]
+                movdqu xmm5, xmmword ptr [rsp + 80]
+                movdqu xmm6, xmmword ptr [rsp + 96]
+                movdqu xmm7, xmmword ptr [rsp + 112]
+                add rsp, 136
+                pop r9
+                pop r8
+                pop rcx
+                pop rdx
+                pop rsi
+                pop rdi
+                ",
+                $epilogue,
+                "
+                ret
+                .size ", $name, ", . - ", $name, "
+                .popsection"
+            ),
+            fallback = sym fast_fallback,
+        );
+    };
+}
+
+/// A Leave or Tailcall stub recording `$kind`; `$push_rcx`/`$pop_rcx`/`$frame` select RCX
+/// preservation (the frame keeps the call 16-byte aligned either way).
+macro_rules! leave_stub {
+    ($name:literal, $kind:literal, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr) => {
+        global_asm!(
+            concat!(
+                ".pushsection .text.", $name, ",\"ax\",@progbits\n",
+                ".globl ", $name, "\n",
+                ".hidden ", $name, "\n",
+                ".type ", $name, ", @function\n",
+                ".p2align 4\n",
+                $name, ":\n",
+                "
+                mov r8, rdi
+                shr r8, 62
+                jnz 9f
+                mov r8, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]
+                mov r10, qword ptr fs:[r8]
+                cmp r10, 1
+                jbe 9f
+                mov r11, qword ptr [r10]
+                mov r8, r11
+                sub r8, qword ptr [r10 + 64]
+                cmp r8, qword ptr [r10 + 48]
+                jae 9f
+                and r11, qword ptr [r10 + 32]
+                lea r11, [r11 + 2*r11]
+                shl r11, 3
+                add r11, qword ptr [r10 + 24]
+                mov r8, rax
+                mov r9, rdx
+                rdtsc
+                shl rdx, 32
+                or rax, rdx
+                mov qword ptr [r11], rax
+                mov qword ptr [r11 + 8], rsi
+                lea esi, [rdi - 1]
+                mov dword ptr [r11 + 16], esi
+                mov dword ptr [r11 + 20], ", $kind, "
+                mov rax, r8
+                mov rdx, r9
+                inc qword ptr [r10]
+                ",
+                $epilogue,
+                "
+                ret
+            9:
+                push rax
+                push rdx
+                ", $push_rcx, "
+                sub rsp, ", $frame, "
+                movdqu xmmword ptr [rsp + 0], xmm0
+                movdqu xmmword ptr [rsp + 16], xmm1
+                mov rdx, rsi
+                mov rsi, rdi
+                mov edi, ", $kind, "
+                call {fallback}
+                movdqu xmm0, xmmword ptr [rsp + 0]
+                movdqu xmm1, xmmword ptr [rsp + 16]
+                add rsp, ", $frame, "
+                ", $pop_rcx, "
+                pop rdx
+                pop rax
+                ",
+                $epilogue,
+                "
+                ret
+                .size ", $name, ", . - ", $name, "
+                .popsection"
+            ),
+            fallback = sym fast_fallback,
+        );
+    };
+}
+
+enter_stub!("eltrace_fast_enter", "");
+enter_stub!("eltrace_fast_enter_trash", trash_enter!());
+
+leave_stub!("eltrace_fast_leave", "1", "push rcx", "pop rcx", "32", "");
+leave_stub!("eltrace_fast_leave_norcx", "1", "", "", "40", "");
+leave_stub!(
+    "eltrace_fast_leave_trash",
+    "1",
+    "push rcx",
+    "pop rcx",
+    "32",
+    trash_leave!()
+);
+leave_stub!(
+    "eltrace_fast_leave_norcx_trash",
+    "1",
+    "",
+    "",
+    "40",
+    concat!(trash_leave!(), "\nmov rcx, rdi")
+);
+leave_stub!(
+    "eltrace_fast_tailcall",
+    "2",
+    "push rcx",
+    "pop rcx",
+    "32",
+    ""
+);
+leave_stub!("eltrace_fast_tailcall_norcx", "2", "", "", "40", "");
+leave_stub!(
+    "eltrace_fast_tailcall_trash",
+    "2",
+    "push rcx",
+    "pop rcx",
+    "32",
+    trash_leave!()
+);
+leave_stub!(
+    "eltrace_fast_tailcall_norcx_trash",
+    "2",
+    "",
+    "",
+    "40",
+    concat!(trash_leave!(), "\nmov rcx, rdi")
+);
+
+global_asm!(
+    ".pushsection .text.eltrace_fast_empty,\"ax\",@progbits",
+    ".globl eltrace_fast_empty",
+    ".hidden eltrace_fast_empty",
+    ".type eltrace_fast_empty, @function",
+    ".p2align 4",
+    "eltrace_fast_empty:",
+    "ret",
+    ".size eltrace_fast_empty, . - eltrace_fast_empty",
+    ".popsection",
+);
+
+unsafe extern "C" {
+    fn eltrace_fast_enter();
+    fn eltrace_fast_enter_trash();
+    fn eltrace_fast_leave();
+    fn eltrace_fast_leave_norcx();
+    fn eltrace_fast_leave_trash();
+    fn eltrace_fast_leave_norcx_trash();
+    fn eltrace_fast_tailcall();
+    fn eltrace_fast_tailcall_norcx();
+    fn eltrace_fast_tailcall_trash();
+    fn eltrace_fast_tailcall_norcx_trash();
+    fn eltrace_fast_empty();
+}
+
+/// The stubs of a variant.
+pub fn stubs(v: Variant) -> Stubs {
+    if v.empty {
+        return Stubs {
+            enter: eltrace_fast_empty,
+            leave: eltrace_fast_empty,
+            tailcall: eltrace_fast_empty,
+        };
+    }
+    let (leave, tailcall): (unsafe extern "C" fn(), unsafe extern "C" fn()) =
+        match (v.trash, v.preserve_rcx) {
+            (false, true) => (eltrace_fast_leave, eltrace_fast_tailcall),
+            (false, false) => (eltrace_fast_leave_norcx, eltrace_fast_tailcall_norcx),
+            (true, true) => (eltrace_fast_leave_trash, eltrace_fast_tailcall_trash),
+            (true, false) => (
+                eltrace_fast_leave_norcx_trash,
+                eltrace_fast_tailcall_norcx_trash,
+            ),
+        };
+    Stubs {
+        enter: if v.trash {
+            eltrace_fast_enter_trash
+        } else {
+            eltrace_fast_enter
+        },
+        leave,
+        tailcall,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_is_per_thread() {
+        set_slot(0x1234);
+        assert_eq!(slot(), 0x1234);
+        let other = std::thread::spawn(|| {
+            let before = slot();
+            set_slot(7);
+            (before, slot())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(other, (0, 7));
+        assert_eq!(slot(), 0x1234);
+        set_slot(0);
+    }
+}
