@@ -11,7 +11,9 @@ out="$(cd "$out" && pwd)"
 
 bash scripts/setup.sh
 note "building eltrace (release)"
-cargo build --release --workspace --locked
+# shellcheck disable=SC2207 # one word or none
+LOCK=($(cargo_lock_args))
+cargo build --release --workspace "${LOCK[@]}"
 note "building examples/HelloTrace"
 dotnet build -c Release --nologo -v quiet -o "$out/HelloTrace" examples/HelloTrace >/dev/null \
     || die "dotnet build of examples/HelloTrace failed (rerun: dotnet build -c Release examples/HelloTrace)"

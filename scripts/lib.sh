@@ -23,3 +23,17 @@ note() { printf '==> %s\n' "$*" >&2; }
 
 # die MESSAGE: print an error and exit 1.
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# cargo_lock_args: prints `--locked` when cargo builds from the Debian crate sources (the
+# versions Cargo.lock pins are exactly the ones installed there). On a machine that uses
+# crates.io it prints nothing and first drops from Cargo.lock the placeholder checksums that
+# Debian records for a few patched crates ("Could not get crate checksum"): cargo fills in
+# crates.io's real checksums, keeping the pinned versions.
+cargo_lock_args() {
+    local cfg="${CARGO_HOME:-$HOME/.cargo}/config.toml"
+    if [ -f "$cfg" ] && grep -Eq '^\s*\[source\.crates-io\]' "$cfg"; then
+        printf -- '--locked'
+    else
+        sed -i '/^checksum = "Could not get crate checksum"$/d' "$REPO_ROOT/Cargo.lock"
+    fi
+}

@@ -19,8 +19,26 @@ step() {
 }
 
 step setup bash scripts/setup.sh
-step build cargo build --workspace --locked
+# shellcheck disable=SC2207 # one word or none
+LOCK=($(cargo_lock_args))
+step build cargo build --workspace "${LOCK[@]}"
 step fmt cargo fmt --all --check
-step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
-step test cargo test --workspace --locked --no-fail-fast
+step clippy cargo clippy --workspace --all-targets "${LOCK[@]}" -- -D warnings
+test_log="$(mktemp)"
+trap 'rm -f "$test_log"' EXIT
+run_tests() {
+    set -o pipefail
+    cargo test --workspace "${LOCK[@]}" --no-fail-fast 2>&1 | tee "$test_log"
+}
+note "test: cargo test --workspace"
+test_start=$SECONDS
+test_status=0
+run_tests || test_status=$?
+# One closing line over every test binary, so the total is visible at a glance.
+awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$test_log"
+if [ "$test_status" -ne 0 ]; then
+    printf '\nFAILED: test (cargo test exited %s)\n' "$test_status" >&2
+    exit 1
+fi
+note "test: ok ($((SECONDS - test_start)) s)"
 note "all steps passed"

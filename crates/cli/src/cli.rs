@@ -8,6 +8,7 @@ use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use eltrace_export::{ExportOptions, FoldedValue, Format};
 
+use crate::check::CheckOptions;
 use crate::export::{ExportCmd, Output};
 use crate::record::RecordOptions;
 use crate::report::{ReportOptions, SortBy};
@@ -32,6 +33,35 @@ pub enum Command {
     Report(ReportArgs),
     /// Convert a trace into another format (Chrome trace JSON, folded stacks).
     Export(ExportArgs),
+    /// Check the runtime's ELT contract with bundled probe programs (one row per check).
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Run only the checks whose name contains PATTERN (or matches it, with `*`).
+    #[arg(long, value_name = "PATTERN")]
+    pub only: Option<String>,
+    /// The dotnet executable that builds and runs the probes (default: `dotnet` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub dotnet: Option<PathBuf>,
+    /// The profiler library (default: as for `record`).
+    #[arg(long, value_name = "PATH")]
+    pub profiler: Option<PathBuf>,
+}
+
+impl From<CheckArgs> for CheckOptions {
+    fn from(a: CheckArgs) -> Self {
+        CheckOptions {
+            json: a.json,
+            only: a.only,
+            dotnet: a.dotnet,
+            profiler: a.profiler,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! The `eltrace` binary: parses the command line and runs one command. Errors end up here
 //! as one `eltrace: error: …` line and an exit code (2 for usage errors).
 
+mod check;
 mod cli;
 mod export;
 mod record;
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
         Command::Record(a) => record::record(a.into()),
         Command::Report(a) => report::report(a.into()),
         Command::Export(a) => export::export(a.into()),
+        Command::Check(a) => check::check(a.into()),
     };
     match result {
         Ok(code) => code,

@@ -33,7 +33,7 @@ pub struct RecordOptions {
 
 /// Finds the profiler: `--profiler`, else `$ELTRACE_PROFILER_PATH`, else beside this
 /// executable. An explicit path that does not exist is an error, not a reason to look on.
-fn find_profiler(explicit: Option<&Path>) -> Result<PathBuf, Fail> {
+pub(crate) fn find_profiler(explicit: Option<&Path>) -> Result<PathBuf, Fail> {
     let check = |p: PathBuf, from: &str| -> Result<PathBuf, Fail> {
         if p.is_file() {
             std::path::absolute(&p)

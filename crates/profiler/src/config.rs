@@ -29,7 +29,7 @@ pub mod vars {
 pub const DEFAULT_BUFFER_EVENTS: usize = 131_072;
 pub const MIN_BUFFER_EVENTS: usize = 16;
 pub const MAX_BUFFER_EVENTS: usize = 1 << 26;
-pub const DEFAULT_MAX_BUFFER_MB: usize = 256;
+pub const DEFAULT_MAX_BUFFER_MB: usize = 512;
 pub const MAX_MAX_BUFFER_MB: usize = 1 << 20;
 pub const DEFAULT_FLUSH_MS: u64 = 20;
 pub const MAX_FLUSH_MS: u64 = 60_000;
@@ -257,8 +257,8 @@ mod tests {
         assert_eq!(c.hooks, HookMode::Fast);
         assert!(!c.trash_registers && c.preserve_rcx && c.use_tsc);
         assert_eq!(c.buffer_events, 131_072);
-        assert_eq!(c.max_buffer_mb, 256);
-        assert_eq!(c.max_buffer_bytes(), 256 << 20);
+        assert_eq!(c.max_buffer_mb, 512);
+        assert_eq!(c.max_buffer_bytes(), 512 << 20);
         assert_eq!(c.flush_ms, 20);
         assert!(!c.disable);
         assert!(c.selection.is_default());

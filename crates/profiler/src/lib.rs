@@ -8,7 +8,11 @@
 //! ([`hooks`]) and the FunctionIDMapper2, and installs the exit handlers ([`exit`]). Each
 //! thread's hooks append fixed raw records to its own ring ([`ring`]); the writer thread drains
 //! the rings into the trace file (format: the `eltrace-trace` crate).
+//!
+//! With `ELTRACE_CHECK` set, Initialize runs one experiment of `eltrace check` instead
+//! ([`check`]).
 
+pub mod check;
 pub mod clock;
 pub mod com;
 pub mod config;

@@ -87,6 +87,10 @@ impl Profiler {
     /// # Safety
     /// `unk` is null or the live IUnknown the runtime passes.
     pub unsafe fn initialize(&self, unk: *mut IUnknown) -> HRESULT {
+        if let Some(experiment) = crate::check::requested() {
+            // SAFETY: forwarded from the runtime.
+            return unsafe { crate::check::initialize(unk, &experiment) };
+        }
         let config = Config::from_env(|k| std::env::var(k).ok());
         if config.disable {
             say("ELTRACE_DISABLE is set; the profiler declines to load");
@@ -197,6 +201,7 @@ impl Profiler {
     /// # Safety
     /// None beyond being called by the runtime.
     pub unsafe fn shutdown(&self) -> HRESULT {
+        crate::check::shutdown();
         if let Some(rec) = Recorder::global() {
             rec.finish(EndReason::Shutdown);
         }

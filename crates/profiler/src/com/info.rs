@@ -67,6 +67,12 @@ impl Info {
         None
     }
 
+    /// The interface pointer, for the check-mode experiments (`crate::check`), which make
+    /// calls eltrace itself never makes. Valid for the life of the runtime (type invariant).
+    pub fn raw(&self) -> *mut ICorProfilerInfo3 {
+        self.ptr
+    }
+
     fn vt(&self) -> &ICorProfilerInfo3Vtbl {
         // SAFETY: `ptr` is a live interface pointer (type invariant); its vtable starts with
         // the ICorProfilerInfo3 slots for every N ≥ 3.

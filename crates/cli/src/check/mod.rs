@@ -1,0 +1,255 @@
+//! `eltrace check`: runs the bundled probe programs under the profiler's check mode (one
+//! child process per experiment, two at a time, each with a timeout; a crash is a result),
+//! evaluates every check ([`checks`]) over the experiment's observations ([`obs`]) and prints
+//! one row per check, or one JSON object. Exit status 0 when no check FAILs.
+
+pub mod checks;
+pub mod obs;
+pub mod probes;
+pub mod run;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::util::{Fail, print_stdout};
+use checks::{CHECKS, Row, Verdict};
+use obs::Observations;
+
+/// How long one experiment may run.
+const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
+/// Experiments running at the same time.
+const PARALLEL: usize = 2;
+
+/// The experiments: name (= `ELTRACE_CHECK` value), probe mode, and whether it records a
+/// real trace with the production profiler instead of running a check-mode experiment.
+pub const EXPERIMENTS: &[(&str, &str, bool)] = &[
+    ("async", "async", true),
+    ("info", "info", false),
+    ("regs-slow", "regs", false),
+    ("fast-trash", "regs", false),
+    ("fast-rax-after-leave", "regs", false),
+    ("fast-rdi-after-enter", "regs", false),
+    ("fast-r14-after-enter", "regs", false),
+    ("snapshot", "snapshot", false),
+    ("flags", "flags", false),
+    ("pinvoke", "pinvoke", false),
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    pub json: bool,
+    pub only: Option<String>,
+    pub dotnet: Option<PathBuf>,
+    pub profiler: Option<PathBuf>,
+}
+
+/// `*` matches any run of characters; a pattern without `*` matches as a substring.
+pub fn selects(pattern: &str, name: &str) -> bool {
+    fn glob(p: &[u8], t: &[u8]) -> bool {
+        match p.split_first() {
+            None => t.is_empty(),
+            Some((b'*', rest)) => (0..=t.len()).any(|i| glob(rest, &t[i..])),
+            Some((c, rest)) => t.first() == Some(c) && glob(rest, &t[1..]),
+        }
+    }
+    if pattern.contains('*') {
+        glob(pattern.as_bytes(), name.as_bytes())
+    } else {
+        name.contains(pattern)
+    }
+}
+
+/// The rows for a set of observations per experiment (a missing experiment gives empty
+/// observations, so its checks FAIL).
+pub fn evaluate(observations: &BTreeMap<String, Observations>, only: Option<&str>) -> Vec<Row> {
+    let empty = Observations::default();
+    CHECKS
+        .iter()
+        .filter(|c| only.is_none_or(|p| selects(p, c.name)))
+        .map(|c| (c.eval)(observations.get(c.experiment).unwrap_or(&empty)))
+        .collect()
+}
+
+fn find_dotnet(explicit: Option<&Path>) -> Result<PathBuf, Fail> {
+    if let Some(p) = explicit {
+        return if p.is_file() {
+            Ok(p.to_owned())
+        } else {
+            Err(Fail::new(format!(
+                "--dotnet {} does not exist",
+                p.display()
+            )))
+        };
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join("dotnet"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| Fail::new("cannot find `dotnet` on PATH (pass --dotnet PATH)"))
+}
+
+pub fn check(opts: CheckOptions) -> Result<ExitCode, Fail> {
+    let only = opts.only.as_deref();
+    let wanted: Vec<&(&str, &str, bool)> = EXPERIMENTS
+        .iter()
+        .filter(|(name, ..)| {
+            CHECKS
+                .iter()
+                .any(|c| c.experiment == *name && only.is_none_or(|p| selects(p, c.name)))
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Err(Fail::with_code(
+            2,
+            format!("no check matches --only {}", only.unwrap_or("")),
+        ));
+    }
+    let dotnet = find_dotnet(opts.dotnet.as_deref())?;
+    let profiler = crate::record::find_profiler(opts.profiler.as_deref())?;
+    let probes_dll = probes::ensure_built(&dotnet)?;
+    let work_dir = std::env::temp_dir().join(format!("eltrace-check-{}", std::process::id()));
+    std::fs::create_dir_all(&work_dir)
+        .map_err(|e| Fail::new(format!("cannot create {}: {e}", work_dir.display())))?;
+    let setup = run::Setup {
+        dotnet: dotnet.clone(),
+        probes_dll,
+        profiler,
+        work_dir,
+        timeout: CHILD_TIMEOUT,
+    };
+
+    let queue = Mutex::new(wanted.clone());
+    let results: Mutex<BTreeMap<String, Observations>> = Mutex::new(BTreeMap::new());
+    std::thread::scope(|s| {
+        for _ in 0..PARALLEL {
+            s.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                    let Some(&(name, mode, record)) = next else {
+                        break;
+                    };
+                    let o = run::run_experiment(&setup, name, mode, record);
+                    results
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(name.to_string(), o);
+                }
+            });
+        }
+    });
+    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    if std::env::var_os("ELTRACE_CHECK_KEEP").is_some() {
+        eprintln!("eltrace: check files kept in {}", setup.work_dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&setup.work_dir);
+    }
+
+    let runtime = results
+        .values()
+        .find_map(|o| o.get("runtime"))
+        .unwrap_or("unknown runtime")
+        .to_string();
+    let rows = evaluate(&results, only);
+    let failed = rows.iter().any(|r| r.verdict == Verdict::Fail);
+    let text = if opts.json {
+        let mut v = render_json(&runtime, &dotnet, &rows).to_string();
+        v.push('\n');
+        v
+    } else {
+        render_table(&runtime, &dotnet, &rows)
+    };
+    print_stdout(&text)?;
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn counts(rows: &[Row]) -> [(Verdict, usize); 3] {
+    [Verdict::Pass, Verdict::Differs, Verdict::Fail]
+        .map(|v| (v, rows.iter().filter(|r| r.verdict == v).count()))
+}
+
+pub fn render_json(runtime: &str, dotnet: &Path, rows: &[Row]) -> serde_json::Value {
+    let c = counts(rows);
+    json!({
+        "runtime": runtime,
+        "platform": format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        "dotnet": dotnet.display().to_string(),
+        "checks": rows.iter().map(|r| json!({
+            "name": r.name,
+            "expected": r.expected,
+            "observed": r.observed,
+            "verdict": r.verdict.name(),
+        })).collect::<Vec<_>>(),
+        "summary": {"pass": c[0].1, "differs": c[1].1, "fail": c[2].1},
+    })
+}
+
+/// Greedy word wrap to `width` columns (a longer word gets a line of its own).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+pub fn render_table(runtime: &str, dotnet: &Path, rows: &[Row]) -> String {
+    const W: usize = 58;
+    let name_w = rows.iter().map(|r| r.name.len()).max().unwrap_or(5).max(5);
+    let pad = |s: &str, w: usize| format!("{s}{}", " ".repeat(w.saturating_sub(s.chars().count())));
+    let mut out = format!(
+        "eltrace check: {runtime} on {} {} (dotnet {})\n\n",
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        dotnet.display()
+    );
+    out.push_str(&format!(
+        "{}  {}  {}  verdict\n",
+        pad("check", name_w),
+        pad("expected", W),
+        pad("observed", W)
+    ));
+    for r in rows {
+        let (e, o) = (wrap(&r.expected, W), wrap(&r.observed, W));
+        for i in 0..e.len().max(o.len()) {
+            let first = i == 0;
+            out.push_str(&format!(
+                "{}  {}  {}  {}",
+                pad(if first { r.name } else { "" }, name_w),
+                pad(e.get(i).map_or("", String::as_str), W),
+                pad(o.get(i).map_or("", String::as_str), W),
+                if first { r.verdict.name() } else { "" }
+            ));
+            let trimmed = out.trim_end().len();
+            out.truncate(trimmed);
+            out.push('\n');
+        }
+    }
+    let c = counts(rows);
+    out.push_str(&format!(
+        "\n{} PASS, {} DIFFERS, {} FAIL\n",
+        c[0].1, c[1].1, c[2].1
+    ));
+    out
+}

@@ -1,0 +1,145 @@
+//! The bundled probe program (tests/apps/Probes, embedded at compile time): written to a cache
+//! directory keyed by a hash of the sources and built there once with `dotnet build -c
+//! Release`; later runs find the prebuilt `Probes.dll`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::util::{Fail, io_msg};
+
+/// The probe sources: (file name, contents).
+pub const SOURCES: &[(&str, &str)] = &[
+    (
+        "Probes.csproj",
+        include_str!("../../../../tests/apps/Probes/Probes.csproj"),
+    ),
+    (
+        "Program.cs",
+        include_str!("../../../../tests/apps/Probes/Program.cs"),
+    ),
+    (
+        "AsyncProbe.cs",
+        include_str!("../../../../tests/apps/Probes/AsyncProbe.cs"),
+    ),
+    (
+        "TailProbe.cs",
+        include_str!("../../../../tests/apps/Probes/TailProbe.cs"),
+    ),
+    (
+        "RegsProbe.cs",
+        include_str!("../../../../tests/apps/Probes/RegsProbe.cs"),
+    ),
+    (
+        "SnapshotProbe.cs",
+        include_str!("../../../../tests/apps/Probes/SnapshotProbe.cs"),
+    ),
+    (
+        "PInvokeProbe.cs",
+        include_str!("../../../../tests/apps/Probes/PInvokeProbe.cs"),
+    ),
+];
+
+/// How long building the probes may take.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// FNV-1a over the sources: names the cache directory.
+pub fn sources_hash() -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (name, text) in SOURCES {
+        for b in name.bytes().chain([0]).chain(text.bytes()).chain([0]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// `$ELTRACE_CACHE_DIR`, else `$XDG_CACHE_HOME/eltrace`, else `~/.cache/eltrace`, else the
+/// temporary directory.
+pub fn cache_root() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("ELTRACE_CACHE_DIR") {
+        return d;
+    }
+    if let Some(d) = env("XDG_CACHE_HOME") {
+        return d.join("eltrace");
+    }
+    if let Some(h) = env("HOME") {
+        return h.join(".cache").join("eltrace");
+    }
+    std::env::temp_dir().join("eltrace-cache")
+}
+
+/// The built `Probes.dll`, building it first if the cache has none. The build happens in a
+/// private directory renamed into place at the end, so concurrent runs never see half a
+/// build (the loser of a race uses the winner's).
+pub fn ensure_built(dotnet: &Path) -> Result<PathBuf, Fail> {
+    let root = cache_root();
+    let name = format!("probes-{:016x}", sources_hash());
+    let dir = root.join(&name);
+    let dll = |d: &Path| d.join("bin").join("Probes.dll");
+    if dll(&dir).is_file() {
+        return Ok(dll(&dir));
+    }
+    let tmp = root.join(format!("{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    build_in(dotnet, &tmp)?;
+    if std::fs::rename(&tmp, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    if dll(&dir).is_file() {
+        Ok(dll(&dir))
+    } else {
+        Err(Fail::new(format!(
+            "cannot move the probe build into {}",
+            dir.display()
+        )))
+    }
+}
+
+fn build_in(dotnet: &Path, dir: &Path) -> Result<(), Fail> {
+    let src = dir.join("src");
+    let fail = |what: &str, e: std::io::Error| {
+        Fail::new(format!("{what} {}: {}", src.display(), io_msg(&e)))
+    };
+    std::fs::create_dir_all(&src).map_err(|e| fail("cannot create", e))?;
+    for (name, text) in SOURCES {
+        std::fs::write(src.join(name), text).map_err(|e| fail("cannot write into", e))?;
+    }
+    eprintln!("eltrace: building the probe programs in {}", dir.display());
+    let log = dir.join("build.log");
+    let out = std::fs::File::create(&log).map_err(|e| fail("cannot write the log in", e))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| fail("cannot write the log in", e))?;
+    let mut cmd = Command::new(dotnet);
+    cmd.arg("build")
+        .arg(src.join("Probes.csproj"))
+        .args(["-c", "Release", "--nologo", "-nodeReuse:false", "-o"])
+        .arg(dir.join("bin"))
+        // No build servers left running after the build.
+        .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
+        .env("DOTNET_NOLOGO", "1")
+        .env("DOTNET_SKIP_FIRST_TIME_EXPERIENCE", "1")
+        .env("MSBUILDDISABLENODEREUSE", "1")
+        .env("DOTNET_CLI_USE_MSBUILD_SERVER", "0")
+        .env("UseSharedCompilation", "false")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    let status = super::run::run_with_timeout(&mut cmd, BUILD_TIMEOUT)
+        .map_err(|e| Fail::new(format!("cannot run {}: {e}", dotnet.display())))?;
+    if status.code != Some(0) || !dir.join("bin").join("Probes.dll").is_file() {
+        return Err(Fail::new(format!(
+            "building the probe programs failed ({}); see {}",
+            status.describe(),
+            log.display()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! Running one experiment: the probe program under the profiler in its own child process and
+//! process group, with a timeout; a crash is a result. Its observations are the profiler's
+//! file (or, for the recording experiment, the trace read back and analysed), the probe's
+//! stdout and the exit status.
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use eltrace_analysis::{Options, analyze};
+use eltrace_trace::{EventKind, Record, TraceReader};
+
+use super::obs::Observations;
+use crate::record::PROFILER_CLSID;
+
+/// How one child ended.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ended {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+}
+
+impl Ended {
+    pub fn describe(&self) -> String {
+        match (self.timed_out, self.code, self.signal) {
+            (true, ..) => "timed out".into(),
+            (_, Some(c), _) => format!("exit {c}"),
+            (_, _, Some(s)) => format!("signal {s}"),
+            _ => "unknown".into(),
+        }
+    }
+}
+
+/// Spawns `cmd` in its own process group and waits, killing the group after `timeout`.
+pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> std::io::Result<Ended> {
+    let mut child = cmd.process_group(0).spawn()?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(st) = child.try_wait()? {
+            return Ok(Ended {
+                code: st.code(),
+                signal: st.signal(),
+                timed_out: false,
+            });
+        }
+        if Instant::now() >= deadline {
+            let pgid = child.id();
+            // SAFETY: kill(2) with a negative pid signals the child's own process group,
+            // which process_group(0) created (group id = the child's pid, not yet reaped).
+            unsafe { kill(-(pgid as i32), 9) };
+            let st = child.wait()?;
+            return Ok(Ended {
+                code: st.code(),
+                signal: st.signal(),
+                timed_out: true,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+unsafe extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+/// What the runner needs to start a probe.
+pub struct Setup {
+    pub dotnet: PathBuf,
+    pub probes_dll: PathBuf,
+    pub profiler: PathBuf,
+    pub work_dir: PathBuf,
+    pub timeout: Duration,
+}
+
+/// Runs one experiment and collects its observations.
+pub fn run_experiment(setup: &Setup, name: &str, mode: &str, record: bool) -> Observations {
+    let out = setup.work_dir.join(format!("{name}.obs"));
+    let trace = setup.work_dir.join(format!("{name}.eltrace"));
+    let stdout = setup.work_dir.join(format!("{name}.stdout"));
+    let stderr = setup.work_dir.join(format!("{name}.stderr"));
+    let mut o = Observations::default();
+    let files =
+        std::fs::File::create(&stdout).and_then(|a| Ok((a, std::fs::File::create(&stderr)?)));
+    let Ok((so, se)) = files else {
+        o.push("error", "cannot create output files");
+        return o;
+    };
+    let mut cmd = Command::new(&setup.dotnet);
+    cmd.arg(&setup.probes_dll)
+        .arg(mode)
+        .env("CORECLR_ENABLE_PROFILING", "1")
+        .env("CORECLR_PROFILER", PROFILER_CLSID)
+        .env("CORECLR_PROFILER_PATH", &setup.profiler)
+        .env("DOTNET_RuntimeAsync", "1")
+        .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
+        .env_remove("ELTRACE_CHECK")
+        .env_remove("ELTRACE_INCLUDE")
+        .env_remove("ELTRACE_EXCLUDE")
+        .stdin(Stdio::null())
+        .stdout(so)
+        .stderr(se);
+    if record {
+        cmd.env("ELTRACE_OUTPUT", &trace)
+            .env("ELTRACE_INCLUDE", "Probes!Probes.AsyncProbe.*");
+    } else {
+        cmd.env("ELTRACE_CHECK", name)
+            .env("ELTRACE_CHECK_OUT", &out);
+    }
+    let ended = match run_with_timeout(&mut cmd, setup.timeout) {
+        Ok(e) => e,
+        Err(e) => {
+            o.push(
+                "error",
+                &format!("cannot run {}: {e}", setup.dotnet.display()),
+            );
+            return o;
+        }
+    };
+    if record {
+        o.lines.extend(trace_observations(&trace).lines);
+    } else if let Ok(text) = std::fs::read_to_string(&out) {
+        o.lines.extend(Observations::parse(&text).lines);
+    }
+    if let Ok(text) = std::fs::read_to_string(&stdout) {
+        o.add_probe_stdout(&text);
+    }
+    if ended.timed_out {
+        o.push("exit.timeout", "1");
+    }
+    if let Some(c) = ended.code {
+        o.push("exit.code", &c.to_string());
+    }
+    if let Some(s) = ended.signal {
+        o.push("exit.signal", &s.to_string());
+    }
+    // Everything together, for a look afterwards (ELTRACE_CHECK_KEEP keeps the directory).
+    let _ = std::fs::write(setup.work_dir.join(format!("{name}.all")), o.to_text());
+    o
+}
+
+/// A recorded trace as observations: `runtime`, one `event` line per Enter/Leave/Tailcall
+/// (thread = OS tid, fid = the runtime's FunctionID), and `balance` from eltrace's analysis.
+pub fn trace_observations(path: &Path) -> Observations {
+    let mut o = Observations::default();
+    let Ok(file) = std::fs::File::open(path) else {
+        o.push("error", "no trace was written");
+        return o;
+    };
+    let Ok(mut reader) = TraceReader::new(std::io::BufReader::new(file)) else {
+        o.push("error", "the trace cannot be read");
+        return o;
+    };
+    let mut funcs = std::collections::HashMap::new();
+    let mut threads = std::collections::HashMap::new();
+    while let Ok(Some(rec)) = reader.next_record() {
+        match rec {
+            Record::Info(i) => o.push("runtime", &i.runtime),
+            Record::Function(f) => {
+                funcs.insert(f.idx, (f.function_id, f.full_name()));
+            }
+            Record::Thread(t) => {
+                threads.insert(t.idx, t.os_tid);
+            }
+            Record::Events { thread, events } => {
+                let tid = threads.get(&thread).copied().unwrap_or(u64::from(thread.0));
+                for e in events {
+                    if !matches!(
+                        e.kind,
+                        EventKind::Enter | EventKind::Leave | EventKind::Tailcall
+                    ) {
+                        continue;
+                    }
+                    let (fid, name) = funcs.get(&e.func).cloned().unwrap_or_default();
+                    o.push(
+                        "event",
+                        &format!("kind={} tid={tid} fid={fid:#x} name={name}", e.kind.name()),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    o.push("init", "0x00000000");
+    let analysed = std::fs::File::open(path)
+        .map_err(|e| e.to_string())
+        .and_then(|f| {
+            analyze(std::io::BufReader::new(f), &Options::default()).map_err(|e| e.to_string())
+        });
+    match analysed {
+        Ok(a) => {
+            let max_depth = a.threads().map(|(_, t)| t.max_depth).max().unwrap_or(0);
+            o.push(
+                "balance",
+                &format!(
+                    "mismatched={} unmatched={} open={} lost={} max_depth={max_depth}",
+                    a.totals.mismatched_frames,
+                    a.totals.unmatched_leaves,
+                    a.totals.open_frames_at_end,
+                    a.totals.lost_frames
+                ),
+            );
+        }
+        Err(e) => o.push("error", &format!("analysis failed: {e}")),
+    }
+    o
+}

@@ -1,0 +1,119 @@
+//! End-to-end test of `eltrace check --json` on the installed runtime: builds the bundled
+//! probe programs (into a cache under the test's temporary directory), runs every experiment
+//! with the freshly built profiler, and asserts the verdict of every check for .NET 10 on
+//! Linux x64, the exit status that follows from them, and the shape of the JSON.
+
+mod common;
+
+use std::process::Command;
+
+use common::{TempDir, eltrace, profiler_library, run_captured, shell_status};
+use serde_json::Value;
+
+/// The verdicts on CoreCLR 10.x, Linux x64 (the same list as the unit tests' fixtures).
+/// `async.balance` FAILs because eltrace's analysis has no runtime-async reconciliation yet
+/// (issue 3): the async variant's resumption Enters have no Leave at suspension, which leaves
+/// frames open/mismatched. It turns PASS when that reconciliation lands.
+const NET10: &[(&str, &str)] = &[
+    ("async.counts", "PASS"),
+    ("async.suspension-leave", "DIFFERS"),
+    ("async.balance", "FAIL"),
+    ("info.enter.initial", "PASS"),
+    ("info.enter.resume", "DIFFERS"),
+    ("info.leave.suspension", "DIFFERS"),
+    ("info.leave.completion", "PASS"),
+    ("info.tailcall", "PASS"),
+    ("info.async-no-tailcall", "PASS"),
+    ("info.undisturbed", "PASS"),
+    ("regs.slow.clobber-all", "PASS"),
+    ("regs.fast.trash-sets", "PASS"),
+    ("regs.fast.parameters", "PASS"),
+    ("regs.fast.rax-after-leave", "PASS"),
+    ("regs.fast.rdi-after-enter", "PASS"),
+    ("regs.fast.r14-after-enter", "PASS"),
+    ("hook.stack-snapshot", "DIFFERS"),
+    ("hook.force-gc", "PASS"),
+    ("flags.inconsistent", "PASS"),
+    ("flags.slow-after-startup", "PASS"),
+    ("flags.enterleave-after-startup", "PASS"),
+    ("pinvoke.stubs", "PASS"),
+    ("pinvoke.reverse", "PASS"),
+];
+
+fn check_json(dir: &TempDir, args: &[&str]) -> (i32, Value, String) {
+    let mut cmd = Command::new(eltrace());
+    cmd.arg("check")
+        .arg("--json")
+        .args(args)
+        .arg("--profiler")
+        .arg(profiler_library())
+        .env("ELTRACE_CACHE_DIR", dir.path().join("../check-cache"));
+    let (status, stdout, stderr) = run_captured(&mut cmd, dir.path(), "check");
+    let json = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("no JSON from eltrace check ({e}):\n{stdout}\n{stderr}"));
+    (shell_status(status), json, stderr)
+}
+
+#[test]
+fn check_gives_the_net10_verdicts() {
+    let dir = TempDir::new("check");
+    let (code, json, stderr) = check_json(&dir, &[]);
+    let runtime = json["runtime"].as_str().unwrap_or("");
+    assert!(
+        runtime.starts_with("CoreCLR 10."),
+        "runtime {runtime:?}; stderr:\n{stderr}"
+    );
+    let checks = json["checks"].as_array().expect("checks array");
+    let got: Vec<(String, String)> = checks
+        .iter()
+        .map(|c| {
+            for k in ["expected", "observed"] {
+                assert!(c[k].as_str().is_some_and(|s| !s.is_empty()), "{k} of {c}");
+            }
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = NET10
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(
+        got,
+        want,
+        "check rows:\n{}",
+        serde_json::to_string_pretty(checks).unwrap()
+    );
+    let fails = got.iter().filter(|(_, v)| v == "FAIL").count();
+    assert_eq!(json["summary"]["fail"].as_u64(), Some(fails as u64));
+    assert_eq!(
+        code,
+        if fails == 0 { 0 } else { 1 },
+        "exit status; stderr:\n{stderr}"
+    );
+}
+
+#[test]
+fn only_runs_the_selected_checks_and_exits_0_without_fails() {
+    let dir = TempDir::new("check-only");
+    let (code, json, stderr) = check_json(&dir, &["--only", "regs.fast"]);
+    let names: Vec<&str> = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "regs.fast.trash-sets",
+            "regs.fast.parameters",
+            "regs.fast.rax-after-leave",
+            "regs.fast.rdi-after-enter",
+            "regs.fast.r14-after-enter"
+        ]
+    );
+    assert_eq!(code, 0, "stderr:\n{stderr}\n{json}");
+}

@@ -1,0 +1,84 @@
+// Runtime-async methods (compiled with runtime-async=on, run with DOTNET_RuntimeAsync=1).
+// Work(4) awaits Task.Yield() once per iteration (4 suspensions) and returns 0+1+2+3 = 6;
+// Main calls it 5 times. WorkVoid/WorkDouble/WorkFloat are called twice each with 2
+// iterations; WorkDouble returns 2.0, WorkFloat 2.0f.
+using System.Runtime.CompilerServices;
+using System.Threading.Tasks;
+
+namespace Probes
+{
+    public static class AsyncProbe
+    {
+        public const int Calls = 5;
+        public const int Iterations = 4;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<long> Work(int n)
+        {
+            long sum = 0;
+            for (int i = 0; i < n; i++)
+            {
+                await Task.Yield();
+                sum += i;
+            }
+            return sum;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task WorkVoid(int n)
+        {
+            for (int i = 0; i < n; i++)
+            {
+                await Task.Yield();
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<double> WorkDouble(int n)
+        {
+            double sum = 0;
+            for (int i = 0; i < n; i++)
+            {
+                await Task.Yield();
+                sum += 1.0;
+            }
+            return sum;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<float> WorkFloat(int n)
+        {
+            float sum = 0;
+            for (int i = 0; i < n; i++)
+            {
+                await Task.Yield();
+                sum += 1.0f;
+            }
+            return sum;
+        }
+
+        public static bool Run()
+        {
+            bool ok = true;
+            long total = 0;
+            for (int c = 0; c < Calls; c++)
+            {
+                long r = Work(Iterations).GetAwaiter().GetResult();
+                ok &= r == 6;
+                total += r;
+            }
+            Program.Report("async.work_total", total);
+            for (int c = 0; c < 2; c++)
+            {
+                WorkVoid(2).GetAwaiter().GetResult();
+                double d = WorkDouble(2).GetAwaiter().GetResult();
+                float f = WorkFloat(2).GetAwaiter().GetResult();
+                ok &= d == 2.0 && f == 2.0f;
+                Program.Report("async.double", d);
+                Program.Report("async.float", f);
+            }
+            Program.Report("async.ok", ok ? 1 : 0);
+            return ok;
+        }
+    }
+}
