@@ -4,7 +4,7 @@
 
 mod cli_support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use cli_support::*;
@@ -12,6 +12,21 @@ use cli_support::*;
 /// A stand-in file for the profiler library (nothing loads it without a .NET runtime).
 fn fake_profiler(dir: &std::path::Path) -> PathBuf {
     save(dir, "libeltrace_profiler.so", b"not really a library")
+}
+
+/// `eltrace record --profiler LIB -o OUT -- sh -c SCRIPT`.
+fn record_sh(lib: &Path, out: &Path, script: &str) -> std::process::Output {
+    run(&[
+        "record",
+        "--profiler",
+        lib.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ])
 }
 
 #[test]
@@ -112,22 +127,11 @@ fn summary_of_the_trace_the_child_wrote() {
     let lib = fake_profiler(&dir);
     let prepared = save(&dir, "prepared.bin", &sample_trace(true));
     let out = dir.join("t.eltrace");
-    let o = eltrace()
-        .args([
-            "record",
-            "--profiler",
-            lib.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-        ])
-        .args([
-            "sh",
-            "-c",
-            &format!("cp '{}' \"$ELTRACE_OUTPUT\"", prepared.display()),
-        ])
-        .output()
-        .unwrap();
+    let o = record_sh(
+        &lib,
+        &out,
+        &format!("cp '{}' \"$ELTRACE_OUTPUT\"", prepared.display()),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -143,22 +147,11 @@ fn summary_of_the_trace_the_child_wrote() {
     // A truncated one says so.
     let bytes = sample_trace(false);
     let prepared = save(&dir, "cut.bin", &bytes);
-    let o = eltrace()
-        .args([
-            "record",
-            "--profiler",
-            lib.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-        ])
-        .args([
-            "sh",
-            "-c",
-            &format!("cp '{}' \"$ELTRACE_OUTPUT\"; exit 1", prepared.display()),
-        ])
-        .output()
-        .unwrap();
+    let o = record_sh(
+        &lib,
+        &out,
+        &format!("cp '{}' \"$ELTRACE_OUTPUT\"; exit 1", prepared.display()),
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
 }
@@ -168,17 +161,7 @@ fn signals_and_stdio_pass_through() {
     let dir = temp_dir("recsig");
     let lib = fake_profiler(&dir);
     let out = dir.join("t.eltrace");
-    let o = run(&[
-        "record",
-        "--profiler",
-        lib.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
-        "kill -9 $$",
-    ]);
+    let o = record_sh(&lib, &out, "kill -9 $$");
     assert_eq!(o.status.code(), Some(137));
     assert!(stderr(&o).contains("killed by signal 9"), "{}", stderr(&o));
 
