@@ -138,6 +138,7 @@ impl Analyzer {
                 }
             }
             Record::End(e) => self.end = Some(e),
+            Record::Value(v) => self.tables.values.insert(v.id, v),
             Record::Diagnostic(d) => {
                 if self.diagnostics.len() < MAX_DIAGNOSTICS {
                     self.diagnostics.push(d);
@@ -235,6 +236,7 @@ impl Analyzer {
                         }
                     }
                 }
+                EventKind::Value => {}
                 EventKind::Throw => {
                     self.stats.totals.throws += 1;
                     if let Some(ts) = self.stats.threads.get_mut(thread.0) {

@@ -43,7 +43,7 @@ pub use eltrace_trace::{FunctionIdx, ThreadIdx};
 pub use engine::Analyzer;
 pub use model::{
     CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, Tables, ThreadStats,
-    ThreadTable, Totals,
+    ThreadTable, Totals, ValueTable,
 };
 
 use fxmap::{DenseMap, FxHashMap};

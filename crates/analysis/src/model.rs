@@ -1,7 +1,7 @@
 //! The analysis model as plain data: frames, how they ended, the function and thread tables,
 //! and the statistics kept per function, per thread, per caller→callee edge and in total.
 
-use eltrace_trace::{FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo};
+use eltrace_trace::{FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo, ValueRecord};
 
 use crate::fxmap::DenseMap;
 
@@ -143,6 +143,29 @@ pub struct Tables {
     pub info: TraceInfo,
     pub functions: FunctionTable,
     pub threads: ThreadTable,
+    /// Captured values (`record --values`) by id.
+    pub values: ValueTable,
+}
+
+/// The captured values (`record --values`), by id.
+#[derive(Debug, Clone, Default)]
+pub struct ValueTable {
+    records: DenseMap<ValueRecord>,
+}
+
+impl ValueTable {
+    pub(crate) fn insert(&mut self, id: u32, r: ValueRecord) {
+        self.records.insert(id, r);
+    }
+    pub fn get(&self, id: u32) -> Option<&ValueRecord> {
+        self.records.get(id)
+    }
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
 }
 
 /// Statistics of one function (docs/design.md "Analysis semantics").

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use eltrace_export::{ExportOptions, FoldedValue, Format};
 
 use crate::check::CheckOptions;
+use crate::dump::DumpOptions;
 use crate::export::{ExportCmd, Output};
 use crate::record::RecordOptions;
 use crate::report::{ReportOptions, SortBy};
@@ -35,6 +36,30 @@ pub enum Command {
     Export(ExportArgs),
     /// Check the runtime's ELT contract with bundled probe programs (one row per check).
     Check(CheckArgs),
+    /// Print a trace's raw records and events as text, in file order.
+    Dump(DumpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// Only events of the thread with this OS tid; repeatable.
+    #[arg(long = "thread", value_name = "TID")]
+    pub threads: Vec<u64>,
+    /// Stop after N events.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+}
+
+impl From<DumpArgs> for DumpOptions {
+    fn from(a: DumpArgs) -> Self {
+        DumpOptions {
+            path: a.file,
+            threads: thread_filter(a.threads),
+            limit: a.limit,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 
 mod check;
 mod cli;
+mod dump;
 mod export;
 mod record;
 mod report;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         Command::Report(a) => report::report(a.into()),
         Command::Export(a) => export::export(a.into()),
         Command::Check(a) => check::check(a.into()),
+        Command::Dump(a) => dump::dump(a.into()),
     };
     match result {
         Ok(code) => code,

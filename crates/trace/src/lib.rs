@@ -40,7 +40,7 @@ mod writer;
 
 pub use model::{
     EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, Record,
-    ThreadIdx, ThreadRecord, TraceInfo,
+    ThreadIdx, ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
 pub use reader::{ReadError, TraceReader};
 pub use writer::TraceWriter;
@@ -65,4 +65,5 @@ pub(crate) mod tag {
     pub const DROPPED: u8 = 5;
     pub const END: u8 = 6;
     pub const DIAGNOSTIC: u8 = 7;
+    pub const VALUE: u8 = 8;
 }

@@ -24,6 +24,10 @@ pub enum EventKind {
     Catch = 4,
     /// `ExceptionThrown`: an exception was thrown while `func` (if known) was on top.
     Throw = 5,
+    /// A value captured at the event just before it on the same thread (`record --values`):
+    /// the arguments of an Enter or the return value of a Leave. `func` holds the id of a
+    /// [`ValueRecord`], not a function; `sp` repeats the previous event's.
+    Value = 6,
 }
 
 impl EventKind {
@@ -41,6 +45,7 @@ impl EventKind {
             3 => EventKind::Unwind,
             4 => EventKind::Catch,
             5 => EventKind::Throw,
+            6 => EventKind::Value,
             _ => return None,
         })
     }
@@ -54,6 +59,7 @@ impl EventKind {
             EventKind::Unwind => "unwind",
             EventKind::Catch => "catch",
             EventKind::Throw => "throw",
+            EventKind::Value => "value",
         }
     }
 }
@@ -121,12 +127,24 @@ impl FunctionFlags {
     pub const HOOKED: u32 = 1;
     /// The function's module is part of the .NET framework.
     pub const FRAMEWORK: u32 = 2;
+    /// A runtime-async method's Task-returning thunk (the FunctionID its metadata token
+    /// resolves to); it calls the async variant, which runs the method's code.
+    pub const ASYNC_THUNK: u32 = 4;
+    /// A runtime-async method's async variant: the code of the method, entered at the first
+    /// call and again at every resume.
+    pub const ASYNC_VARIANT: u32 = 8;
 
     pub fn hooked(self) -> bool {
         self.0 & Self::HOOKED != 0
     }
     pub fn framework(self) -> bool {
         self.0 & Self::FRAMEWORK != 0
+    }
+    pub fn async_thunk(self) -> bool {
+        self.0 & Self::ASYNC_THUNK != 0
+    }
+    pub fn async_variant(self) -> bool {
+        self.0 & Self::ASYNC_VARIANT != 0
     }
 }
 
@@ -247,6 +265,58 @@ pub struct EndRecord {
     pub internal_errors: u64,
 }
 
+/// What a value query gave (`record --values`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ValueStatus {
+    /// The query succeeded; `text` is the decoded value.
+    #[default]
+    Ok,
+    /// The runtime answered `CORPROF_E_DATAINCOMPLETE` (no value at this point).
+    Incomplete,
+    /// The query answered S_OK with no range where one was expected (no value).
+    Empty,
+    /// The query failed with another HRESULT (in `text`) or the value could not be decoded.
+    Failed,
+}
+
+impl ValueStatus {
+    pub const fn code(self) -> u32 {
+        match self {
+            ValueStatus::Ok => 0,
+            ValueStatus::Incomplete => 1,
+            ValueStatus::Empty => 2,
+            ValueStatus::Failed => 3,
+        }
+    }
+    /// Unknown codes read as `Failed`.
+    pub const fn from_code(c: u32) -> Self {
+        match c {
+            0 => ValueStatus::Ok,
+            1 => ValueStatus::Incomplete,
+            2 => ValueStatus::Empty,
+            _ => ValueStatus::Failed,
+        }
+    }
+    pub const fn name(self) -> &'static str {
+        match self {
+            ValueStatus::Ok => "ok",
+            ValueStatus::Incomplete => "incomplete",
+            ValueStatus::Empty => "empty",
+            ValueStatus::Failed => "failed",
+        }
+    }
+}
+
+/// A value captured by a hook: the arguments at an Enter (`n=4, s="abc"`) or the return value
+/// at a Leave (`6`), rendered as text by the profiler.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ValueRecord {
+    /// Referred to by the `func` field of [`EventKind::Value`] events; dense from 0.
+    pub id: u32,
+    pub status: ValueStatus,
+    pub text: String,
+}
+
 /// One decoded chunk.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
@@ -264,6 +334,8 @@ pub enum Record {
         count: u64,
     },
     End(EndRecord),
+    /// A captured value, referred to by [`EventKind::Value`] events.
+    Value(ValueRecord),
     /// A message from the profiler about an internal failure or a notable condition.
     Diagnostic(String),
 }

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use crate::crc::crc32_parts;
 use crate::model::{
     EndReason, EndRecord, FunctionFlags, FunctionIdx, FunctionRecord, Record, ThreadIdx,
-    ThreadRecord, TraceInfo,
+    ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
 use crate::varint::{Cursor, DecodeError};
 use crate::{FORMAT_VERSION, MAGIC, MAX_CHUNK_PAYLOAD, tag};
@@ -262,6 +262,11 @@ fn decode(kind: u8, payload: &[u8], version: u16) -> Result<Option<Record>, Deco
             internal_errors: c.u64()?,
         }),
         tag::DIAGNOSTIC => Record::Diagnostic(c.string()?),
+        tag::VALUE => Record::Value(ValueRecord {
+            id: c.u32()?,
+            status: ValueStatus::from_code(c.u32()?),
+            text: c.string()?,
+        }),
         _ => return Ok(None),
     };
     // Trailing bytes are allowed, so that newer writers can append fields to a chunk.

@@ -3,7 +3,9 @@
 use std::io::{self, Write};
 
 use crate::crc::crc32_parts;
-use crate::model::{EndRecord, Event, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo};
+use crate::model::{
+    EndRecord, Event, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo, ValueRecord,
+};
 use crate::varint::{put_str, put_u64};
 use crate::{FORMAT_VERSION, MAGIC, MAX_EVENTS_PER_CHUNK, tag};
 
@@ -119,6 +121,14 @@ impl<W: Write> TraceWriter<W> {
     pub fn write_diagnostic(&mut self, message: &str) -> io::Result<()> {
         put_str(&mut self.payload, message);
         self.chunk(tag::DIAGNOSTIC)
+    }
+
+    /// A captured value; comes before the first event that refers to it.
+    pub fn write_value(&mut self, v: &ValueRecord) -> io::Result<()> {
+        put_u64(&mut self.payload, u64::from(v.id));
+        put_u64(&mut self.payload, u64::from(v.status.code()));
+        put_str(&mut self.payload, &v.text);
+        self.chunk(tag::VALUE)
     }
 
     /// The final chunk; a trace without one reads as cut short.

@@ -1,0 +1,165 @@
+//! `eltrace dump`: prints a trace's records as text, one line each, in file order (events with
+//! their thread, time, kind, function and stack pointer). For looking at exactly what the
+//! runtime reported; `report` is the place for statistics.
+
+use std::fmt::Write as _;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use eltrace_trace::{EventKind, FunctionIdx, Record, ThreadIdx, TraceReader};
+
+use crate::util::{Fail, io_msg, open_trace};
+
+#[derive(Debug, Clone)]
+pub struct DumpOptions {
+    pub path: PathBuf,
+    /// Only events of these OS tids (`None`: every thread).
+    pub threads: Option<Vec<u64>>,
+    /// Stop after this many event lines.
+    pub limit: Option<u64>,
+}
+
+pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
+    let input = open_trace(&opts.path)?;
+    let shown = opts.path.display().to_string();
+    let mut reader = TraceReader::new(input).map_err(|e| Fail::new(format!("{shown}: {e}")))?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut names: Vec<String> = Vec::new();
+    let mut tids: Vec<u64> = Vec::new();
+    let mut origin = 0u64;
+    let mut ns_per_tick = 1.0f64;
+    let mut printed = 0u64;
+    let mut line = String::new();
+    loop {
+        let rec = match reader.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => return Err(Fail::new(format!("{shown}: {e}"))),
+        };
+        line.clear();
+        match rec {
+            Record::Info(info) => {
+                origin = info.start_ticks;
+                ns_per_tick = info.ns_per_tick;
+                let _ = write!(
+                    line,
+                    "info pid={} runtime={:?} hook_mode={} command={:?}",
+                    info.pid, info.runtime, info.hook_mode, info.command
+                );
+            }
+            Record::Function(f) => {
+                let i = f.idx.0 as usize;
+                if names.len() <= i {
+                    names.resize(i + 1, String::new());
+                }
+                names[i] = f.full_name();
+                let _ = write!(
+                    line,
+                    "function {} {} [{}] token={:#x} impl={:#x} flags={:#x} id={:#x}",
+                    f.idx.0, names[i], f.module, f.token, f.impl_flags, f.flags.0, f.function_id
+                );
+            }
+            Record::Thread(t) => {
+                let i = t.idx.0 as usize;
+                if tids.len() <= i {
+                    tids.resize(i + 1, 0);
+                }
+                tids[i] = t.os_tid;
+                let _ = write!(
+                    line,
+                    "thread {} tid={} name={:?}",
+                    t.idx.0, t.os_tid, t.name
+                );
+            }
+            Record::Events { thread, events } => {
+                let tid = tid_of(&tids, thread);
+                if opts.threads.as_ref().is_some_and(|set| !set.contains(&tid)) {
+                    continue;
+                }
+                for e in &events {
+                    if opts.limit.is_some_and(|l| printed >= l) {
+                        break;
+                    }
+                    printed += 1;
+                    let ns = (e.ts.saturating_sub(origin) as f64 * ns_per_tick) as u64;
+                    if e.kind == EventKind::Value {
+                        let _ = writeln!(line, "{tid:>7} {ns:>14} value    #{}", e.func.0);
+                        continue;
+                    }
+                    let _ = writeln!(
+                        line,
+                        "{tid:>7} {ns:>14} {:<8} {:#014x} {}",
+                        e.kind.name(),
+                        e.sp,
+                        name_of(&names, e.func)
+                    );
+                }
+                line.pop();
+            }
+            Record::Dropped { thread, count } => {
+                let _ = write!(line, "dropped tid={} count={count}", tid_of(&tids, thread));
+            }
+            Record::End(e) => {
+                let _ = write!(
+                    line,
+                    "end reason={} written={} dropped={} internal_errors={}",
+                    e.reason.name(),
+                    e.events_written,
+                    e.events_dropped,
+                    e.internal_errors
+                );
+            }
+            Record::Value(v) => {
+                let _ = write!(line, "value {} {} {:?}", v.id, v.status.name(), v.text);
+            }
+            Record::Diagnostic(d) => {
+                let _ = write!(line, "diagnostic {d}");
+            }
+        }
+        if line.is_empty() {
+            continue;
+        }
+        line.push('\n');
+        match out.write_all(line.as_bytes()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+            Err(e) => {
+                return Err(Fail::new(format!(
+                    "writing to stdout failed: {}",
+                    io_msg(&e)
+                )));
+            }
+        }
+        if opts.limit.is_some_and(|l| printed >= l) {
+            break;
+        }
+    }
+    match out.flush() {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            return Err(Fail::new(format!(
+                "writing to stdout failed: {}",
+                io_msg(&e)
+            )));
+        }
+    }
+    if reader.truncated() {
+        eprintln!("eltrace: warning: {shown} is truncated (the recording was cut short)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tid_of(tids: &[u64], t: ThreadIdx) -> u64 {
+    tids.get(t.0 as usize).copied().unwrap_or(0)
+}
+
+fn name_of(names: &[String], f: FunctionIdx) -> &str {
+    match names.get(f.0 as usize) {
+        Some(n) if !n.is_empty() => n,
+        _ if f.0 == u32::MAX => "-",
+        _ => "<unknown function>",
+    }
+}
