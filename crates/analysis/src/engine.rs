@@ -1,19 +1,22 @@
 //! The replay: feeds records one by one into per-thread shadow stacks and statistics
-//! (docs/design.md "Analysis semantics").
+//! (docs/design.md "Analysis semantics" and "Async methods: segments and logical calls").
 
 use std::collections::HashSet;
 
-use eltrace_trace::{Event, EventKind, FunctionIdx, Record, ThreadIdx};
+use eltrace_trace::{Event, EventKind, FunctionIdx, Record, ThreadIdx, ValueStatus};
 
+use crate::asyncs::{self, CallState, Calls, Logical, Role, Roles};
 use crate::calltree::CallTree;
 use crate::fxmap::{DenseMap, FxHashMap};
 use crate::model::{
-    CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, Tables, ThreadStats, Totals,
+    CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, SegmentRef, Tables, ThreadStats, Totals,
 };
-use crate::{Analysis, AnalysisError, FrameSink, Options, ROOT, edge_key};
+use crate::{Analysis, AnalysisError, FrameSink, Options, ROOT, ValueSample, edge_key};
 
 /// Diagnostics kept at most; more are counted in the last message.
 const MAX_DIAGNOSTICS: usize = 1000;
+/// Value samples kept per function.
+pub const MAX_SAMPLES: usize = 8;
 
 /// An open frame on a shadow stack.
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +29,11 @@ struct Open {
     /// No other frame of the same caller→callee pair below.
     edge_outer: bool,
     node: Option<CallNodeId>,
+    sp: u64,
+    segment: Option<SegmentRef>,
+    /// A runtime-async function whose role (thunk or variant) the next event decides.
+    unresolved: bool,
+    enter_value: Option<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -36,6 +44,32 @@ struct ThreadState {
     /// Frames of each caller→callee pair on the stack.
     active_edges: FxHashMap<u64, u32>,
     last_ns: u64,
+    /// The logical call whose segment the previous event completed with a Leave, and that
+    /// segment's sp: a dispatcher resumes the caller of a completed call next, at that sp.
+    after_completion: Option<Completed>,
+    /// What the previous event closed by a Leave, for a return value that follows it:
+    /// `(function, logical call)`.
+    last_left: Option<(u32, Option<u64>)>,
+    /// Segment frames on the stack.
+    open_segments: u32,
+}
+
+impl ThreadState {
+    /// The lowest frame that is a segment whose logical call went on in a later segment
+    /// (on another thread): it suspended, and everything above it is gone too.
+    fn lowest_stale(&self, calls: &Calls) -> Option<usize> {
+        if self.open_segments == 0 {
+            return None;
+        }
+        self.stack.iter().position(|o| {
+            o.segment.is_some_and(|s| {
+                calls
+                    .live
+                    .get(&s.call)
+                    .is_none_or(|l| l.started > s.index + 1)
+            })
+        })
+    }
 }
 
 #[derive(Debug, Default)]
@@ -43,8 +77,21 @@ struct Stats {
     functions: DenseMap<FunctionStats>,
     threads: DenseMap<ThreadStats>,
     edges: FxHashMap<u64, EdgeStats>,
+    samples: DenseMap<Vec<ValueSample>>,
     tree: Option<CallTree>,
     totals: Totals,
+}
+
+/// What the frame-closing functions need besides the thread's state.
+struct Ctx<'a, S: ?Sized> {
+    stats: &'a mut Stats,
+    tables: &'a mut Tables,
+    roles: &'a mut Roles,
+    calls: &'a mut Calls,
+    /// The runtime reports a Leave when a runtime-async method suspends.
+    suspend_leaves: bool,
+    thread: ThreadIdx,
+    sink: &'a mut S,
 }
 
 /// A streaming analysis: feed it records with [`Analyzer::record`], then call
@@ -53,12 +100,32 @@ pub struct Analyzer {
     tables: Tables,
     stats: Stats,
     states: DenseMap<ThreadState>,
+    roles: Roles,
+    calls: Calls,
+    suspend_leaves: bool,
     filter: Option<HashSet<u64>>,
     origin_ticks: u64,
     end: Option<eltrace_trace::EndRecord>,
     diagnostics: Vec<String>,
     extra_diagnostics: u64,
     seen_events: bool,
+}
+
+/// Whether a runtime reports a Leave when a runtime-async method suspends: CoreCLR 11 and
+/// later do (dotnet/runtime's fix for issue 122488), 10 does not. The INFO key
+/// `async_suspend_leave` (`1`/`0`) overrides the version.
+pub fn runtime_reports_suspend_leaves(info: &eltrace_trace::TraceInfo) -> bool {
+    if let Some((_, v)) = info.extra.iter().find(|(k, _)| k == "async_suspend_leave") {
+        return v == "1";
+    }
+    let version = info
+        .runtime
+        .split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()));
+    version
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse::<u32>().ok())
+        .is_some_and(|major| major >= 11)
 }
 
 impl Analyzer {
@@ -70,6 +137,9 @@ impl Analyzer {
                 ..Stats::default()
             },
             states: DenseMap::default(),
+            roles: Roles::default(),
+            calls: Calls::default(),
+            suspend_leaves: false,
             filter: opts.threads.as_ref().map(|t| t.iter().copied().collect()),
             origin_ticks: 0,
             end: None,
@@ -110,9 +180,20 @@ impl Analyzer {
         match rec {
             Record::Info(info) => {
                 self.origin_ticks = info.start_ticks;
+                self.suspend_leaves = runtime_reports_suspend_leaves(&info);
                 self.tables.info = info;
             }
-            Record::Function(f) => self.tables.functions.insert(f),
+            Record::Function(f) => {
+                let idx = f.idx.0;
+                let fresh = asyncs::role_of(&f);
+                self.tables.functions.insert(f);
+                // A role learnt from the events stands; otherwise the new record's.
+                if self.roles.known(idx).is_some()
+                    && !matches!(self.roles.known(idx), Some(Role::Thunk | Role::Variant))
+                {
+                    self.roles.set(idx, fresh);
+                }
+            }
             Record::Thread(t) => self.tables.threads.insert(t),
             Record::Events { thread, events } => self.events(thread, &events, sink)?,
             Record::Dropped { thread, count } => {
@@ -122,15 +203,18 @@ impl Analyzer {
                     ts.dropped_events += count;
                     let st = self.states.entry(thread.0, ThreadState::default);
                     let at = st.last_ns;
-                    let lost = close_all(
-                        st,
-                        &mut self.stats,
-                        &self.tables,
+                    let mut cx = Ctx {
+                        stats: &mut self.stats,
+                        tables: &mut self.tables,
+                        roles: &mut self.roles,
+                        calls: &mut self.calls,
+                        suspend_leaves: self.suspend_leaves,
                         thread,
-                        at,
-                        EndKind::Lost,
                         sink,
-                    )?;
+                    };
+                    let lost = close_all(st, &mut cx, at, EndKind::Lost)?;
+                    st.after_completion = None;
+                    st.last_left = None;
                     self.stats.totals.lost_frames += lost;
                     if let Some(ts) = self.stats.threads.get_mut(thread.0) {
                         ts.lost_frames += lost;
@@ -173,7 +257,7 @@ impl Analyzer {
             return Ok(());
         }
         self.stats.totals.analysed_events += events.len() as u64;
-        let info = &self.tables.info;
+        let info = self.tables.info.clone();
         let origin = self.origin_ticks;
         let st = self.states.entry(thread.0, ThreadState::default);
         {
@@ -183,66 +267,80 @@ impl Analyzer {
             }
             ts.events += events.len() as u64;
         }
-        for e in events {
+        let mut cx = Ctx {
+            stats: &mut self.stats,
+            tables: &mut self.tables,
+            roles: &mut self.roles,
+            calls: &mut self.calls,
+            suspend_leaves: self.suspend_leaves,
+            thread,
+            sink,
+        };
+        // A Value event taken by the Leave before it (its return value).
+        let mut skip_value = false;
+        for (i, e) in events.iter().enumerate() {
             // Time never goes backwards within a thread, also across chunks.
             let ns = info
                 .ticks_to_ns(e.ts.saturating_sub(origin))
                 .max(st.last_ns);
+            if e.kind == EventKind::Value {
+                if !std::mem::take(&mut skip_value) {
+                    attach_value(st, &mut cx, e.func.0);
+                }
+                continue;
+            }
+            skip_value = false;
+            // The activity before this event: when this event shows frames gone without a
+            // Leave, they ended no later than that.
+            let before = st.last_ns;
             st.last_ns = ns;
+            if st.stack.last().is_some_and(|o| o.unresolved) {
+                resolve_top(st, &mut cx, e);
+            }
+            let after_completion = st.after_completion.take();
+            st.last_left = None;
+
             match e.kind {
-                EventKind::Enter => push(st, &mut self.stats, thread, e.func, ns),
-                EventKind::Leave => leave(
-                    st,
-                    &mut self.stats,
-                    &self.tables,
-                    thread,
-                    e.func,
-                    ns,
-                    EndKind::Leave,
-                    sink,
-                )?,
-                EventKind::Tailcall => leave(
-                    st,
-                    &mut self.stats,
-                    &self.tables,
-                    thread,
-                    e.func,
-                    ns,
-                    EndKind::Tailcall,
-                    sink,
-                )?,
-                EventKind::Unwind => leave(
-                    st,
-                    &mut self.stats,
-                    &self.tables,
-                    thread,
-                    e.func,
-                    ns,
-                    EndKind::Unwind,
-                    sink,
-                )?,
+                EventKind::Enter => {
+                    if let Some(i) = st.lowest_stale(cx.calls) {
+                        reveal_above(st, &mut cx, i, before)?;
+                    }
+                    if e.sp != 0 {
+                        reveal(st, &mut cx, |sp| sp <= e.sp, before)?;
+                    }
+                    enter(st, &mut cx, e, ns, after_completion);
+                }
+                EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
+                    if e.sp != 0 {
+                        reveal(st, &mut cx, |sp| sp < e.sp, ns)?;
+                    }
+                    let kind = match e.kind {
+                        EventKind::Leave => EndKind::Leave,
+                        EventKind::Tailcall => EndKind::Tailcall,
+                        _ => EndKind::Unwind,
+                    };
+                    // A return value follows its Leave directly (record --values).
+                    let value = events
+                        .get(i + 1)
+                        .filter(|v| v.kind == EventKind::Value)
+                        .map(|v| v.func.0);
+                    skip_value = value.is_some();
+                    leave(st, &mut cx, e.func, ns, kind, value)?;
+                }
                 EventKind::Catch => {
                     if st.active.get(&e.func.0).copied().unwrap_or(0) > 0 {
                         while st.stack.last().is_some_and(|o| o.func != e.func.0) {
-                            close_top(
-                                st,
-                                &mut self.stats,
-                                &self.tables,
-                                thread,
-                                ns,
-                                EndKind::Catch,
-                                sink,
-                            )?;
+                            close_top(st, &mut cx, ns, EndKind::Catch, None)?;
                         }
                     }
                 }
-                EventKind::Value => {}
                 EventKind::Throw => {
-                    self.stats.totals.throws += 1;
-                    if let Some(ts) = self.stats.threads.get_mut(thread.0) {
+                    cx.stats.totals.throws += 1;
+                    if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
                         ts.throws += 1;
                     }
                 }
+                EventKind::Value => {}
             }
         }
         if let Some(ts) = self.stats.threads.get_mut(thread.0) {
@@ -269,19 +367,38 @@ impl Analyzer {
             let Some(st) = self.states.get_mut(k) else {
                 continue;
             };
-            let open = close_all(
-                st,
-                &mut self.stats,
-                &self.tables,
-                ThreadIdx(k),
-                last,
-                EndKind::OpenAtEnd,
+            let mut cx = Ctx {
+                stats: &mut self.stats,
+                tables: &mut self.tables,
+                roles: &mut self.roles,
+                calls: &mut self.calls,
+                suspend_leaves: self.suspend_leaves,
+                thread: ThreadIdx(k),
                 sink,
-            )?;
+            };
+            if st.stack.last().is_some_and(|o| o.unresolved) {
+                // No event followed: a thunk would have been followed by its variant.
+                let f = st.stack.last().map_or(0, |o| o.func);
+                learn(&mut cx, f, Role::Variant);
+                classify_top(st, &mut cx, 0, None);
+            }
+            // A segment whose call went on elsewhere suspended: it and the frames above it
+            // ended with the thread's last activity.
+            if let Some(i) = st.lowest_stale(cx.calls) {
+                let at = st.last_ns;
+                reveal_above(st, &mut cx, i, at)?;
+            }
+            let open = close_all(st, &mut cx, last, EndKind::OpenAtEnd)?;
             self.stats.totals.open_frames_at_end += open;
             if let Some(ts) = self.stats.threads.get_mut(k) {
                 ts.open_frames_at_end += open;
             }
+        }
+        // Logical calls still waiting for a resume: suspended ones stay pending; one that
+        // left with a Leave that may have been a suspension completed there.
+        for (id, l) in self.calls.drain() {
+            let pending = l.state == CallState::Suspended;
+            settle(&mut self.stats, &self.tables, id, &l, pending);
         }
         // Threads with a record but no events are listed too (if selected).
         let idxs: Vec<ThreadIdx> = self.tables.threads.iter().map(|t| t.idx).collect();
@@ -298,6 +415,7 @@ impl Analyzer {
             functions,
             threads,
             edges,
+            samples,
             tree,
             totals,
         } = self.stats;
@@ -310,13 +428,150 @@ impl Analyzer {
             functions,
             threads,
             edges,
+            samples,
             call_tree: tree,
         })
     }
 }
 
-fn push(st: &mut ThreadState, stats: &mut Stats, thread: ThreadIdx, func: FunctionIdx, ns: u64) {
-    let f = func.0;
+/// A Value event: arguments of the frame just entered, or the return value of the frame the
+/// previous event closed.
+fn attach_value<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, id: u32) {
+    if let Some((func, call)) = st.last_left.take() {
+        // Shown only at a completion: on a runtime that reports suspension Leaves a later
+        // resume of the call takes it back (see `link_resume`).
+        if let Some(c) = call {
+            if let Some(l) = cx.calls.live.get_mut(&c) {
+                l.leave_value = Some(id);
+            } else {
+                // Already settled (a completion on .NET 10): patch its sample.
+                patch_leave_sample(cx.stats, func, c, id);
+            }
+        } else {
+            patch_leave_sample(cx.stats, func, u64::MAX, id);
+        }
+        return;
+    }
+    if let Some(top) = st.stack.last_mut() {
+        if top.enter_value.is_none() {
+            top.enter_value = Some(id);
+            if let Some(seg) = top.segment {
+                if seg.index == 0 {
+                    if let Some(l) = cx.calls.live.get_mut(&seg.call) {
+                        l.enter_value = Some(id);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sets the return value of the newest sample of `func` that belongs to `call` (or, for an
+/// ordinary function, `u64::MAX`) and has none.
+fn patch_leave_sample(stats: &mut Stats, func: u32, call: u64, id: u32) {
+    if let Some(v) = stats.samples.get_mut(func) {
+        if let Some(s) = v.iter_mut().rev().find(|s| s.call == call) {
+            if s.ret.is_none() {
+                s.ret = Some(id);
+            }
+        }
+    }
+}
+
+/// The top frame is a runtime-async function whose role was unknown: the event after its
+/// Enter decides. A thunk's next event is the Enter of its own variant.
+fn resolve_top<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, e: &Event) {
+    let Some(top) = st.stack.last() else {
+        return;
+    };
+    let f = top.func;
+    let thunk = e.kind == EventKind::Enter
+        && match (
+            cx.tables.functions.get(FunctionIdx(f)),
+            cx.tables.functions.get(e.func),
+        ) {
+            (Some(a), Some(b)) => asyncs::same_async_method(a, b),
+            _ => false,
+        };
+    if thunk {
+        learn(cx, f, Role::Thunk);
+        learn(cx, e.func.0, Role::Variant);
+        if let Some(top) = st.stack.last_mut() {
+            top.unresolved = false;
+        }
+        // A thunk is an ordinary frame: its call was not counted yet.
+    } else {
+        learn(cx, f, Role::Variant);
+        classify_top(st, cx, e.sp, None);
+    }
+}
+
+/// Records a role learnt from the events, also in the function's record (so that names and
+/// exports show it).
+fn learn<S: ?Sized>(cx: &mut Ctx<'_, S>, f: u32, role: Role) {
+    cx.roles.set(f, role);
+    let bit = match role {
+        Role::Thunk => eltrace_trace::FunctionFlags::ASYNC_THUNK,
+        Role::Variant => eltrace_trace::FunctionFlags::ASYNC_VARIANT,
+        _ => return,
+    };
+    cx.tables.functions.add_flags(FunctionIdx(f), bit);
+}
+
+/// Pops the frames that `gone(frame sp)` says the stack has left behind, as ended without a
+/// Leave at `ns`: segments of async methods suspended, other frames vanished.
+fn reveal<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_, S>,
+    gone: impl Fn(u64) -> bool,
+    ns: u64,
+) -> Result<(), AnalysisError> {
+    let keep = st
+        .stack
+        .iter()
+        .rposition(|o| o.sp == 0 || !gone(o.sp))
+        .map_or(0, |i| i + 1);
+    reveal_above(st, cx, keep, ns)
+}
+
+/// Pops the frames at `keep` and above as ended without a Leave at `ns`.
+fn reveal_above<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_, S>,
+    keep: usize,
+    ns: u64,
+) -> Result<(), AnalysisError> {
+    while st.stack.len() > keep {
+        let Some(top) = st.stack.last() else {
+            break;
+        };
+        let role = cx.roles.get(&cx.tables.functions, top.func);
+        if top.segment.is_some() && role == Role::Variant {
+            close_top(st, cx, ns, EndKind::Suspend, None)?;
+            cx.stats.totals.suspended_frames += 1;
+            if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
+                ts.suspended_frames += 1;
+            }
+        } else {
+            close_top(st, cx, ns, EndKind::Vanished, None)?;
+            cx.stats.totals.vanished_frames += 1;
+            if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
+                ts.vanished_frames += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn enter<S: ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_, S>,
+    e: &Event,
+    ns: u64,
+    after_completion: Option<Completed>,
+) {
+    let f = e.func.0;
+    let stats = &mut *cx.stats;
     let c = st.active.entry(f).or_insert(0);
     let outer = *c == 0;
     *c += 1;
@@ -324,7 +579,7 @@ fn push(st: &mut ThreadState, stats: &mut Stats, thread: ThreadIdx, func: Functi
     let ce = st.active_edges.entry(edge_key(caller, f)).or_insert(0);
     let edge_outer = *ce == 0;
     *ce += 1;
-    let node = stats.tree.as_mut().map(|t| t.child(parent_node, func));
+    let node = stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
     st.stack.push(Open {
         func: f,
         start: ns,
@@ -332,39 +587,213 @@ fn push(st: &mut ThreadState, stats: &mut Stats, thread: ThreadIdx, func: Functi
         outer,
         edge_outer,
         node,
+        sp: e.sp,
+        segment: None,
+        unresolved: false,
+        enter_value: None,
     });
     let depth = st.stack.len() as u32;
-    if let Some(ts) = stats.threads.get_mut(thread.0) {
+    if let Some(ts) = stats.threads.get_mut(cx.thread.0) {
         ts.max_depth = ts.max_depth.max(depth);
     }
+    match cx.roles.get(&cx.tables.functions, f) {
+        Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion),
+        Role::Unresolved => {
+            if let Some(top) = st.stack.last_mut() {
+                top.unresolved = true;
+            }
+        }
+        Role::Plain | Role::Thunk => {}
+    }
+}
+
+/// Decides whether the top frame (a segment of an async method) starts a logical call or
+/// resumes one, and which.
+fn classify_top<S: ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_, S>,
+    sp: u64,
+    after_completion: Option<Completed>,
+) {
+    let n = st.stack.len();
+    let Some(top) = st.stack.last() else {
+        return;
+    };
+    let f = top.func;
+    let start = top.start;
+    let role = cx.roles.get(&cx.tables.functions, f);
+    let parent = n.checked_sub(2).map(|i| st.stack[i]);
+    let record = cx.tables.functions.get(FunctionIdx(f));
+    // Evidence of a first call: the variant's own thunk, or an async caller (runtime-async
+    // methods call each other's variants directly); for a state machine, its kickoff method.
+    let initial_caller: Option<Option<u64>> = parent.and_then(|p| {
+        let prec = cx.tables.functions.get(FunctionIdx(p.func));
+        match role {
+            Role::StateMachine => match (record, prec) {
+                (Some(r), Some(pr)) if asyncs::is_kickoff(r, pr) => Some(None),
+                _ => None,
+            },
+            _ => {
+                let prole = cx.roles.get(&cx.tables.functions, p.func);
+                match (record, prec) {
+                    (Some(r), Some(pr))
+                        if prole == Role::Thunk && asyncs::same_async_method(pr, r) =>
+                    {
+                        Some(None)
+                    }
+                    _ if prole == Role::Variant && p.segment.is_some() => {
+                        Some(p.segment.map(|s| s.call))
+                    }
+                    _ => None,
+                }
+            }
+        }
+    });
+    let (call, index, inferred) = match initial_caller {
+        Some(caller) => (new_call(cx, f, caller, start), 0, false),
+        None => match link_resume(cx, f, sp, after_completion) {
+            Some((id, inferred)) => {
+                let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
+                let index = l.started;
+                l.inferred |= inferred;
+                let fs = cx.stats.functions.entry(f, FunctionStats::default);
+                fs.resumes += 1;
+                if inferred {
+                    fs.inferred_resumes += 1;
+                }
+                (id, index, inferred)
+            }
+            None => match cx.calls.pick_running_elsewhere(f, cx.thread.0) {
+                Some((id, inferred)) => {
+                    let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
+                    let index = l.started;
+                    l.inferred |= inferred;
+                    let fs = cx.stats.functions.entry(f, FunctionStats::default);
+                    fs.resumes += 1;
+                    if inferred {
+                        fs.inferred_resumes += 1;
+                    }
+                    (id, index, inferred)
+                }
+                // A resume that continues nothing seen (the trace began later, or its first
+                // call was not recorded): counted as a call of its own.
+                None => (new_call(cx, f, None, start), 0, false),
+            },
+        },
+    };
+    if let Some(l) = cx.calls.live.get_mut(&call) {
+        l.started += 1;
+        l.thread = cx.thread.0;
+    }
+    st.open_segments += 1;
+    if let Some(top) = st.stack.last_mut() {
+        top.unresolved = false;
+        top.segment = Some(SegmentRef {
+            call,
+            index,
+            inferred,
+        });
+    }
+}
+
+fn new_call<S: ?Sized>(cx: &mut Ctx<'_, S>, f: u32, caller: Option<u64>, start: u64) -> u64 {
+    let fs = cx.stats.functions.entry(f, FunctionStats::default);
+    fs.calls += 1;
+    cx.stats.totals.logical_calls += 1;
+    cx.calls.start(f, caller, start)
+}
+
+/// The waiting logical call of `f` that a resume at `sp` continues, and whether only order
+/// chose it.
+fn link_resume<S: ?Sized>(
+    cx: &mut Ctx<'_, S>,
+    f: u32,
+    sp: u64,
+    after_completion: Option<Completed>,
+) -> Option<(u64, bool)> {
+    // A dispatcher that completed a call resumes that call's caller next, at the same sp.
+    let chained = after_completion.filter(|c| {
+        c.sp == sp
+            && sp != 0
+            && cx.calls.live.get(&c.caller).is_some_and(|l| l.func == f)
+            && cx.calls.waiting(c.caller)
+    });
+    let (id, inferred, prev) = match chained {
+        Some(c) => {
+            // That also proves the completed call complete (where its Leave could have been
+            // a suspension).
+            if let Some(done) = c.done {
+                if let Some(l) = cx.calls.finish(done) {
+                    settle(cx.stats, cx.tables, done, &l, false);
+                }
+            }
+            (c.caller, false, cx.calls.take(c.caller)?)
+        }
+        None => cx.calls.pick(f)?,
+    };
+    for (cid, c) in cx.calls.finish_callees(id) {
+        settle(cx.stats, cx.tables, cid, &c, false);
+    }
+    if prev == CallState::LeftOpen {
+        // The Leave that ended its last segment was a suspension after all: no completion
+        // value either.
+        cx.stats
+            .functions
+            .entry(f, FunctionStats::default)
+            .suspensions += 1;
+        if let Some(l) = cx.calls.live.get_mut(&id) {
+            l.leave_value = None;
+        }
+    }
+    Some((id, inferred))
+}
+
+/// What a segment's completing Leave leaves for the next event of its thread.
+#[derive(Debug, Clone, Copy)]
+struct Completed {
+    /// The call, if it may still be waiting (its Leave may have been a suspension).
+    done: Option<u64>,
+    /// Its caller's logical call.
+    caller: u64,
+    sp: u64,
 }
 
 #[allow(clippy::too_many_arguments)]
 fn leave<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
-    stats: &mut Stats,
-    tables: &Tables,
-    thread: ThreadIdx,
+    cx: &mut Ctx<'_, S>,
     func: FunctionIdx,
     ns: u64,
     kind: EndKind,
-    sink: &mut S,
+    value: Option<u32>,
 ) -> Result<(), AnalysisError> {
     if st.active.get(&func.0).copied().unwrap_or(0) == 0 {
-        stats.totals.unmatched_leaves += 1;
-        if let Some(ts) = stats.threads.get_mut(thread.0) {
+        cx.stats.totals.unmatched_leaves += 1;
+        if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
             ts.unmatched_leaves += 1;
         }
         return Ok(());
     }
     while let Some(top) = st.stack.last() {
         if top.func == func.0 {
-            close_top(st, stats, tables, thread, ns, kind, sink)?;
+            let closed = close_top(st, cx, ns, kind, value)?;
+            if kind == EndKind::Leave {
+                if value.is_none() {
+                    st.last_left = Some((func.0, closed.segment.map(|s| s.call)));
+                }
+                if let (Some(seg), Some(caller)) = (closed.segment, closed.caller) {
+                    st.after_completion = Some(Completed {
+                        done: closed.live.then_some(seg.call),
+                        caller,
+                        sp: closed.sp,
+                    });
+                }
+            }
             break;
         }
-        close_top(st, stats, tables, thread, ns, EndKind::Mismatched, sink)?;
-        stats.totals.mismatched_frames += 1;
-        if let Some(ts) = stats.threads.get_mut(thread.0) {
+        close_top(st, cx, ns, EndKind::Mismatched, None)?;
+        cx.stats.totals.mismatched_frames += 1;
+        if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
             ts.mismatched_frames += 1;
         }
     }
@@ -374,41 +803,92 @@ fn leave<S: FrameSink + ?Sized>(
 /// Closes every open frame of a thread at `ns`; returns how many.
 fn close_all<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
-    stats: &mut Stats,
-    tables: &Tables,
-    thread: ThreadIdx,
+    cx: &mut Ctx<'_, S>,
     ns: u64,
     kind: EndKind,
-    sink: &mut S,
 ) -> Result<u64, AnalysisError> {
     let mut n = 0;
     while !st.stack.is_empty() {
-        close_top(st, stats, tables, thread, ns, kind, sink)?;
+        close_top(st, cx, ns, kind, None)?;
         n += 1;
     }
     Ok(n)
+}
+
+/// What [`close_top`] closed.
+struct Closed {
+    sp: u64,
+    segment: Option<SegmentRef>,
+    /// The caller of the segment's logical call.
+    caller: Option<u64>,
+    /// The logical call is still waiting (its Leave may have been a suspension).
+    live: bool,
+}
+
+/// A value id if its record says the query gave a value.
+fn shown(tables: &Tables, id: Option<u32>) -> Option<u32> {
+    id.filter(|&i| {
+        tables
+            .values
+            .get(i)
+            .is_some_and(|v| v.status == ValueStatus::Ok)
+    })
+}
+
+/// Adds a finished logical call to its function's statistics.
+fn settle(stats: &mut Stats, tables: &Tables, id: u64, l: &Logical, pending: bool) {
+    let fs = stats.functions.entry(l.func, FunctionStats::default);
+    fs.wall_ns += l.last_end.saturating_sub(l.first_start);
+    if pending {
+        fs.pending_at_end += 1;
+        fs.suspensions += 1;
+    }
+    let args = shown(tables, l.enter_value);
+    let ret = if pending {
+        None
+    } else {
+        shown(tables, l.leave_value)
+    };
+    push_sample(stats, l.func, id, args, ret);
+}
+
+fn push_sample(stats: &mut Stats, func: u32, call: u64, args: Option<u32>, ret: Option<u32>) {
+    let v = stats.samples.entry(func, Vec::new);
+    if v.len() < MAX_SAMPLES {
+        v.push(ValueSample { call, args, ret });
+    }
 }
 
 /// Pops the top frame (the stack must not be empty), ends it at `ns`, updates the statistics
 /// and hands it to the sink.
 fn close_top<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
-    stats: &mut Stats,
-    tables: &Tables,
-    thread: ThreadIdx,
+    cx: &mut Ctx<'_, S>,
     ns: u64,
     kind: EndKind,
-    sink: &mut S,
-) -> Result<(), AnalysisError> {
+    leave_value: Option<u32>,
+) -> Result<Closed, AnalysisError> {
     let Some(o) = st.stack.pop() else {
-        return Ok(());
+        return Ok(Closed {
+            sp: 0,
+            segment: None,
+            caller: None,
+            live: false,
+        });
     };
+    if o.segment.is_some() {
+        st.open_segments -= 1;
+    }
     let end = ns.max(o.start);
     let dur = end - o.start;
     let excl = dur.saturating_sub(o.children);
+    let stats = &mut *cx.stats;
 
     let fs = stats.functions.entry(o.func, FunctionStats::default);
-    fs.calls += 1;
+    fs.segments += 1;
+    if o.segment.is_none() {
+        fs.calls += 1;
+    }
     if o.outer {
         fs.inclusive_ns += dur;
     }
@@ -421,6 +901,8 @@ fn close_top<S: FrameSink + ?Sized>(
         EndKind::Mismatched => fs.mismatched += 1,
         EndKind::Lost => fs.lost += 1,
         EndKind::OpenAtEnd => fs.open_at_end += 1,
+        EndKind::Suspend => fs.suspensions += 1,
+        EndKind::Vanished => {}
     }
     // Entries are removed at zero so that the maps stay as small as the stack.
     if let Some(c) = st.active.get_mut(&o.func) {
@@ -430,7 +912,7 @@ fn close_top<S: FrameSink + ?Sized>(
         }
     }
 
-    let ts = stats.threads.entry(thread.0, ThreadStats::default);
+    let ts = stats.threads.entry(cx.thread.0, ThreadStats::default);
     ts.frames += 1;
     stats.totals.frames += 1;
     let caller = match st.stack.last_mut() {
@@ -460,6 +942,69 @@ fn close_top<S: FrameSink + ?Sized>(
         tree.add(node, dur, excl);
     }
 
+    // Segments: account the logical call; decide what its end means.
+    let mut closed = Closed {
+        sp: o.sp,
+        segment: o.segment,
+        caller: None,
+        live: false,
+    };
+    let role = cx.roles.get(&cx.tables.functions, o.func);
+    let mut show_leave = kind == EndKind::Leave;
+    if let Some(seg) = o.segment {
+        let stale;
+        if let Some(l) = cx.calls.live.get_mut(&seg.call) {
+            l.segments += 1;
+            l.cpu_ns += dur;
+            l.last_end = l.last_end.max(end);
+            closed.caller = l.caller;
+            // The call already went on in a later segment: this one suspended, and the call's
+            // state belongs to the later one.
+            stale = l.started > seg.index + 1;
+        } else {
+            stale = true;
+        }
+        if stale {
+            show_leave = false;
+        }
+        match kind {
+            _ if stale => {}
+            EndKind::Suspend => {
+                cx.calls.park_suspended(seg.call);
+                closed.live = true;
+                show_leave = false;
+            }
+            EndKind::Leave if role == Role::Variant && !cx.suspend_leaves => {
+                // .NET 10 reports no Leave at a suspension: this Leave completes the call.
+                if let Some(l) = cx.calls.live.get_mut(&seg.call) {
+                    l.leave_value = leave_value;
+                }
+                if let Some(l) = cx.calls.finish(seg.call) {
+                    settle(stats, cx.tables, seg.call, &l, false);
+                }
+            }
+            EndKind::Leave => {
+                // A suspension or the completion: a later resume of the call tells.
+                if let Some(l) = cx.calls.live.get_mut(&seg.call) {
+                    l.leave_value = leave_value;
+                }
+                cx.calls.park_left_open(seg.call);
+                closed.live = true;
+                show_leave = false;
+            }
+            _ => {
+                if let Some(l) = cx.calls.finish(seg.call) {
+                    settle(stats, cx.tables, seg.call, &l, false);
+                }
+            }
+        }
+    } else if o.enter_value.is_some() || leave_value.is_some() {
+        let args = shown(cx.tables, o.enter_value);
+        let ret = shown(cx.tables, leave_value.filter(|_| show_leave));
+        push_sample(stats, o.func, u64::MAX, args, ret);
+    }
+
+    let first_segment = o.segment.is_none_or(|s| s.index == 0);
     let frame = Frame {
         func: FunctionIdx(o.func),
         start_ns: o.start,
@@ -469,7 +1014,13 @@ fn close_top<S: FrameSink + ?Sized>(
         children_ns: o.children,
         end: kind,
         node: o.node,
+        sp: o.sp,
+        segment: o.segment,
+        enter_value: shown(cx.tables, o.enter_value.filter(|_| first_segment)),
+        leave_value: shown(cx.tables, leave_value.filter(|_| show_leave)),
     };
-    sink.frame(tables, thread, &frame)
-        .map_err(AnalysisError::Sink)
+    cx.sink
+        .frame(cx.tables, cx.thread, &frame)
+        .map_err(AnalysisError::Sink)?;
+    Ok(closed)
 }

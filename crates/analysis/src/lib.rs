@@ -26,6 +26,7 @@
 //! assert!(!a.truncated);
 //! ```
 
+mod asyncs;
 mod calltree;
 mod engine;
 mod fxmap;
@@ -38,12 +39,13 @@ use std::io::{self, Read};
 
 use eltrace_trace::{EndRecord, ReadError, TraceInfo, TraceReader};
 
+pub use asyncs::{IMPL_ASYNC, Role, role_of, state_machine_method};
 pub use calltree::{CallNode, CallTree};
 pub use eltrace_trace::{FunctionIdx, ThreadIdx};
-pub use engine::Analyzer;
+pub use engine::{Analyzer, MAX_SAMPLES as MAX_VALUE_SAMPLES, runtime_reports_suspend_leaves};
 pub use model::{
-    CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, Tables, ThreadStats,
-    ThreadTable, Totals, ValueTable,
+    CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, SegmentRef, Tables,
+    ThreadStats, ThreadTable, Totals, ValueTable,
 };
 
 use fxmap::{DenseMap, FxHashMap};
@@ -120,7 +122,18 @@ pub struct Analysis {
     pub(crate) functions: DenseMap<FunctionStats>,
     pub(crate) threads: DenseMap<ThreadStats>,
     pub(crate) edges: FxHashMap<u64, EdgeStats>,
+    pub(crate) samples: DenseMap<Vec<ValueSample>>,
     pub(crate) call_tree: Option<CallTree>,
+}
+
+/// The values of one call (`record --values`): ids of [`Tables::values`] records, only those
+/// that hold a value (arguments at the call's start, the return value at its completion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueSample {
+    /// The logical call of an async method, `u64::MAX` for an ordinary call.
+    pub call: u64,
+    pub args: Option<u32>,
+    pub ret: Option<u32>,
 }
 
 const ROOT: u32 = u32::MAX;
@@ -167,6 +180,12 @@ impl Analysis {
             .collect();
         v.sort_unstable_by_key(|(c, f, _)| (c.map_or(-1, |c| i64::from(c.0)), f.0));
         v
+    }
+
+    /// The first few calls' values of a function (`record --values`), in the order the calls
+    /// finished.
+    pub fn value_samples(&self, idx: FunctionIdx) -> &[ValueSample] {
+        self.samples.get(idx.0).map_or(&[], Vec::as_slice)
     }
 
     /// The call tree, if [`Options::call_tree`] asked for it.

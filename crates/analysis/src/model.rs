@@ -22,6 +22,12 @@ pub enum EndKind {
     Lost,
     /// Still open when the trace ended; closed at the trace's last timestamp.
     OpenAtEnd,
+    /// A segment of an async method that ended without a Leave (it suspended): a later
+    /// event of its thread showed its frame gone (docs/design.md "Async methods").
+    Suspend,
+    /// An ordinary frame that ended without a Leave: a later event of its thread showed its
+    /// frame gone (its Leave was never reported).
+    Vanished,
 }
 
 impl EndKind {
@@ -35,6 +41,8 @@ impl EndKind {
             EndKind::Catch => "catch",
             EndKind::Lost => "lost",
             EndKind::OpenAtEnd => "open_at_end",
+            EndKind::Suspend => "suspend",
+            EndKind::Vanished => "vanished",
         }
     }
 }
@@ -60,6 +68,28 @@ pub struct Frame {
     pub end: EndKind,
     /// The frame's call-tree node, when the analysis builds the call tree.
     pub node: Option<CallNodeId>,
+    /// The stack pointer its Enter reported (the caller's SP), 0 when unknown.
+    pub sp: u64,
+    /// For a segment of an async method: the logical call it belongs to.
+    pub segment: Option<SegmentRef>,
+    /// The arguments captured at the Enter (`record --values`), shown only at a call's start
+    /// (never at a resume): an id of [`Tables::values`].
+    pub enter_value: Option<u32>,
+    /// The return value captured at the Leave, shown only at a completion (never at a
+    /// suspension).
+    pub leave_value: Option<u32>,
+}
+
+/// Where a segment belongs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentRef {
+    /// The logical call (unique in the analysis).
+    pub call: u64,
+    /// 0 for the initial segment, then 1, 2, … for the resumes.
+    pub index: u32,
+    /// The segment was attached to its call by order alone: several calls of the function
+    /// were waiting for a resume and nothing on the trace tells which one this is.
+    pub inferred: bool,
 }
 
 impl Frame {
@@ -84,9 +114,18 @@ impl FunctionTable {
     pub fn get(&self, idx: FunctionIdx) -> Option<&FunctionRecord> {
         self.records.get(idx.0)
     }
-    /// `Namespace.Type.Method`, or `<unknown function N>` for an index without a record.
+    /// Sets flag bits of a record (a role the analysis learnt).
+    pub(crate) fn add_flags(&mut self, idx: FunctionIdx, bits: u32) {
+        if let Some(r) = self.records.get_mut(idx.0) {
+            r.flags.0 |= bits;
+        }
+    }
+    /// `Namespace.Type.Method`, or `<unknown function N>` for an index without a record. A
+    /// runtime-async method's Task-returning thunk is `Namespace.Type.Method [thunk]`, so
+    /// that it reads apart from the method's own code (its async variant).
     pub fn name(&self, idx: FunctionIdx) -> String {
         match self.get(idx) {
+            Some(r) if r.flags.async_thunk() => format!("{} [thunk]", r.full_name()),
             Some(r) => r.full_name(),
             None => format!("<unknown function {}>", idx.0),
         }
@@ -171,8 +210,21 @@ impl ValueTable {
 /// Statistics of one function (docs/design.md "Analysis semantics").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FunctionStats {
-    /// Frames of the function, closed and open at end.
+    /// Calls of the function: frames (closed and open at end) of an ordinary function,
+    /// logical calls of an async method (a call and its resumes count once).
     pub calls: u64,
+    /// Physical segments: frames of the function (equal to `calls` for ordinary ones).
+    pub segments: u64,
+    /// Segments that began at a resume (async methods).
+    pub resumes: u64,
+    /// Segments that ended by suspending (async methods).
+    pub suspensions: u64,
+    /// Async methods: the sum over logical calls of first segment start to last segment end.
+    pub wall_ns: u64,
+    /// Async methods: logical calls suspended and never resumed by the end of the trace.
+    pub pending_at_end: u64,
+    /// Async methods: resumes attached to a call by order alone (see [`SegmentRef`]).
+    pub inferred_resumes: u64,
     /// Durations of the frames with no frame of the same function below them.
     pub inclusive_ns: u64,
     /// Durations minus direct children, over all frames.
@@ -202,6 +254,10 @@ pub struct ThreadStats {
     pub lost_frames: u64,
     pub dropped_events: u64,
     pub mismatched_frames: u64,
+    /// Async segments that ended by suspending without a Leave.
+    pub suspended_frames: u64,
+    /// Ordinary frames that ended without a Leave (see [`EndKind::Vanished`]).
+    pub vanished_frames: u64,
     pub unmatched_leaves: u64,
     pub throws: u64,
     /// First and last event time (ns since the origin); both 0 without events.
@@ -233,6 +289,12 @@ pub struct Totals {
     pub mismatched_frames: u64,
     pub unmatched_leaves: u64,
     pub lost_frames: u64,
+    /// Async segments that ended by suspending without a Leave.
+    pub suspended_frames: u64,
+    /// Ordinary frames that ended without a Leave (see [`EndKind::Vanished`]).
+    pub vanished_frames: u64,
+    /// Logical calls of async methods.
+    pub logical_calls: u64,
     pub throws: u64,
     /// Sum of the threads' inclusive time: the time covered by root frames.
     pub root_ns: u64,

@@ -6,7 +6,10 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use eltrace_analysis::{Analysis, FunctionStats, Options, analyze};
+use eltrace_analysis::{
+    Analysis, FunctionIdx, FunctionStats, Options, analyze, runtime_reports_suspend_leaves,
+    state_machine_method,
+};
 use serde_json::{Value, json};
 
 use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_incomplete};
@@ -38,6 +41,12 @@ struct Row {
     name: String,
     module: String,
     s: FunctionStats,
+    /// The functions merged into this row.
+    idxs: Vec<FunctionIdx>,
+    /// `"runtime"` (a runtime-async method's code), `"thunk"`, `"state_machine"` or `""`.
+    async_kind: &'static str,
+    /// For a state machine's MoveNext: the user method it runs (`Ns.T.Work`).
+    async_method: Option<String>,
 }
 
 impl Row {
@@ -60,6 +69,29 @@ fn add(a: &mut FunctionStats, b: &FunctionStats) {
     a.tailcalls += b.tailcalls;
     a.mismatched += b.mismatched;
     a.lost += b.lost;
+    a.segments += b.segments;
+    a.resumes += b.resumes;
+    a.suspensions += b.suspensions;
+    a.wall_ns += b.wall_ns;
+    a.pending_at_end += b.pending_at_end;
+    a.inferred_resumes += b.inferred_resumes;
+}
+
+/// What kind of async function `idx` is, and the user method of a state machine.
+fn async_facts(a: &Analysis, idx: FunctionIdx) -> (&'static str, Option<String>) {
+    let Some(r) = a.tables.functions.get(idx) else {
+        return ("", None);
+    };
+    if r.flags.async_thunk() {
+        return ("thunk", None);
+    }
+    if r.flags.async_variant() {
+        return ("runtime", None);
+    }
+    match state_machine_method(r) {
+        Some((ty, m)) => ("state_machine", Some(format!("{ty}.{m}"))),
+        None => ("", None),
+    }
 }
 
 fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
@@ -69,13 +101,20 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
         let name = a.tables.functions.name(idx);
         let module = a.tables.functions.module(idx).to_owned();
         match index.get(&(name.clone(), module.clone())) {
-            Some(&i) => add(&mut rows[i].s, s),
+            Some(&i) => {
+                add(&mut rows[i].s, s);
+                rows[i].idxs.push(idx);
+            }
             None => {
                 index.insert((name.clone(), module.clone()), rows.len());
+                let (async_kind, async_method) = async_facts(a, idx);
                 rows.push(Row {
                     name,
                     module,
                     s: *s,
+                    idxs: vec![idx],
+                    async_kind,
+                    async_method,
                 });
             }
         }
@@ -160,6 +199,10 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
         "mismatched_frames": t.mismatched_frames,
         "unmatched_leaves": t.unmatched_leaves,
         "lost_frames": t.lost_frames,
+        "suspended_frames": t.suspended_frames,
+        "vanished_frames": t.vanished_frames,
+        "logical_calls": t.logical_calls,
+        "async_suspend_leaves": runtime_reports_suspend_leaves(info),
         "duration_ns": a.duration_ns(),
         "total_ns": total,
         "frames": t.frames,
@@ -177,10 +220,12 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
         .take(n)
         .map(|r| {
             let s = &r.s;
-            json!({
+            let mut f = json!({
                 "name": r.name,
                 "module": r.module,
                 "calls": s.calls,
+                "segments": s.segments,
+                "suspensions": s.suspensions,
                 "inclusive_ns": s.inclusive_ns,
                 "exclusive_ns": s.exclusive_ns,
                 "mean_inclusive_ns": mean(s.inclusive_ns, s.calls),
@@ -193,7 +238,23 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
                 "lost": s.lost,
                 "share": share(s.inclusive_ns, total),
                 "exclusive_share": share(s.exclusive_ns, total),
-            })
+            });
+            if !r.async_kind.is_empty() {
+                f["async"] = json!({
+                    "kind": r.async_kind,
+                    "method": r.async_method,
+                    "resumes": s.resumes,
+                    "wall_ns": s.wall_ns,
+                    "mean_wall_ns": mean(s.wall_ns, s.calls),
+                    "pending_at_end": s.pending_at_end,
+                    "inferred_resumes": s.inferred_resumes,
+                });
+            }
+            let values = value_samples(a, &r.idxs);
+            if !values.is_empty() {
+                f["values"] = Value::Array(values);
+            }
+            f
         })
         .collect();
     let threads: Vec<Value> = a
@@ -223,6 +284,28 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
     })
 }
 
+/// The captured values of a row's first calls (`record --values`).
+fn value_samples(a: &Analysis, idxs: &[FunctionIdx]) -> Vec<Value> {
+    let text = |id: Option<u32>| {
+        id.and_then(|i| a.tables.values.get(i))
+            .map(|v| Value::String(v.text.clone()))
+    };
+    idxs.iter()
+        .flat_map(|&i| a.value_samples(i))
+        .take(eltrace_analysis::MAX_VALUE_SAMPLES)
+        .map(|s| {
+            let mut o = serde_json::Map::new();
+            if let Some(v) = text(s.args) {
+                o.insert("args".into(), v);
+            }
+            if let Some(v) = text(s.ret) {
+                o.insert("return".into(), v);
+            }
+            Value::Object(o)
+        })
+        .collect()
+}
+
 /// Edges merged by (caller name, callee name), largest inclusive time first.
 fn edges(a: &Analysis) -> Vec<Value> {
     let mut merged: HashMap<(String, String), (u64, u64)> = HashMap::new();
@@ -241,6 +324,14 @@ fn edges(a: &Analysis) -> Vec<Value> {
             json!({"caller": caller, "callee": callee, "calls": calls, "inclusive_ns": incl})
         })
         .collect()
+}
+
+/// A row's name in the table: a state machine's MoveNext shows the user method it runs.
+fn display_name(r: &Row) -> String {
+    match &r.async_method {
+        Some(m) => format!("{m} (async: {})", r.name),
+        None => r.name.clone(),
+    }
 }
 
 /// Cuts a long name from the left, keeping the method.
@@ -284,6 +375,26 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
         a.end_reason(),
         fmt_ns(a.duration_ns()),
     );
+    if t.logical_calls > 0 {
+        let _ = writeln!(
+            o,
+            "async: {} logical calls, {} segments ended by suspending without a Leave{}",
+            t.logical_calls,
+            t.suspended_frames,
+            if runtime_reports_suspend_leaves(info) {
+                " (this runtime reports a Leave at suspension)"
+            } else {
+                ""
+            }
+        );
+    }
+    if t.vanished_frames > 0 {
+        let _ = writeln!(
+            o,
+            "frames that ended without a Leave (shown gone by a later stack pointer): {}",
+            t.vanished_frames
+        );
+    }
     if t.mismatched_frames + t.unmatched_leaves + t.lost_frames > 0 {
         let _ = writeln!(
             o,
@@ -303,7 +414,7 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
     let shown = &rows[..n];
     let name_w = shown
         .iter()
-        .map(|r| r.name.chars().count())
+        .map(|r| display_name(r).chars().count())
         .max()
         .unwrap_or(0)
         .clamp(8, 60);
@@ -315,17 +426,28 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
         .clamp(6, 30);
     let _ = writeln!(
         o,
-        "{:<name_w$}  {:<mod_w$}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}",
-        "function", "module", "calls", "incl", "incl mean", "excl", "excl mean", "incl %"
+        "{:<name_w$}  {:<mod_w$}  {:>9}  {:>8}  {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}",
+        "function",
+        "module",
+        "calls",
+        "segments",
+        "suspends",
+        "incl",
+        "incl mean",
+        "excl",
+        "excl mean",
+        "incl %"
     );
     for r in shown {
         let s = &r.s;
         let _ = writeln!(
             o,
-            "{:<name_w$}  {:<mod_w$}  {:>9}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%",
-            fit(&r.name, name_w),
+            "{:<name_w$}  {:<mod_w$}  {:>9}  {:>8}  {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%",
+            fit(&display_name(r), name_w),
             fit(&r.module, mod_w),
             s.calls,
+            s.segments,
+            s.suspensions,
             fmt_ns(s.inclusive_ns),
             fmt_ns(mean(s.inclusive_ns, s.calls)),
             fmt_ns(s.exclusive_ns),
