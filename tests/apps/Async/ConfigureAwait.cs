@@ -2,8 +2,9 @@
 // awaits Task.WhenAll of them. Each Worker awaits Task.Delay(1).ConfigureAwait(false) 3 times,
 // so its resumptions land on thread-pool threads, and calls the plain Leaf after each await.
 //
-// Logical calls: ConfigureAwaitScenario.Run 1; RunAsync 1 (thunk); Worker 8 (called from the
-// variant RunAsync: 4 segments, 3 suspensions each, 32 segments, 24 suspensions);
+// Logical calls: ConfigureAwaitScenario.Run 1; RunAsync 1 (thunk 1; variant 2 segments); Worker
+// 8 (called from the variant RunAsync but not awaited at once, so through its thunk: thunk 8
+// calls; variant 4 segments, 3 suspensions each, 32 segments, 24 suspensions);
 // Leaf 24. Worker(w) returns sum over s=0..2 of (w*10 + s) = 30w + 3; total = 30*28 + 24 = 864.
 using System;
 using System.Runtime.CompilerServices;

@@ -2,8 +2,10 @@
 // not catch; E1 awaits E2 inside try/catch, catches the exception two async levels up and
 // returns normally. Run from sync code 3 times.
 //
-// Logical calls: ExceptionScenario.Run 1; E1 3 (thunk 3; returns k + 100); E2 3 (ends by the
-// exception); E3 3 (2 segments each: the first call and one resume, which throws).
+// Logical calls: ExceptionScenario.Run 1; E1 3 (thunk 3; variant 2 segments per call, the
+// resume catches and returns k + 100); E2 3 (1 segment per call: it is never resumed, the
+// exception passes through its continuation); E3 3 (2 segments each: the first call and one
+// resume, which throws).
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks;

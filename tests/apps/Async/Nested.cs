@@ -3,8 +3,9 @@
 // synchronously (no await reached, never suspends). Run from sync code 3 times.
 //
 // Logical calls: NestedScenario.Run 1; L1 3 (thunk 3); L2 3; L3 3 (4 segments, 3 suspensions
-// each: 12 segments, 9 suspensions); L4 3 (1 segment each, no suspension); L1 and L2 suspend
-// whenever L3 does (3 times per call), so each has 4 segments per call.
+// each: 12 segments, 9 suspensions); L4 3 (1 segment each, no suspension); L1 and L2 are
+// suspended while L3 is and resumed once, when L3 completes: 2 segments per call (6 each).
+// L1 is called from sync code (thunk 3 calls); L2, L3, L4 only as async variants.
 // L1(k) = L2(k) + 1, L2(k) = L3(k) * 2, L3(k) = k + 10 + L4(k), L4(k) = k; L1(k) = 4k + 21.
 using System;
 using System.Runtime.CompilerServices;

@@ -1,11 +1,13 @@
 // Scenario `work`: a runtime-async caller (RunAsync) awaits runtime-async callees, so every
 // call of a callee goes to its async variant directly (variant -> variant).
 //
-// Logical calls: WorkScenario.Run 1; RunAsync 1 (called from sync Run: thunk; 1 + 16 resumes
-// of its variant, since it suspends whenever a callee suspends); Work 5 (4 iterations, each
+// Logical calls: WorkScenario.Run 1; RunAsync 1 (called from sync Run: thunk 1 call; its variant
+// has 12 segments: the first call and one resume after each of its 11 awaits, since every
+// callee suspends and RunAsync is resumed once when that callee completes); Work 5 (4 iterations, each
 // awaits Task.Yield(): 5 segments and 4 suspensions per call, 25 segments, 20 suspensions,
 // result 0+1+2+3 = 6); WorkVoid 2, WorkDouble 2 (returns 2.0), WorkFloat 2 (returns 2.0f), each
-// with 2 iterations: 3 segments, 2 suspensions per call.
+// with 2 iterations: 3 segments, 2 suspensions per call. The callees are called by the
+// variant RunAsync and awaited at once, so only their async variants run (no thunk calls).
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
