@@ -26,9 +26,15 @@ public static class Program
             case "args": return ArgsScenario.Run();
             case "structs": return StructsScenario.Run();
             case "async": return AsyncScenario.Run();
+            case "classic-work": return ClassicWorkScenario.Run();
+            case "classic-nested": return ClassicNestedScenario.Run();
+            case "classic-exception": return ClassicExceptionScenario.Run();
+            case "classic-configureawait": return ClassicConfigureAwaitScenario.Run();
+            case "tailcalls": return TailCallsScenario.Run();
             default:
                 Console.Error.WriteLine(
-                    "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async>");
+                    "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
+                    "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls>");
                 return 2;
         }
     }

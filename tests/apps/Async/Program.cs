@@ -1,0 +1,52 @@
+// Entry point of the runtime-async test program: runs the scenario named by args[0] and
+// returns its exit code (0 = every result correct, 1 = a wrong result, 2 = usage).
+// Run with DOTNET_RuntimeAsync=1, otherwise the methods compile as classic state machines.
+// Every counted method is [MethodImpl(NoInlining)]. Expected counts are written beside each
+// scenario and in docs/async-observations.md.
+using System;
+using System.Runtime.CompilerServices;
+
+namespace AsyncScenarios;
+
+public static class Program
+{
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static int Main(string[] args)
+    {
+        string name = args.Length > 0 ? args[0] : "";
+        switch (name)
+        {
+            case "work": return WorkScenario.Run();
+            case "sync-caller": return SyncCallerScenario.Run();
+            case "nested": return NestedScenario.Run();
+            case "exception": return ExceptionScenario.Run();
+            case "configureawait": return ConfigureAwaitScenario.Run();
+            default:
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait>");
+                return 2;
+        }
+    }
+}
+
+static class Check
+{
+    public static int Failures;
+
+    public static void Equal<T>(string what, T got, T want) where T : IEquatable<T>
+    {
+        if (!got.Equals(want))
+        {
+            Failures++;
+            if (Failures <= 10)
+            {
+                Console.WriteLine($"WRONG {what}: got {got}, want {want}");
+            }
+        }
+    }
+
+    public static int Done(string scenario)
+    {
+        Console.WriteLine(Failures == 0 ? $"{scenario}: all results correct" : $"{scenario}: {Failures} wrong results");
+        return Failures == 0 ? 0 : 1;
+    }
+}

@@ -1,0 +1,66 @@
+// Scenario `classic-nested`: the shape of the runtime-async `nested` scenario as classic state
+// machines. L1 awaits L2 awaits L3; L3 awaits Task.Yield() twice and Task.Delay(1) once (3
+// suspensions), then awaits L4, which completes synchronously (no await reached). Run 3 times
+// from sync code. L1(k) = 4k + 21.
+//
+// Logical calls: ClassicNestedScenario.Run 1; L1, L2, L3, L4 3 each (stubs, one Enter/Leave per
+// call). MoveNext segments: L3 4 per call (12), L4 1 per call (3, completes synchronously),
+// L2 and L1 2 per call (6 each: the first run, and one resume when the awaited task
+// completes; they do not wake up at L3's inner suspensions).
+using System;
+using System.Runtime.CompilerServices;
+using System.Threading.Tasks;
+
+namespace Scenarios;
+
+public static class ClassicNestedScenario
+{
+    public const int Runs = 3;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static int Run()
+    {
+        for (int k = 0; k < Runs; k++)
+        {
+            int r = L1(k).GetAwaiter().GetResult();
+            Check.Equal("L1", r, 4 * k + 21);
+            Console.WriteLine($"classic-nested L1({k}) = {r}");
+        }
+        return Check.Done("classic-nested");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static async Task<int> L1(int k)
+    {
+        int v = await L2(k);
+        return v + 1;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static async Task<int> L2(int k)
+    {
+        int v = await L3(k);
+        return v * 2;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static async Task<int> L3(int k)
+    {
+        await Task.Yield();
+        await Task.Delay(1);
+        await Task.Yield();
+        int s = await L4(k);
+        return k + 10 + s;
+    }
+
+    // Completes synchronously: the condition is never true, so no await is reached.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static async Task<int> L4(int k)
+    {
+        if (k < 0)
+        {
+            await Task.Yield();
+        }
+        return k;
+    }
+}
