@@ -52,7 +52,29 @@ struct ThreadState {
     last_left: Option<(u32, Option<u64>)>,
     /// Segment frames on the stack.
     open_segments: u32,
+    /// The next Value event was taken by the Leave before it (its return value).
+    skip_value: bool,
 }
+
+/// One queued item of a thread (see [`Analyzer::enqueue`]).
+#[derive(Debug, Clone, Copy)]
+enum Item {
+    Event(Event),
+    /// Events of the thread were dropped here.
+    Dropped,
+}
+
+/// A thread's events read but not analysed yet, with their times in ns.
+#[derive(Debug, Default)]
+struct PendingQueue {
+    items: std::collections::VecDeque<(u64, Item)>,
+    last_ns: u64,
+}
+
+/// How long (trace time) events wait for other threads' earlier events.
+const REORDER_NS: u64 = 250_000_000;
+/// How many events may wait at most.
+const REORDER_MAX: usize = 4 << 20;
 
 impl ThreadState {
     /// The lowest frame that is a segment whose logical call went on in a later segment
@@ -103,6 +125,9 @@ pub struct Analyzer {
     roles: Roles,
     calls: Calls,
     suspend_leaves: bool,
+    pending: DenseMap<PendingQueue>,
+    pending_items: usize,
+    newest_ns: u64,
     filter: Option<HashSet<u64>>,
     origin_ticks: u64,
     end: Option<eltrace_trace::EndRecord>,
@@ -140,6 +165,9 @@ impl Analyzer {
             roles: Roles::default(),
             calls: Calls::default(),
             suspend_leaves: false,
+            pending: DenseMap::default(),
+            pending_items: 0,
+            newest_ns: 0,
             filter: opts.threads.as_ref().map(|t| t.iter().copied().collect()),
             origin_ticks: 0,
             end: None,
@@ -195,30 +223,15 @@ impl Analyzer {
                 }
             }
             Record::Thread(t) => self.tables.threads.insert(t),
-            Record::Events { thread, events } => self.events(thread, &events, sink)?,
+            Record::Events { thread, events } => self.enqueue(thread, &events, sink)?,
             Record::Dropped { thread, count } => {
                 self.stats.totals.dropped_events += count;
                 if self.selected(thread) {
                     let ts = self.stats.threads.entry(thread.0, ThreadStats::default);
                     ts.dropped_events += count;
-                    let st = self.states.entry(thread.0, ThreadState::default);
-                    let at = st.last_ns;
-                    let mut cx = Ctx {
-                        stats: &mut self.stats,
-                        tables: &mut self.tables,
-                        roles: &mut self.roles,
-                        calls: &mut self.calls,
-                        suspend_leaves: self.suspend_leaves,
-                        thread,
-                        sink,
-                    };
-                    let lost = close_all(st, &mut cx, at, EndKind::Lost)?;
-                    st.after_completion = None;
-                    st.last_left = None;
-                    self.stats.totals.lost_frames += lost;
-                    if let Some(ts) = self.stats.threads.get_mut(thread.0) {
-                        ts.lost_frames += lost;
-                    }
+                    let q = self.pending.entry(thread.0, PendingQueue::default);
+                    q.items.push_back((q.last_ns, Item::Dropped));
+                    self.pending_items += 1;
                 }
             }
             Record::End(e) => self.end = Some(e),
@@ -234,7 +247,12 @@ impl Analyzer {
         Ok(())
     }
 
-    fn events<S: FrameSink + ?Sized>(
+    /// Takes a chunk of a thread's events into the reorder queue, then analyses what is
+    /// old enough. Chunks of different threads reach the file out of time order (the writer
+    /// drains the threads' buffers one after another), but linking a resume to its call
+    /// needs the threads' events in time order: events wait until they are [`REORDER_NS`]
+    /// older than the newest event read (or the queue holds [`REORDER_MAX`] events).
+    fn enqueue<S: FrameSink + ?Sized>(
         &mut self,
         thread: ThreadIdx,
         events: &[Event],
@@ -257,16 +275,82 @@ impl Analyzer {
             return Ok(());
         }
         self.stats.totals.analysed_events += events.len() as u64;
-        let info = self.tables.info.clone();
-        let origin = self.origin_ticks;
-        let st = self.states.entry(thread.0, ThreadState::default);
         {
             let ts = self.stats.threads.entry(thread.0, ThreadStats::default);
             if ts.events == 0 {
-                ts.first_ns = first.max(st.last_ns);
+                ts.first_ns = first;
             }
             ts.events += events.len() as u64;
         }
+        let npt = self.tables.info.ns_per_tick;
+        let origin = self.origin_ticks;
+        let q = self.pending.entry(thread.0, PendingQueue::default);
+        for e in events {
+            let ticks = e.ts.saturating_sub(origin);
+            let ns = if npt == 1.0 {
+                ticks
+            } else {
+                (ticks as f64 * npt) as u64
+            };
+            // Time never goes backwards within a thread, also across chunks.
+            let ns = ns.max(q.last_ns);
+            q.last_ns = ns;
+            q.items.push_back((ns, Item::Event(*e)));
+        }
+        self.pending_items += events.len();
+        self.newest_ns = self.newest_ns.max(last);
+        let limit = if self.pending_items > REORDER_MAX {
+            u64::MAX
+        } else {
+            self.newest_ns.saturating_sub(REORDER_NS)
+        };
+        self.drain(limit, sink)
+    }
+
+    /// Analyses the queued events up to time `limit`, in time order across threads.
+    fn drain<S: FrameSink + ?Sized>(
+        &mut self,
+        limit: u64,
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        loop {
+            let mut best: Option<(u64, u32)> = None;
+            let mut second = u64::MAX;
+            for (t, q) in self.pending.iter() {
+                let Some(&(ns, _)) = q.items.front() else {
+                    continue;
+                };
+                match best {
+                    Some((b, _)) if ns >= b => second = second.min(ns),
+                    _ => {
+                        if let Some((b, _)) = best {
+                            second = second.min(b);
+                        }
+                        best = Some((ns, t));
+                    }
+                }
+            }
+            let Some((ns, t)) = best else {
+                return Ok(());
+            };
+            if ns > limit {
+                return Ok(());
+            }
+            self.run_thread(ThreadIdx(t), second.min(limit), sink)?;
+        }
+    }
+
+    /// Analyses the queued items of one thread up to time `until` (at least one).
+    fn run_thread<S: FrameSink + ?Sized>(
+        &mut self,
+        thread: ThreadIdx,
+        until: u64,
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        let Some(q) = self.pending.get_mut(thread.0) else {
+            return Ok(());
+        };
+        let st = self.states.entry(thread.0, ThreadState::default);
         let mut cx = Ctx {
             stats: &mut self.stats,
             tables: &mut self.tables,
@@ -276,85 +360,119 @@ impl Analyzer {
             thread,
             sink,
         };
-        // A Value event taken by the Leave before it (its return value).
-        let mut skip_value = false;
-        for (i, e) in events.iter().enumerate() {
-            // Time never goes backwards within a thread, also across chunks.
-            let ns = info
-                .ticks_to_ns(e.ts.saturating_sub(origin))
-                .max(st.last_ns);
-            if e.kind == EventKind::Value {
-                if !std::mem::take(&mut skip_value) {
-                    attach_value(st, &mut cx, e.func.0);
-                }
-                continue;
+        let mut first = true;
+        while let Some(&(ns, item)) = q.items.front() {
+            if ns > until && !first {
+                break;
             }
-            skip_value = false;
-            // The activity before this event: when this event shows frames gone without a
-            // Leave, they ended no later than that.
-            let before = st.last_ns;
-            st.last_ns = ns;
-            if st.stack.last().is_some_and(|o| o.unresolved) {
-                resolve_top(st, &mut cx, e);
-            }
-            let after_completion = st.after_completion.take();
-            st.last_left = None;
-
-            match e.kind {
-                EventKind::Enter => {
-                    if let Some(i) = st.lowest_stale(cx.calls) {
-                        reveal_above(st, &mut cx, i, before)?;
-                    }
-                    if e.sp != 0 {
-                        reveal(st, &mut cx, |sp| sp <= e.sp, before)?;
-                    }
-                    enter(st, &mut cx, e, ns, after_completion);
-                }
-                EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
-                    if e.sp != 0 {
-                        reveal(st, &mut cx, |sp| sp < e.sp, ns)?;
-                    }
-                    let kind = match e.kind {
-                        EventKind::Leave => EndKind::Leave,
-                        EventKind::Tailcall => EndKind::Tailcall,
-                        _ => EndKind::Unwind,
-                    };
-                    // A return value follows its Leave directly (record --values).
-                    let value = events
-                        .get(i + 1)
-                        .filter(|v| v.kind == EventKind::Value)
-                        .map(|v| v.func.0);
-                    skip_value = value.is_some();
-                    leave(st, &mut cx, e.func, ns, kind, value)?;
-                }
-                EventKind::Catch => {
-                    if st.active.get(&e.func.0).copied().unwrap_or(0) > 0 {
-                        while st.stack.last().is_some_and(|o| o.func != e.func.0) {
-                            close_top(st, &mut cx, ns, EndKind::Catch, None)?;
-                        }
-                    }
-                }
-                EventKind::Throw => {
-                    cx.stats.totals.throws += 1;
+            first = false;
+            q.items.pop_front();
+            self.pending_items -= 1;
+            let e = match item {
+                Item::Event(e) => e,
+                Item::Dropped => {
+                    let at = st.last_ns;
+                    let lost = close_all(st, &mut cx, at, EndKind::Lost)?;
+                    st.after_completion = None;
+                    st.last_left = None;
+                    cx.stats.totals.lost_frames += lost;
                     if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
-                        ts.throws += 1;
+                        ts.lost_frames += lost;
                     }
+                    continue;
                 }
-                EventKind::Value => {}
-            }
+            };
+            let next = match q.items.front() {
+                Some((_, Item::Event(n))) => Some(*n),
+                _ => None,
+            };
+            step(st, &mut cx, &e, ns, next)?;
         }
         if let Some(ts) = self.stats.threads.get_mut(thread.0) {
             ts.last_ns = st.last_ns;
         }
         Ok(())
     }
+}
 
+/// One event of a thread, at `ns`; `next` is the thread's next event if already read.
+fn step<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_, S>,
+    e: &Event,
+    ns: u64,
+    next: Option<Event>,
+) -> Result<(), AnalysisError> {
+    let thread = cx.thread;
+    if e.kind == EventKind::Value {
+        if !std::mem::take(&mut st.skip_value) {
+            attach_value(st, cx, e.func.0);
+        }
+        return Ok(());
+    }
+    st.skip_value = false;
+    // The activity before this event: when this event shows frames gone without a Leave,
+    // they ended no later than that.
+    let before = st.last_ns;
+    st.last_ns = ns;
+    if st.stack.last().is_some_and(|o| o.unresolved) {
+        resolve_top(st, cx, e);
+    }
+    let after_completion = st.after_completion.take();
+    st.last_left = None;
+    match e.kind {
+        EventKind::Enter => {
+            if let Some(i) = st.lowest_stale(cx.calls) {
+                reveal_above(st, cx, i, before)?;
+            }
+            if e.sp != 0 {
+                reveal(st, cx, |sp| sp <= e.sp, before)?;
+            }
+            let prefer = stale_below(st, cx, e.func.0, before)?;
+            enter(st, cx, e, ns, after_completion, prefer);
+        }
+        EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
+            if e.sp != 0 {
+                reveal(st, cx, |sp| sp < e.sp, ns)?;
+            }
+            let kind = match e.kind {
+                EventKind::Leave => EndKind::Leave,
+                EventKind::Tailcall => EndKind::Tailcall,
+                _ => EndKind::Unwind,
+            };
+            // A return value follows its Leave directly (record --values).
+            let value = next
+                .filter(|v| v.kind == EventKind::Value)
+                .map(|v| v.func.0);
+            st.skip_value = value.is_some();
+            leave(st, cx, e.func, ns, kind, value)?;
+        }
+        EventKind::Catch => {
+            if st.active.get(&e.func.0).copied().unwrap_or(0) > 0 {
+                while st.stack.last().is_some_and(|o| o.func != e.func.0) {
+                    close_top(st, cx, ns, EndKind::Catch, None)?;
+                }
+            }
+        }
+        EventKind::Throw => {
+            cx.stats.totals.throws += 1;
+            if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
+                ts.throws += 1;
+            }
+        }
+        EventKind::Value => {}
+    }
+    Ok(())
+}
+
+impl Analyzer {
     /// Closes the frames still open (at the trace's last timestamp) and returns the result.
     pub fn finish<S: FrameSink + ?Sized>(
         mut self,
         truncated: bool,
         sink: &mut S,
     ) -> Result<Analysis, AnalysisError> {
+        self.drain(u64::MAX, sink)?;
         if self.seen_events {
             if let Some(e) = &self.end {
                 let end = self.to_ns(e.ts);
@@ -380,7 +498,7 @@ impl Analyzer {
                 // No event followed: a thunk would have been followed by its variant.
                 let f = st.stack.last().map_or(0, |o| o.func);
                 learn(&mut cx, f, Role::Variant);
-                classify_top(st, &mut cx, 0, None);
+                classify_top(st, &mut cx, 0, None, None);
             }
             // A segment whose call went on elsewhere suspended: it and the frames above it
             // ended with the thread's last activity.
@@ -502,7 +620,7 @@ fn resolve_top<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, e: &Event) 
         // A thunk is an ordinary frame: its call was not counted yet.
     } else {
         learn(cx, f, Role::Variant);
-        classify_top(st, cx, e.sp, None);
+        classify_top(st, cx, e.sp, None, None);
     }
 }
 
@@ -569,6 +687,7 @@ fn enter<S: ?Sized>(
     e: &Event,
     ns: u64,
     after_completion: Option<Completed>,
+    prefer: Option<u64>,
 ) {
     let f = e.func.0;
     let stats = &mut *cx.stats;
@@ -597,7 +716,7 @@ fn enter<S: ?Sized>(
         ts.max_depth = ts.max_depth.max(depth);
     }
     match cx.roles.get(&cx.tables.functions, f) {
-        Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion),
+        Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion, prefer),
         Role::Unresolved => {
             if let Some(top) = st.stack.last_mut() {
                 top.unresolved = true;
@@ -614,6 +733,7 @@ fn classify_top<S: ?Sized>(
     cx: &mut Ctx<'_, S>,
     sp: u64,
     after_completion: Option<Completed>,
+    prefer: Option<u64>,
 ) {
     let n = st.stack.len();
     let Some(top) = st.stack.last() else {
@@ -623,35 +743,10 @@ fn classify_top<S: ?Sized>(
     let start = top.start;
     let role = cx.roles.get(&cx.tables.functions, f);
     let parent = n.checked_sub(2).map(|i| st.stack[i]);
-    let record = cx.tables.functions.get(FunctionIdx(f));
-    // Evidence of a first call: the variant's own thunk, or an async caller (runtime-async
-    // methods call each other's variants directly); for a state machine, its kickoff method.
-    let initial_caller: Option<Option<u64>> = parent.and_then(|p| {
-        let prec = cx.tables.functions.get(FunctionIdx(p.func));
-        match role {
-            Role::StateMachine => match (record, prec) {
-                (Some(r), Some(pr)) if asyncs::is_kickoff(r, pr) => Some(None),
-                _ => None,
-            },
-            _ => {
-                let prole = cx.roles.get(&cx.tables.functions, p.func);
-                match (record, prec) {
-                    (Some(r), Some(pr))
-                        if prole == Role::Thunk && asyncs::same_async_method(pr, r) =>
-                    {
-                        Some(None)
-                    }
-                    _ if prole == Role::Variant && p.segment.is_some() => {
-                        Some(p.segment.map(|s| s.call))
-                    }
-                    _ => None,
-                }
-            }
-        }
-    });
+    let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
     let (call, index, inferred) = match initial_caller {
         Some(caller) => (new_call(cx, f, caller, start), 0, false),
-        None => match link_resume(cx, f, sp, after_completion) {
+        None => match link_resume(cx, f, sp, after_completion, prefer) {
             Some((id, inferred)) => {
                 let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
                 let index = l.started;
@@ -696,6 +791,72 @@ fn classify_top<S: ?Sized>(
     }
 }
 
+/// Whether entering `f` (of segmented `role`) on top of `parent` is a first call, and then
+/// the caller's logical call. The evidence: the variant's own thunk, or an async caller
+/// (runtime-async methods call each other's variants directly); for a state machine, its
+/// kickoff method.
+fn initial_evidence<S: ?Sized>(
+    cx: &mut Ctx<'_, S>,
+    f: u32,
+    role: Role,
+    parent: Option<&Open>,
+) -> Option<Option<u64>> {
+    let p = parent?;
+    let record = cx.tables.functions.get(FunctionIdx(f));
+    let prec = cx.tables.functions.get(FunctionIdx(p.func));
+    match role {
+        Role::StateMachine => match (record, prec) {
+            (Some(r), Some(pr)) if asyncs::is_kickoff(r, pr) => Some(None),
+            _ => None,
+        },
+        _ => {
+            let prole = cx.roles.get(&cx.tables.functions, p.func);
+            match (record, prec) {
+                (Some(r), Some(pr)) if prole == Role::Thunk && asyncs::same_async_method(pr, r) => {
+                    Some(None)
+                }
+                _ if prole == Role::Variant && p.segment.is_some() => {
+                    Some(p.segment.map(|s| s.call))
+                }
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Before a resume of runtime-async `f` is pushed: a segment of a running call of `f` lower
+/// on this very stack cannot be running (a call does not resume inside itself): it
+/// suspended, and the thread came back deeper than it (e.g. a timer callback), so the stack
+/// pointer did not show it gone. Pops it and what is above it; returns its call.
+fn stale_below<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_, S>,
+    f: u32,
+    before: u64,
+) -> Result<Option<u64>, AnalysisError> {
+    if st.open_segments == 0 || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
+        return Ok(None);
+    }
+    if initial_evidence(cx, f, Role::Variant, st.stack.last()).is_some() {
+        return Ok(None);
+    }
+    let found = st.stack.iter().rposition(|o| {
+        o.func == f
+            && o.segment.is_some_and(|s| {
+                cx.calls
+                    .live
+                    .get(&s.call)
+                    .is_some_and(|l| l.state == CallState::Running && l.started == s.index + 1)
+            })
+    });
+    let Some(i) = found else {
+        return Ok(None);
+    };
+    let call = st.stack[i].segment.map(|s| s.call);
+    reveal_above(st, cx, i, before)?;
+    Ok(call)
+}
+
 fn new_call<S: ?Sized>(cx: &mut Ctx<'_, S>, f: u32, caller: Option<u64>, start: u64) -> u64 {
     let fs = cx.stats.functions.entry(f, FunctionStats::default);
     fs.calls += 1;
@@ -710,6 +871,7 @@ fn link_resume<S: ?Sized>(
     f: u32,
     sp: u64,
     after_completion: Option<Completed>,
+    prefer: Option<u64>,
 ) -> Option<(u64, bool)> {
     // A dispatcher that completed a call resumes that call's caller next, at the same sp.
     let chained = after_completion.filter(|c| {
@@ -718,7 +880,12 @@ fn link_resume<S: ?Sized>(
             && cx.calls.live.get(&c.caller).is_some_and(|l| l.func == f)
             && cx.calls.waiting(c.caller)
     });
+    let prefer = prefer.filter(|&p| cx.calls.waiting(p));
     let (id, inferred, prev) = match chained {
+        _ if prefer.is_some() => {
+            let p = prefer?;
+            (p, false, cx.calls.take(p)?)
+        }
         Some(c) => {
             // That also proves the completed call complete (where its Leave could have been
             // a suspension).
