@@ -570,9 +570,18 @@ fn async_tasks_keep_results_and_balance(mode: Mode) {
             ("Scenarios.AsyncScenario.RunAsync", 1),
             ("Scenarios.AsyncScenario.Worker", 20),
             ("Scenarios.AsyncScenario.Leaf", 200),
-            // Each Worker's state machine runs once to its first await, then once per resume.
-            ("Scenarios.AsyncScenario+<Worker>d__4.MoveNext", 20 * 11),
+            // A state machine's MoveNext counts logical calls: one per Worker call.
+            ("Scenarios.AsyncScenario+<Worker>d__4.MoveNext", 20),
         ],
+    );
+    // It runs once to its first await, then once per resume (10 awaits of Task.Yield).
+    let mn = r.function("Scenarios.AsyncScenario+<Worker>d__4.MoveNext");
+    assert_eq!(uint(mn, "segments"), 20 * 11, "{mn}");
+    assert_eq!(uint(mn, "suspensions"), 20 * 10, "{mn}");
+    assert_eq!(
+        mn["async"]["method"].as_str(),
+        Some("Scenarios.AsyncScenario.Worker"),
+        "{mn}"
     );
     assert_eq!(
         r.edge_calls(

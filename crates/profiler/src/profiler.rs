@@ -328,11 +328,26 @@ impl Profiler {
             rec.internal_error("metadata", &format!("naming function {function:#x}: {why}"));
         }
         let mut record = described.record;
-        let hooked = rec.config.selection.selects(
+        let mut hooked = rec.config.selection.selects(
             &described.glob_module,
             &record.full_name(),
             described.framework,
         );
+        if hooked && slow_path_async_unsafe(rec.config.hooks, record.impl_flags) {
+            // On .NET 10 the runtime's slow-path Leave stub does not keep RCX, which carries a
+            // runtime-async variant's continuation back to its caller: probing the variant
+            // crashes runtime-async callers (docs/async-observations.md). Never harm the
+            // process: runtime-async methods get no probes on the slow path.
+            hooked = false;
+            if !SLOW_ASYNC_NOTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                rec.note(
+                    "slow-path",
+                    "runtime-async methods get no probes on the slow path (the runtime's \
+                     slow-path Leave does not keep the continuation register RCX); \
+                     record them with the fast path",
+                );
+            }
+        }
         if hooked {
             record.flags.0 |= FunctionFlags::HOOKED;
         }
@@ -346,6 +361,15 @@ impl Profiler {
         Some(rec.add_function(record, hooked))
     }
 }
+
+/// Whether a method must not get probes in hook mode `mode`: runtime-async methods (impl
+/// flag 0x2000) on the slow path.
+pub fn slow_path_async_unsafe(mode: HookMode, impl_flags: u32) -> bool {
+    matches!(mode, HookMode::Slow | HookMode::SlowEmpty) && impl_flags & 0x2000 != 0
+}
+
+/// Set once the slow-path note about runtime-async methods was written.
+static SLOW_ASYNC_NOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The event mask for a hook mode: the fast path must not ask for FRAME_INFO (or ARGS/RETVAL),
 /// the slow path must ask for one of them; `off` asks for no probes at all.

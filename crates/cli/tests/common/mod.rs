@@ -172,11 +172,22 @@ pub fn dotnet_command() -> Command {
 /// Builds tests/apps/Scenarios once per test run; returns the path of Scenarios.dll.
 pub fn scenarios_dll() -> &'static Path {
     static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let built = DLL.get_or_init(|| {
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dotnet/Scenarios");
+    app_dll(&DLL, "Scenarios")
+}
+
+/// Builds tests/apps/Async (runtime-async on) once per test run; returns Async.dll.
+pub fn async_dll() -> &'static Path {
+    static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    app_dll(&DLL, "Async")
+}
+
+/// Builds tests/apps/NAME once (per `cell`); returns the path of NAME.dll.
+fn app_dll(cell: &'static OnceLock<Result<PathBuf, String>>, name: &str) -> &'static Path {
+    let built = cell.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("dotnet/{name}"));
         let logs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dotnet");
         fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
-        let project = repo_root().join("tests/apps/Scenarios");
+        let project = repo_root().join(format!("tests/apps/{name}"));
         let mut cmd = dotnet_command();
         cmd.arg("build")
             .arg("-c")
@@ -192,7 +203,7 @@ pub fn scenarios_dll() -> &'static Path {
                 project.display()
             ));
         }
-        Ok(out.join("Scenarios.dll"))
+        Ok(out.join(format!("{name}.dll")))
     });
     match built {
         Ok(p) => p,
@@ -325,8 +336,19 @@ pub fn record_with(scenario: &str, record_args: &[&str]) -> Recording {
 /// Records `scenario` in `mode` with extra `eltrace record` arguments; checks that the trace
 /// says it was recorded in that mode.
 pub fn record_in(mode: Mode, scenario: &str, record_args: &[&str]) -> Recording {
+    record_app(mode, scenarios_dll(), scenario, record_args, &[])
+}
+
+/// Records `dotnet DLL scenario` in `mode` with extra `eltrace record` arguments and
+/// environment variables for the program.
+pub fn record_app(
+    mode: Mode,
+    dll: &Path,
+    scenario: &str,
+    record_args: &[&str],
+    env: &[(&str, &str)],
+) -> Recording {
     profiler_library();
-    let dll = scenarios_dll();
     let dir = TempDir::new(scenario);
     let trace = dir.path().join("x.eltrace");
     let mut cmd = Command::new(eltrace());
@@ -343,6 +365,7 @@ pub fn record_in(mode: Mode, scenario: &str, record_args: &[&str]) -> Recording 
     }
     // The mode comes from the arguments above, not from the test runner's environment.
     cmd.env_remove("ELTRACE_HOOKS");
+    cmd.envs(env.iter().copied());
     cmd.args(record_args)
         .arg("-o")
         .arg(&trace)
@@ -557,7 +580,8 @@ impl Report {
         // Per function: inclusive >= exclusive >= 0, and open_at_end adds up.
         let mut open_sum = 0;
         for f in self.functions() {
-            let calls = uint(f, "calls");
+            // Frames: `calls` counts logical calls of async methods, `segments` their frames.
+            let calls = uint(f, "segments");
             let inclusive = uint(f, "inclusive_ns");
             let exclusive = uint(f, "exclusive_ns");
             assert!(calls > 0, "a listed function has no calls: {f}");
@@ -605,7 +629,7 @@ impl Report {
         let mut by_name: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
         for f in self.functions() {
             let e = by_name.entry(string(f, "name")).or_default();
-            e.0 += uint(f, "calls");
+            e.0 += uint(f, "segments");
             e.1 += uint(f, "inclusive_ns");
         }
         let mut incoming: BTreeMap<&str, u64> = BTreeMap::new();
@@ -629,7 +653,7 @@ impl Report {
             assert_eq!(
                 incoming.get(name).copied().unwrap_or(0),
                 *calls,
-                "the edges into {name} do not add up to its calls"
+                "the edges into {name} do not add up to its segments (frames)"
             );
         }
         for (caller, callees_ns) in &outgoing {

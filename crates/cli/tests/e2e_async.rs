@@ -1,0 +1,264 @@
+//! End-to-end tests of async methods: the runtime-async program tests/apps/Async (run with
+//! DOTNET_RuntimeAsync=1), classic state machines and tail calls of tests/apps/Scenarios, each
+//! recorded by the real profiler and checked for exact logical calls, segments and
+//! suspensions (docs/design.md "Async methods: segments and logical calls").
+//!
+//! Runtime-async programs run in the fast-path modes only: on .NET 10 the runtime's own
+//! slow-path Leave stub does not keep RCX, which carries the async continuation back to a
+//! runtime-async caller, so the program crashes (docs/async-observations.md); the profiler
+//! therefore probes no runtime-async variants on the slow path.
+
+mod common;
+
+use common::{Mode, Recording, Report, async_dll, record_app, record_in, string, uint};
+use serde_json::Value;
+
+/// Records a runtime-async scenario. In the trash mode the stubs keep RCX: it carries the
+/// async continuation back from a Leave, and trashing it (as the JIT's probe contract allows)
+/// crashes runtime-async callers on .NET 10 (measured: exit 134).
+fn record_async(mode: Mode, scenario: &str) -> Recording {
+    let rec = record_app(
+        mode,
+        async_dll(),
+        scenario,
+        &[],
+        &[("DOTNET_RuntimeAsync", "1"), ("ELTRACE_PRESERVE_RCX", "1")],
+    );
+    assert_eq!(
+        rec.exit(),
+        0,
+        "exit status; stdout:\n{}\nstderr:\n{}",
+        rec.stdout,
+        rec.stderr
+    );
+    rec
+}
+
+/// The one function row called `name` (any module).
+fn func<'a>(r: &'a Report, name: &str) -> &'a Value {
+    let found: Vec<&Value> = r
+        .functions()
+        .iter()
+        .filter(|f| string(f, "name") == name)
+        .collect();
+    assert_eq!(found.len(), 1, "rows named {name}: {found:?}");
+    found[0]
+}
+
+/// (calls, segments, suspensions) of a function.
+fn css(r: &Report, name: &str) -> (u64, u64, u64) {
+    let f = func(r, name);
+    (
+        uint(f, "calls"),
+        uint(f, "segments"),
+        uint(f, "suspensions"),
+    )
+}
+
+fn assert_balanced(r: &Report) {
+    r.check_invariants(0, true);
+    assert_eq!(r.trace_uint("vanished_frames"), 0, "{}", r.trace());
+}
+
+const W: &str = "AsyncScenarios.WorkScenario.";
+
+fn work(mode: Mode) {
+    let r = record_async(mode, "work").report();
+    assert_balanced(&r);
+    // Work(4) awaited 5 times from a runtime-async caller: each call runs its first segment,
+    // then resumes once per Task.Yield.
+    assert_eq!(css(&r, &format!("{W}Work")), (5, 25, 20));
+    assert_eq!(css(&r, &format!("{W}WorkVoid")), (2, 6, 4));
+    assert_eq!(css(&r, &format!("{W}WorkDouble")), (2, 6, 4));
+    assert_eq!(css(&r, &format!("{W}WorkFloat")), (2, 6, 4));
+    // The caller resumes after each of its 11 awaits that suspended.
+    assert_eq!(css(&r, &format!("{W}RunAsync")), (1, 12, 11));
+    // Main calls RunAsync through its thunk; the callees are called variant to variant.
+    assert_eq!(css(&r, &format!("{W}RunAsync [thunk]")), (1, 1, 0));
+    assert!(!r.has_function(&format!("{W}Work [thunk]")));
+    let work = func(&r, &format!("{W}Work"));
+    assert_eq!(work["async"]["kind"].as_str(), Some("runtime"), "{work}");
+    assert_eq!(uint(&work["async"], "resumes"), 20, "{work}");
+    assert_eq!(uint(&work["async"], "pending_at_end"), 0, "{work}");
+    // Resumes of a completed callee's caller are linked exactly (the dispatcher resumes it
+    // next, at the same stack pointer), so nothing here was attached by order alone.
+    assert_eq!(uint(&work["async"], "inferred_resumes"), 0, "{work}");
+    assert!(uint(&work["async"], "wall_ns") >= uint(work, "inclusive_ns"));
+    assert_eq!(r.trace_uint("logical_calls"), 12);
+    assert_eq!(r.trace_uint("suspended_frames"), 20 + 3 * 4 + 11);
+}
+
+fn sync_caller(mode: Mode) {
+    let r = record_async(mode, "sync-caller").report();
+    assert_balanced(&r);
+    let name = "AsyncScenarios.SyncCallerScenario.Work";
+    // A call through the thunk is one logical call of Work, and one call of its thunk.
+    assert_eq!(css(&r, name), (5, 25, 20));
+    assert_eq!(css(&r, &format!("{name} [thunk]")), (5, 5, 0));
+    assert_eq!(
+        r.edge_calls(&format!("{name} [thunk]"), name),
+        5,
+        "the thunk calls the variant once per call"
+    );
+}
+
+fn nested(mode: Mode) {
+    let r = record_async(mode, "nested").report();
+    assert_balanced(&r);
+    let n = "AsyncScenarios.NestedScenario.";
+    assert_eq!(css(&r, &format!("{n}L1 [thunk]")), (3, 3, 0));
+    assert_eq!(css(&r, &format!("{n}L1")), (3, 6, 3));
+    assert_eq!(css(&r, &format!("{n}L2")), (3, 6, 3));
+    // L4 completes without suspending.
+    assert_eq!(css(&r, &format!("{n}L4")), (3, 3, 0));
+    // L3: Yield, Yield, Delay(1): 4 segments per call. (Its logical calls are not asserted:
+    // a Task.Delay resume can run deeper on a thread whose earlier L3 segment the stack
+    // pointer cannot show gone; see the note in docs/design.md.)
+    let l3 = func(&r, &format!("{n}L3"));
+    assert_eq!(uint(l3, "segments"), 12, "{l3}");
+}
+
+fn exception(mode: Mode) {
+    let r = record_async(mode, "exception").report();
+    assert_balanced(&r);
+    let n = "AsyncScenarios.ExceptionScenario.";
+    // E3 throws after its await (its resumed segment is unwound); the exception passes E2
+    // without resuming it and is caught in E1's resumed segment.
+    assert_eq!(css(&r, &format!("{n}E3")), (3, 6, 3));
+    assert_eq!(uint(func(&r, &format!("{n}E3")), "unwound"), 3);
+    assert_eq!(css(&r, &format!("{n}E2")), (3, 3, 3));
+    assert_eq!(css(&r, &format!("{n}E1")), (3, 6, 3));
+    // E2 is over when E1 resumes: nothing stays pending.
+    assert_eq!(
+        uint(&func(&r, &format!("{n}E2"))["async"], "pending_at_end"),
+        0
+    );
+}
+
+fn configure_await(mode: Mode) {
+    let r = record_async(mode, "configureawait").report();
+    // 8 concurrent Workers: every physical count is exact; which waiting Worker a resume
+    // continues is attached by order where several wait (counted in inferred_resumes).
+    let n = "AsyncScenarios.ConfigureAwaitScenario.";
+    assert_eq!(css(&r, &format!("{n}Worker [thunk]")), (8, 8, 0));
+    assert_eq!(uint(func(&r, &format!("{n}Worker")), "segments"), 32);
+    assert_eq!(uint(func(&r, &format!("{n}Leaf")), "calls"), 24);
+    assert_eq!(css(&r, &format!("{n}RunAsync")), (1, 2, 1));
+    assert_eq!(r.trace_uint("mismatched_frames"), 0);
+    assert_eq!(r.trace_uint("unmatched_leaves"), 0);
+}
+
+fn classic_work(mode: Mode) {
+    let rec = record_in(mode, "classic-work", &[]);
+    assert_eq!(rec.exit(), 0, "stderr:\n{}", rec.stderr);
+    let r = rec.report();
+    assert_balanced(&r);
+    let mn = r
+        .functions()
+        .iter()
+        .find(|f| {
+            string(f, "name").ends_with("+<Work>d__4.MoveNext") || {
+                let n = string(f, "name");
+                n.contains("<Work>d__") && n.ends_with(".MoveNext")
+            }
+        })
+        .expect("Work's state machine");
+    // 5 calls, each 1 + 4 segments; the row names the user method.
+    assert_eq!(uint(mn, "calls"), 5, "{mn}");
+    assert_eq!(uint(mn, "segments"), 25, "{mn}");
+    assert_eq!(uint(mn, "suspensions"), 20, "{mn}");
+    assert_eq!(mn["async"]["kind"].as_str(), Some("state_machine"), "{mn}");
+    assert!(
+        mn["async"]["method"]
+            .as_str()
+            .is_some_and(|m| m.ends_with(".Work")),
+        "{mn}"
+    );
+}
+
+fn tail_calls(mode: Mode) {
+    let rec = record_in(mode, "tailcalls", &[]);
+    assert_eq!(rec.exit(), 0, "stderr:\n{}", rec.stderr);
+    let r = rec.report();
+    assert_balanced(&r);
+    let tailcalls: u64 = r.functions().iter().map(|f| uint(f, "tailcalls")).sum();
+    assert!(tailcalls > 0, "the JIT made no tail call the profiler saw");
+    // A tail call ends the caller's frame: nothing is left open or mismatched (checked
+    // above), and the mutual recursion never gets deeper than a few frames.
+    let deepest = r
+        .threads()
+        .iter()
+        .map(|t| uint(t, "max_depth"))
+        .max()
+        .unwrap_or(0);
+    assert!(
+        deepest < 20,
+        "max depth {deepest}: tail calls did not end frames"
+    );
+}
+
+mod work {
+    #[test]
+    fn fast() {
+        super::work(super::Mode::Fast);
+    }
+    #[test]
+    fn fast_trash() {
+        super::work(super::Mode::FastTrash);
+    }
+}
+
+mod sync_caller {
+    #[test]
+    fn fast() {
+        super::sync_caller(super::Mode::Fast);
+    }
+    #[test]
+    fn fast_trash() {
+        super::sync_caller(super::Mode::FastTrash);
+    }
+}
+
+mod nested {
+    #[test]
+    fn fast() {
+        super::nested(super::Mode::Fast);
+    }
+}
+
+mod exception {
+    #[test]
+    fn fast() {
+        super::exception(super::Mode::Fast);
+    }
+}
+
+mod configure_await {
+    #[test]
+    fn fast() {
+        super::configure_await(super::Mode::Fast);
+    }
+}
+
+modes!(classic_work, tail_calls);
+
+/// On the slow path runtime-async methods get no probes (the runtime's slow-path Leave
+/// clobbers the continuation register): the program must run to its correct end.
+#[test]
+fn slow_path_leaves_runtime_async_programs_running() {
+    let rec = record_async(Mode::Slow, "work");
+    let r = rec.report();
+    r.check_invariants(0, true);
+    assert!(!r.has_function(&format!("{W}Work")));
+    assert_eq!(
+        uint(func(&r, "AsyncScenarios.WorkScenario.Run"), "calls"),
+        1
+    );
+    assert!(
+        r.trace()["diagnostics"].as_array().is_some_and(|d| d
+            .iter()
+            .any(|m| m.as_str().is_some_and(|m| m.contains("runtime-async")))),
+        "{}",
+        r.trace()
+    );
+}
