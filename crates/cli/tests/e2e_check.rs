@@ -11,13 +11,12 @@ use common::{TempDir, eltrace, profiler_library, run_captured, shell_status};
 use serde_json::Value;
 
 /// The verdicts on CoreCLR 10.x, Linux x64 (the same list as the unit tests' fixtures).
-/// `async.balance` FAILs because eltrace's analysis has no runtime-async reconciliation yet
-/// (issue 3): the async variant's resumption Enters have no Leave at suspension, which leaves
-/// frames open/mismatched. It turns PASS when that reconciliation lands.
+/// `async.balance` PASSes since eltrace's analysis reconciles runtime-async segments from the
+/// stack pointers (the async variant gets no Leave at suspension on .NET 10).
 const NET10: &[(&str, &str)] = &[
     ("async.counts", "PASS"),
     ("async.suspension-leave", "DIFFERS"),
-    ("async.balance", "FAIL"),
+    ("async.balance", "PASS"),
     ("info.enter.initial", "PASS"),
     ("info.enter.resume", "DIFFERS"),
     ("info.leave.suspension", "DIFFERS"),
