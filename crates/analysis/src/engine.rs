@@ -744,37 +744,27 @@ fn classify_top<S: ?Sized>(
     let role = cx.roles.get(&cx.tables.functions, f);
     let parent = n.checked_sub(2).map(|i| st.stack[i]);
     let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
-    let (call, index, inferred) = match initial_caller {
-        Some(caller) => (new_call(cx, f, caller, start), 0, false),
-        None => match link_resume(cx, f, sp, after_completion, prefer) {
-            Some((id, inferred)) => {
-                let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
-                let index = l.started;
-                l.inferred |= inferred;
-                let fs = cx.stats.functions.entry(f, FunctionStats::default);
-                fs.resumes += 1;
-                if inferred {
-                    fs.inferred_resumes += 1;
-                }
-                (id, index, inferred)
+    let resumed = match initial_caller {
+        Some(_) => None,
+        None => link_resume(cx, f, sp, after_completion, prefer)
+            .or_else(|| cx.calls.pick_running_elsewhere(f, cx.thread.0)),
+    };
+    let (call, index, inferred) = match (initial_caller, resumed) {
+        (Some(caller), _) => (new_call(cx, f, caller, start), 0, false),
+        (None, Some((id, inferred))) => {
+            let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
+            let index = l.started;
+            l.inferred |= inferred;
+            let fs = cx.stats.functions.entry(f, FunctionStats::default);
+            fs.resumes += 1;
+            if inferred {
+                fs.inferred_resumes += 1;
             }
-            None => match cx.calls.pick_running_elsewhere(f, cx.thread.0) {
-                Some((id, inferred)) => {
-                    let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
-                    let index = l.started;
-                    l.inferred |= inferred;
-                    let fs = cx.stats.functions.entry(f, FunctionStats::default);
-                    fs.resumes += 1;
-                    if inferred {
-                        fs.inferred_resumes += 1;
-                    }
-                    (id, index, inferred)
-                }
-                // A resume that continues nothing seen (the trace began later, or its first
-                // call was not recorded): counted as a call of its own.
-                None => (new_call(cx, f, None, start), 0, false),
-            },
-        },
+            (id, index, inferred)
+        }
+        // A resume that continues nothing seen (the trace began later, or its first call was
+        // not recorded): counted as a call of its own.
+        (None, None) => (new_call(cx, f, None, start), 0, false),
     };
     if let Some(l) = cx.calls.live.get_mut(&call) {
         l.started += 1;
@@ -1135,7 +1125,16 @@ fn close_top<S: FrameSink + ?Sized>(
             show_leave = false;
         }
         match kind {
-            _ if stale => {}
+            // A later segment of its call already began (e.g. a resume on another thread
+            // analysed before this Leave): whatever ended it, it suspended.
+            _ if stale => {
+                if kind != EndKind::Suspend {
+                    stats
+                        .functions
+                        .entry(o.func, FunctionStats::default)
+                        .suspensions += 1;
+                }
+            }
             EndKind::Suspend => {
                 cx.calls.park_suspended(seg.call);
                 closed.live = true;
