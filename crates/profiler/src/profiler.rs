@@ -336,6 +336,7 @@ impl Profiler {
         if hooked {
             record.flags.0 |= FunctionFlags::HOOKED;
         }
+        record.flags.0 |= async_role(info, described.module_id, &record);
         if described.framework
             && record.module == SENTINEL_MODULE
             && record.type_name == SENTINEL_TYPE
@@ -344,6 +345,33 @@ impl Profiler {
             lock(&self.sentinels).push(function as u64);
         }
         Some(rec.add_function(record, hooked))
+    }
+}
+
+/// Method implementation flag of a runtime-async method (`MethodImplOptions.Async`).
+pub const MIPL_ASYNC: u32 = 0x2000;
+
+/// The runtime-async role of a function: for a method with impl flag 0x2000,
+/// `ASYNC_THUNK` when `GetFunctionFromToken(module, token)` returns this very FunctionID (the
+/// token maps to the Task-returning thunk), `ASYNC_VARIANT` when it returns another one (this
+/// one runs the method's code); nothing when the call fails (e.g. generic methods) or the
+/// method is not runtime-async. Called at mapper time, never on the hot path.
+fn async_role(info: &Info, module: ModuleID, record: &eltrace_trace::FunctionRecord) -> u32 {
+    if record.impl_flags & MIPL_ASYNC == 0 || module == 0 {
+        return 0;
+    }
+    role_from_lookup(
+        record.function_id,
+        info.function_from_token(module, record.token).ok(),
+    )
+}
+
+/// The role bits given this function's id and what the token lookup returned.
+pub fn role_from_lookup(function_id: u64, by_token: Option<FunctionID>) -> u32 {
+    match by_token {
+        Some(f) if f as u64 == function_id => FunctionFlags::ASYNC_THUNK,
+        Some(f) if f != 0 => FunctionFlags::ASYNC_VARIANT,
+        _ => 0,
     }
 }
 
@@ -451,4 +479,23 @@ unsafe extern "C" fn leave_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO)
 
 unsafe extern "C" fn tailcall_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
     hooks::tailcall_hook(id.value(), elt);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn async_roles_from_the_token_lookup() {
+        assert_eq!(
+            role_from_lookup(0x100, Some(0x100)),
+            FunctionFlags::ASYNC_THUNK
+        );
+        assert_eq!(
+            role_from_lookup(0x200, Some(0x100)),
+            FunctionFlags::ASYNC_VARIANT
+        );
+        assert_eq!(role_from_lookup(0x200, None), 0);
+        assert_eq!(role_from_lookup(0x200, Some(0)), 0);
+    }
 }

@@ -185,6 +185,20 @@ impl Info {
         Ok(FunctionInfo { module, token })
     }
 
+    /// `GetFunctionFromToken(module, token)`: the FunctionID the runtime maps a method-def
+    /// token to (for a runtime-async method, its Task-returning thunk). Fails for methods
+    /// that need type arguments (generic methods or methods of generic types).
+    pub fn function_from_token(
+        &self,
+        module: ModuleID,
+        token: mdToken,
+    ) -> Result<FunctionID, HRESULT> {
+        let mut f: FunctionID = 0;
+        // SAFETY: live interface pointer; valid out pointer.
+        let hr = unsafe { (self.vt().GetFunctionFromToken)(self.this(), module, token, &mut f) };
+        if FAILED(hr) { Err(hr) } else { Ok(f) }
+    }
+
     /// The module's file path (may be empty for dynamic modules).
     pub fn module_path(&self, module: ModuleID) -> Result<String, HRESULT> {
         let mut buf = vec![0u16; 512];
