@@ -82,6 +82,16 @@ fn current_managed_thread() -> u64 {
 }
 
 impl Profiler {
+    /// The runtime's info interface, once Initialize has it.
+    pub fn info(&self) -> Option<&Info> {
+        self.info.get()
+    }
+
+    /// The per-module cache.
+    pub fn modules(&self) -> &Modules {
+        &self.modules
+    }
+
     /// `ICorProfilerCallback::Initialize`.
     ///
     /// # Safety
@@ -132,9 +142,10 @@ impl Profiler {
                 ),
                 ("max_buffer_mb".into(), config.max_buffer_mb.to_string()),
                 ("flush_ms".into(), config.flush_ms.to_string()),
+                ("values".into(), u8::from(config.values).to_string()),
                 (
                     "event_mask".into(),
-                    format!("{:#010x}", event_mask(config.hooks)),
+                    format!("{:#010x}", event_mask(config.hooks, config.values)),
                 ),
             ],
         };
@@ -169,7 +180,7 @@ impl Profiler {
         }
 
         // Event mask, hooks, mapper.
-        let mask = event_mask(rec.config.hooks);
+        let mask = event_mask(rec.config.hooks, rec.config.values);
         let hr = info.set_event_mask(mask);
         if FAILED(hr) {
             return self.decline(rec, &format!("SetEventMask({mask:#x}) failed: {hr:#010x}"));
@@ -344,7 +355,17 @@ impl Profiler {
         {
             lock(&self.sentinels).push(function as u64);
         }
-        Some(rec.add_function(record, hooked))
+        let for_values = (rec.config.values && hooked).then(|| record.clone());
+        let (idx, hooked) = rec.add_function(record, hooked);
+        if let Some(mut r) = for_values {
+            r.idx = idx;
+            if let Err(e) =
+                crate::values::prepare(info, &self.modules, described.module_id, idx.0, &r)
+            {
+                rec.internal_error("values", &format!("no values for {}: {e}", r.full_name()));
+            }
+        }
+        Some((idx, hooked))
     }
 }
 
@@ -376,9 +397,13 @@ pub fn role_from_lookup(function_id: u64, by_token: Option<FunctionID>) -> u32 {
 }
 
 /// The event mask for a hook mode: the fast path must not ask for FRAME_INFO (or ARGS/RETVAL),
-/// the slow path must ask for one of them; `off` asks for no probes at all.
-pub fn event_mask(mode: HookMode) -> DWORD {
+/// the slow path must ask for one of them; `off` asks for no probes at all. `values`
+/// (`ELTRACE_VALUES`, slow path only) adds FUNCTION_ARGS and FUNCTION_RETVAL.
+pub fn event_mask(mode: HookMode, values: bool) -> DWORD {
     match mode {
+        HookMode::Slow if values => {
+            EVENT_MASK | COR_PRF_ENABLE_FUNCTION_ARGS | COR_PRF_ENABLE_FUNCTION_RETVAL
+        }
         HookMode::Slow | HookMode::SlowEmpty => EVENT_MASK,
         HookMode::Fast | HookMode::FastEmpty => EVENT_MASK & !COR_PRF_ENABLE_FRAME_INFO,
         HookMode::Off => EVENT_MASK & !(COR_PRF_ENABLE_FRAME_INFO | COR_PRF_MONITOR_ENTERLEAVE),
@@ -401,6 +426,14 @@ fn hook_mode_name(config: &Config) -> &'static str {
 fn install_hooks(info: &Info, config: &Config) -> Result<(), String> {
     let (hr, what) = match config.hooks {
         HookMode::Off => return Ok(()),
+        HookMode::Slow if config.values => (
+            info.set_hooks_with_info(
+                crate::values::enter_hook,
+                crate::values::leave_hook,
+                tailcall_hook,
+            ),
+            "SetEnterLeaveFunctionHooks3WithInfo",
+        ),
         HookMode::Slow => (
             info.set_hooks_with_info(enter_hook, leave_hook, tailcall_hook),
             "SetEnterLeaveFunctionHooks3WithInfo",

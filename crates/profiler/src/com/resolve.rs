@@ -148,7 +148,7 @@ impl Modules {
 }
 
 /// `Namespace.Outer+Inner` for a type-def token.
-fn type_name(md: &MetaImport, mut td: mdTypeDef) -> Result<String, String> {
+pub fn type_name(md: &MetaImport, mut td: mdTypeDef) -> Result<String, String> {
     let mut chain = Vec::new();
     for _ in 0..MAX_NESTING {
         let (name, flags) = md
