@@ -83,6 +83,7 @@ fn main() {
             Record::Dropped { count, .. } => dropped += count,
             Record::Diagnostic(d) => diagnostics.push(d),
             Record::End(e) => end = Some(e),
+            Record::Value(_) => {}
         }
     }
     let mut rows: Vec<_> = counts
