@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use eltrace_abi::*;
-use eltrace_trace::{EventKind, FunctionFlags, FunctionRecord, ValueStatus};
+use eltrace_trace::{EventKind, FunctionRecord, ValueStatus};
 
 use crate::com::info::Info;
 use crate::com::metadata::MetaImport;
@@ -367,6 +367,9 @@ fn capture(kind: EventKind, client_id: usize, elt: usize, sp: u64) {
 }
 
 /// `FunctionEnter3WithInfo` of a `--values` recording.
+///
+/// # Safety
+/// Called by the runtime only, as a WithInfo Enter hook (`elt` is that hook's handle).
 pub unsafe extern "C" fn enter_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
     let _ = std::panic::catch_unwind(|| {
         let sp = hooks::profiled_sp(elt);
@@ -385,6 +388,12 @@ pub unsafe extern "C" fn enter_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_I
 /// RCX = 0. Measured: without this, `Probes async` under `--values` died with a
 /// NullReferenceException in `AsyncHelpers.ThunkTaskCore.MoveNext` after the first
 /// completion, depending only on what the value capture happened to leave in RCX.
+///
+/// # Safety
+/// Called by the runtime only, as a WithInfo Leave hook (`elt` is that hook's handle).
+// SAFETY (naked): the body is a complete SysV function: it keeps the stack aligned for the
+// call, passes RDI/RSI through to `leave_inner` (an `extern "C"` fn of the same arguments),
+// restores RBX and returns; RCX is caller-saved, so zeroing it breaks no C contract.
 #[unsafe(naked)]
 pub unsafe extern "C" fn leave_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
     core::arch::naked_asm!(
@@ -406,9 +415,4 @@ extern "C" fn leave_inner(client_id: usize, elt: usize) {
         hooks::fast_probe(EventKind::Leave.code() as u32, client_id, sp);
         capture(EventKind::Leave, client_id, elt, sp);
     });
-}
-
-/// Whether a FUNCTION record gets a value plan: selected, in a `--values` recording.
-pub fn wanted(record: &FunctionRecord) -> bool {
-    record.flags.0 & FunctionFlags::HOOKED != 0
 }
