@@ -226,3 +226,18 @@ fn no_values_without_the_flag() {
         assert_eq!(t.values_at(EventKind::Enter, mix), vec![None], "{args:?}");
     }
 }
+
+/// The plain slow path must not break runtime-async methods either: its Leave hook returns
+/// with RCX (the async continuation register) = 0 (`record` asserts `probe ok 1`).
+#[test]
+fn slow_path_keeps_async_continuations_intact() {
+    for _ in 0..2 {
+        let (_dir, path) = record("async", &["--slow-path"]);
+        let t = Trace::read(&path);
+        let variant = t.find(
+            "Probes.AsyncProbe.Work",
+            eltrace_trace::FunctionFlags::ASYNC_VARIANT,
+        );
+        assert_eq!(t.values_at(EventKind::Leave, variant).len(), 5);
+    }
+}
