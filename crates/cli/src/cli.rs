@@ -105,6 +105,10 @@ pub struct RecordArgs {
     /// fast-path assembly stubs (the default).
     #[arg(long)]
     pub slow_path: bool,
+    /// Capture arguments (at Enter) and return values (at Leave) of the traced functions;
+    /// implies --slow-path and is much slower.
+    #[arg(long)]
+    pub values: bool,
     /// The profiler library (default: libeltrace_profiler.so beside this executable, or
     /// $ELTRACE_PROFILER_PATH).
     #[arg(long, value_name = "PATH")]
@@ -194,6 +198,7 @@ impl From<RecordArgs> for RecordOptions {
             include: a.include,
             exclude: a.exclude,
             slow_path: a.slow_path,
+            values: a.values,
             profiler: a.profiler,
             command: a.command,
         }

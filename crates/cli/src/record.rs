@@ -27,6 +27,9 @@ pub struct RecordOptions {
     /// `--slow-path`: `ELTRACE_HOOKS=slow` (otherwise the profiler's default, the fast path,
     /// unless the environment sets `ELTRACE_HOOKS`).
     pub slow_path: bool,
+    /// `--values`: `ELTRACE_VALUES=1` and `ELTRACE_HOOKS=slow` (arguments and return values
+    /// are captured on the slow path only).
+    pub values: bool,
     pub profiler: Option<PathBuf>,
     pub command: Vec<OsString>,
 }
@@ -148,8 +151,11 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     if !opts.exclude.is_empty() {
         cmd.env("ELTRACE_EXCLUDE", opts.exclude.join(";"));
     }
-    if opts.slow_path {
+    if opts.slow_path || opts.values {
         cmd.env("ELTRACE_HOOKS", "slow");
+    }
+    if opts.values {
+        cmd.env("ELTRACE_VALUES", "1");
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,

@@ -3,10 +3,11 @@
 //! recorded by the real profiler and checked for exact logical calls, segments and
 //! suspensions (docs/design.md "Async methods: segments and logical calls").
 //!
-//! Runtime-async programs run in the fast-path modes only: on .NET 10 the runtime's own
-//! slow-path Leave stub does not keep RCX, which carries the async continuation back to a
-//! runtime-async caller, so the program crashes (docs/async-observations.md); the profiler
-//! therefore probes no runtime-async variants on the slow path.
+//! Runtime-async programs run in every mode. On .NET 10 the runtime's own slow-path Leave
+//! stub does not keep RCX, which carries the async continuation back to a runtime-async
+//! caller; eltrace's slow-path Leave hooks return with RCX = 0 (the value .NET 10 has there
+//! at every reported Leave), without which the program crashes
+//! (docs/async-observations.md).
 
 mod common;
 
@@ -197,68 +198,60 @@ fn tail_calls(mode: Mode) {
     );
 }
 
-mod work {
-    #[test]
-    fn fast() {
-        super::work(super::Mode::Fast);
-    }
-    #[test]
-    fn fast_trash() {
-        super::work(super::Mode::FastTrash);
-    }
-}
-
-mod sync_caller {
-    #[test]
-    fn fast() {
-        super::sync_caller(super::Mode::Fast);
-    }
-    #[test]
-    fn fast_trash() {
-        super::sync_caller(super::Mode::FastTrash);
-    }
-}
-
-mod nested {
-    #[test]
-    fn fast() {
-        super::nested(super::Mode::Fast);
-    }
-}
-
-mod exception {
-    #[test]
-    fn fast() {
-        super::exception(super::Mode::Fast);
-    }
-}
-
-mod configure_await {
-    #[test]
-    fn fast() {
-        super::configure_await(super::Mode::Fast);
-    }
-}
+modes!(work, sync_caller, nested, exception, configure_await);
 
 modes!(classic_work, tail_calls);
 
-/// On the slow path runtime-async methods get no probes (the runtime's slow-path Leave
-/// clobbers the continuation register): the program must run to its correct end.
+/// `record --values` (slow path) on the runtime-async Work scenario: the report's value
+/// samples hold the argument at each initial Enter and the completion value, and nothing from
+/// a resume or a suspension, while every count stays exact.
 #[test]
-fn slow_path_leaves_runtime_async_programs_running() {
-    let rec = record_async(Mode::Slow, "work");
-    let r = rec.report();
-    r.check_invariants(0, true);
-    assert!(!r.has_function(&format!("{W}Work")));
-    assert_eq!(
-        uint(func(&r, "AsyncScenarios.WorkScenario.Run"), "calls"),
-        1
+fn values_at_initial_calls_and_completions() {
+    let rec = record_app(
+        Mode::Slow,
+        async_dll(),
+        "work",
+        &["--values"],
+        &[("DOTNET_RuntimeAsync", "1")],
     );
-    assert!(
-        r.trace()["diagnostics"].as_array().is_some_and(|d| d
+    assert_eq!(
+        rec.exit(),
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        rec.stdout,
+        rec.stderr
+    );
+    let r = rec.report();
+    assert_balanced(&r);
+    assert_eq!(css(&r, &format!("{W}Work")), (5, 25, 20));
+    let samples = |name: &str| -> Vec<(Option<String>, Option<String>)> {
+        let f = func(&r, name);
+        f["values"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no values on {f}"))
             .iter()
-            .any(|m| m.as_str().is_some_and(|m| m.contains("runtime-async")))),
-        "{}",
-        r.trace()
+            .map(|v| {
+                (
+                    v["args"].as_str().map(str::to_owned),
+                    v["return"].as_str().map(str::to_owned),
+                )
+            })
+            .collect()
+    };
+    let work = samples(&format!("{W}Work"));
+    assert_eq!(
+        work,
+        vec![(Some("iterations=4".into()), Some("6".into())); 5],
+        "Work's samples"
+    );
+    let void = samples(&format!("{W}WorkVoid"));
+    assert_eq!(void, vec![(Some("iterations=2".into()), None); 2]);
+    assert_eq!(
+        samples(&format!("{W}WorkDouble")),
+        vec![(Some("iterations=2".into()), Some("2".into())); 2]
+    );
+    assert_eq!(
+        samples(&format!("{W}WorkFloat")),
+        vec![(Some("iterations=2".into()), Some("2".into())); 2]
     );
 }

@@ -24,6 +24,8 @@ pub mod vars {
     pub const PRESERVE_RCX: &str = "ELTRACE_PRESERVE_RCX";
     /// `monotonic`: timestamps from CLOCK_MONOTONIC even where the TSC is invariant.
     pub const CLOCK: &str = "ELTRACE_CLOCK";
+    /// `1`: capture arguments and return values (`record --values`; implies the slow path).
+    pub const VALUES: &str = "ELTRACE_VALUES";
 }
 
 pub const DEFAULT_BUFFER_EVENTS: usize = 131_072;
@@ -79,6 +81,8 @@ pub struct Config {
     pub preserve_rcx: bool,
     /// Timestamps from the TSC where it is invariant (`ELTRACE_CLOCK` unset or `tsc`).
     pub use_tsc: bool,
+    /// `ELTRACE_VALUES=1`: capture arguments and return values; `hooks` is then `Slow`.
+    pub values: bool,
     /// One message per invalid variable.
     pub warnings: Vec<String>,
 }
@@ -100,7 +104,7 @@ impl Config {
         let exclude = get(vars::EXCLUDE).unwrap_or_default();
         let selection = Selection::parse(&include, &exclude);
 
-        let hooks = match get(vars::HOOKS).as_deref().map(str::trim) {
+        let mut hooks = match get(vars::HOOKS).as_deref().map(str::trim) {
             None | Some("fast") => HookMode::Fast,
             Some("slow") => HookMode::Slow,
             Some("off") => HookMode::Off,
@@ -114,6 +118,29 @@ impl Config {
                 HookMode::Fast
             }
         };
+        let mut values = flag(&get, vars::VALUES, false, &mut warnings);
+        if values {
+            match hooks {
+                HookMode::Slow => {}
+                HookMode::Fast => {
+                    if get(vars::HOOKS).is_some() {
+                        warnings.push(format!(
+                            "{}=1 needs the slow path; using `slow` instead of `fast`",
+                            vars::VALUES
+                        ));
+                    }
+                    hooks = HookMode::Slow;
+                }
+                other => {
+                    warnings.push(format!(
+                        "{}=1 is ignored with the benchmark hook mode `{}`",
+                        vars::VALUES,
+                        other.name()
+                    ));
+                    values = false;
+                }
+            }
+        }
         let trash_registers = flag(&get, vars::TEST_TRASH_REGISTERS, false, &mut warnings);
         let preserve_rcx = flag(&get, vars::PRESERVE_RCX, true, &mut warnings);
         let use_tsc = match get(vars::CLOCK).as_deref().map(str::trim) {
@@ -177,6 +204,7 @@ impl Config {
             trash_registers,
             preserve_rcx,
             use_tsc,
+            values,
             warnings,
         }
     }
@@ -261,8 +289,27 @@ mod tests {
         assert_eq!(c.max_buffer_bytes(), 512 << 20);
         assert_eq!(c.flush_ms, 20);
         assert!(!c.disable);
+        assert!(!c.values);
         assert!(c.selection.is_default());
         assert!(c.warnings.is_empty());
+    }
+
+    #[test]
+    fn values_imply_the_slow_path() {
+        let c = cfg(&[(vars::VALUES, "1")]);
+        assert!(c.values);
+        assert_eq!(c.hooks, HookMode::Slow);
+        assert!(c.warnings.is_empty());
+        let c = cfg(&[(vars::VALUES, "1"), (vars::HOOKS, "slow")]);
+        assert!(c.values && c.hooks == HookMode::Slow && c.warnings.is_empty());
+        let c = cfg(&[(vars::VALUES, "1"), (vars::HOOKS, "fast")]);
+        assert!(c.values && c.hooks == HookMode::Slow);
+        assert_eq!(c.warnings.len(), 1);
+        let c = cfg(&[(vars::VALUES, "1"), (vars::HOOKS, "off")]);
+        assert!(!c.values && c.hooks == HookMode::Off);
+        assert_eq!(c.warnings.len(), 1);
+        let c = cfg(&[(vars::VALUES, "0")]);
+        assert!(!c.values && c.hooks == HookMode::Fast);
     }
 
     #[test]
@@ -279,6 +326,7 @@ mod tests {
             vars::TEST_TRASH_REGISTERS,
             vars::PRESERVE_RCX,
             vars::CLOCK,
+            vars::VALUES,
         ];
         let pairs: Vec<(&str, &str)> = all.iter().map(|k| (*k, "")).collect();
         assert_eq!(cfg(&pairs), cfg(&[]));

@@ -157,6 +157,12 @@ pub const fn client_id(idx: u32, record_events: bool, sentinel: bool) -> usize {
     c
 }
 
+/// The function index of a client id whose events are recorded (`None` for functions probed
+/// only as sentinels).
+pub fn recorded_index(client_id: usize) -> Option<u32> {
+    (client_id & CLIENT_NO_EVENTS == 0).then(|| func_of(client_id))
+}
+
 /// The function index the mapper encoded in the client id.
 #[inline(always)]
 fn func_of(client_id: usize) -> u32 {

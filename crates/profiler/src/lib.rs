@@ -24,7 +24,9 @@ pub mod names;
 pub mod profiler;
 pub mod recorder;
 pub mod ring;
+pub mod sig;
 pub mod sys;
+pub mod values;
 pub mod writer;
 
 pub use com::factory::{CLSID_ELTRACE, DllGetClassObject};

@@ -82,6 +82,16 @@ fn current_managed_thread() -> u64 {
 }
 
 impl Profiler {
+    /// The runtime's info interface, once Initialize has it.
+    pub fn info(&self) -> Option<&Info> {
+        self.info.get()
+    }
+
+    /// The per-module cache.
+    pub fn modules(&self) -> &Modules {
+        &self.modules
+    }
+
     /// `ICorProfilerCallback::Initialize`.
     ///
     /// # Safety
@@ -132,9 +142,10 @@ impl Profiler {
                 ),
                 ("max_buffer_mb".into(), config.max_buffer_mb.to_string()),
                 ("flush_ms".into(), config.flush_ms.to_string()),
+                ("values".into(), u8::from(config.values).to_string()),
                 (
                     "event_mask".into(),
-                    format!("{:#010x}", event_mask(config.hooks)),
+                    format!("{:#010x}", event_mask(config.hooks, config.values)),
                 ),
             ],
         };
@@ -169,7 +180,7 @@ impl Profiler {
         }
 
         // Event mask, hooks, mapper.
-        let mask = event_mask(rec.config.hooks);
+        let mask = event_mask(rec.config.hooks, rec.config.values);
         let hr = info.set_event_mask(mask);
         if FAILED(hr) {
             return self.decline(rec, &format!("SetEventMask({mask:#x}) failed: {hr:#010x}"));
@@ -335,22 +346,23 @@ impl Profiler {
         );
         if hooked && slow_path_async_unsafe(rec.config.hooks, record.impl_flags) {
             // On .NET 10 the runtime's slow-path Leave stub does not keep RCX, which carries a
-            // runtime-async variant's continuation back to its caller: probing the variant
-            // crashes runtime-async callers (docs/async-observations.md). Never harm the
-            // process: runtime-async methods get no probes on the slow path.
+            // runtime-async variant's continuation back to its caller. eltrace's own slow-path
+            // Leave hooks return with RCX = 0 (see `leave_hook`), but the benchmark's empty
+            // hooks do not: there runtime-async methods get no probes, so as not to crash the
+            // process (docs/async-observations.md).
             hooked = false;
             if !SLOW_ASYNC_NOTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
                 rec.note(
                     "slow-path",
-                    "runtime-async methods get no probes on the slow path (the runtime's \
-                     slow-path Leave does not keep the continuation register RCX); \
-                     record them with the fast path",
+                    "runtime-async methods get no probes with the empty slow-path hooks (the \
+                     runtime's slow-path Leave does not keep the continuation register RCX)",
                 );
             }
         }
         if hooked {
             record.flags.0 |= FunctionFlags::HOOKED;
         }
+        record.flags.0 |= async_role(info, described.module_id, &record);
         if described.framework
             && record.module == SENTINEL_MODULE
             && record.type_name == SENTINEL_TYPE
@@ -358,23 +370,65 @@ impl Profiler {
         {
             lock(&self.sentinels).push(function as u64);
         }
-        Some(rec.add_function(record, hooked))
+        let for_values = (rec.config.values && hooked).then(|| record.clone());
+        let (idx, hooked) = rec.add_function(record, hooked);
+        if let Some(mut r) = for_values {
+            r.idx = idx;
+            if let Err(e) =
+                crate::values::prepare(info, &self.modules, described.module_id, idx.0, &r)
+            {
+                rec.internal_error("values", &format!("no values for {}: {e}", r.full_name()));
+            }
+        }
+        Some((idx, hooked))
+    }
+}
+
+/// Method implementation flag of a runtime-async method (`MethodImplOptions.Async`).
+pub const MIPL_ASYNC: u32 = 0x2000;
+
+/// The runtime-async role of a function: for a method with impl flag 0x2000,
+/// `ASYNC_THUNK` when `GetFunctionFromToken(module, token)` returns this very FunctionID (the
+/// token maps to the Task-returning thunk), `ASYNC_VARIANT` when it returns another one (this
+/// one runs the method's code); nothing when the call fails (e.g. generic methods) or the
+/// method is not runtime-async. Called at mapper time, never on the hot path.
+fn async_role(info: &Info, module: ModuleID, record: &eltrace_trace::FunctionRecord) -> u32 {
+    if record.impl_flags & MIPL_ASYNC == 0 || module == 0 {
+        return 0;
+    }
+    role_from_lookup(
+        record.function_id,
+        info.function_from_token(module, record.token).ok(),
+    )
+}
+
+/// The role bits given this function's id and what the token lookup returned.
+pub fn role_from_lookup(function_id: u64, by_token: Option<FunctionID>) -> u32 {
+    match by_token {
+        Some(f) if f as u64 == function_id => FunctionFlags::ASYNC_THUNK,
+        Some(f) if f != 0 => FunctionFlags::ASYNC_VARIANT,
+        _ => 0,
     }
 }
 
 /// Whether a method must not get probes in hook mode `mode`: runtime-async methods (impl
-/// flag 0x2000) on the slow path.
+/// flag 0x2000) with the benchmark's empty slow-path hooks, which do not clear RCX after a
+/// Leave as eltrace's recording slow-path hooks do.
 pub fn slow_path_async_unsafe(mode: HookMode, impl_flags: u32) -> bool {
-    matches!(mode, HookMode::Slow | HookMode::SlowEmpty) && impl_flags & 0x2000 != 0
+    matches!(mode, HookMode::SlowEmpty) && impl_flags & MIPL_ASYNC != 0
 }
 
 /// Set once the slow-path note about runtime-async methods was written.
 static SLOW_ASYNC_NOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The event mask for a hook mode: the fast path must not ask for FRAME_INFO (or ARGS/RETVAL),
-/// the slow path must ask for one of them; `off` asks for no probes at all.
-pub fn event_mask(mode: HookMode) -> DWORD {
+/// the slow path must ask for one of them; `off` asks for no probes at all. `values`
+/// (`ELTRACE_VALUES`, slow path only) adds FUNCTION_ARGS and FUNCTION_RETVAL.
+pub fn event_mask(mode: HookMode, values: bool) -> DWORD {
     match mode {
+        HookMode::Slow if values => {
+            EVENT_MASK | COR_PRF_ENABLE_FUNCTION_ARGS | COR_PRF_ENABLE_FUNCTION_RETVAL
+        }
         HookMode::Slow | HookMode::SlowEmpty => EVENT_MASK,
         HookMode::Fast | HookMode::FastEmpty => EVENT_MASK & !COR_PRF_ENABLE_FRAME_INFO,
         HookMode::Off => EVENT_MASK & !(COR_PRF_ENABLE_FRAME_INFO | COR_PRF_MONITOR_ENTERLEAVE),
@@ -397,6 +451,14 @@ fn hook_mode_name(config: &Config) -> &'static str {
 fn install_hooks(info: &Info, config: &Config) -> Result<(), String> {
     let (hr, what) = match config.hooks {
         HookMode::Off => return Ok(()),
+        HookMode::Slow if config.values => (
+            info.set_hooks_with_info(
+                crate::values::enter_hook,
+                crate::values::leave_hook,
+                tailcall_hook,
+            ),
+            "SetEnterLeaveFunctionHooks3WithInfo",
+        ),
         HookMode::Slow => (
             info.set_hooks_with_info(enter_hook, leave_hook, tailcall_hook),
             "SetEnterLeaveFunctionHooks3WithInfo",
@@ -469,10 +531,48 @@ unsafe extern "C" fn enter_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO)
     hooks::enter_hook(id.value(), elt);
 }
 
+/// The slow-path Leave hook: `hooks::leave_hook`, then RCX = 0. The runtime's Unix
+/// `ProfileLeaveNaked` does not restore RCX, which carries a runtime-async method's
+/// continuation on x64 (null at every reported Leave); whatever the hook leaves in RCX reaches
+/// the managed caller (see `values::leave_hook`). Measured: `Probes async` under `--slow-path`
+/// died with a NullReferenceException in `AsyncHelpers.ThunkTaskCore` without this.
+// SAFETY (naked): a complete SysV function: the stack stays aligned for the call, RDI/RSI
+// pass through to `leave_inner` (same arguments), RBX is restored, and RCX is caller-saved.
+#[unsafe(naked)]
 unsafe extern "C" fn leave_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
-    hooks::leave_hook(id.value(), elt);
+    core::arch::naked_asm!(
+        "push rbx",
+        "call {inner}",
+        "xor ecx, ecx",
+        "pop rbx",
+        "ret",
+        inner = sym leave_inner,
+    );
+}
+
+extern "C" fn leave_inner(client_id: usize, elt: COR_PRF_ELT_INFO) {
+    hooks::leave_hook(client_id, elt);
 }
 
 unsafe extern "C" fn tailcall_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
     hooks::tailcall_hook(id.value(), elt);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn async_roles_from_the_token_lookup() {
+        assert_eq!(
+            role_from_lookup(0x100, Some(0x100)),
+            FunctionFlags::ASYNC_THUNK
+        );
+        assert_eq!(
+            role_from_lookup(0x200, Some(0x100)),
+            FunctionFlags::ASYNC_VARIANT
+        );
+        assert_eq!(role_from_lookup(0x200, None), 0);
+        assert_eq!(role_from_lookup(0x200, Some(0)), 0);
+    }
 }

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 
-use eltrace_trace::{EndReason, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord};
+use eltrace_trace::{
+    EndReason, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord, ValueRecord, ValueStatus,
+};
 
 use crate::config::Config;
 use crate::ring::Ring;
@@ -40,6 +42,8 @@ pub struct Queue {
     pub functions: Vec<FunctionRecord>,
     pub threads: Vec<ThreadRecord>,
     pub diagnostics: Vec<String>,
+    /// Captured values (`ELTRACE_VALUES`), ids dense and ascending.
+    pub values: Vec<ValueRecord>,
 }
 
 #[derive(Default)]
@@ -67,6 +71,8 @@ pub struct Recorder {
     functions: Mutex<FunctionTable>,
     threads: Mutex<ThreadTable>,
     errors: AtomicU64,
+    /// The id the next captured value gets (assigned under the queue lock).
+    next_value: AtomicU32,
     reported_kinds: Mutex<Vec<&'static str>>,
     /// Events lost outside any ring (threads whose ring was already retired).
     pub late_drops: AtomicU64,
@@ -95,6 +101,7 @@ impl Recorder {
             functions: Mutex::new(FunctionTable::default()),
             threads: Mutex::new(ThreadTable::default()),
             errors: AtomicU64::new(0),
+            next_value: AtomicU32::new(0),
             reported_kinds: Mutex::new(Vec::new()),
             late_drops: AtomicU64::new(0),
             freed_drops: AtomicU64::new(0),
@@ -176,6 +183,18 @@ impl Recorder {
 
     pub fn function_count(&self) -> u32 {
         lock(&self.functions).next
+    }
+
+    // ----- values -----------------------------------------------------------------------
+
+    /// Queues a captured value and returns its id. The caller pushes the Value event that
+    /// refers to it into its ring only afterwards: the writer takes the queue after it has
+    /// snapshotted the rings, so a VALUE record always precedes the events using it.
+    pub fn add_value(&self, status: ValueStatus, text: String) -> u32 {
+        let mut q = lock(&self.queue);
+        let id = self.next_value.fetch_add(1, Ordering::Relaxed);
+        q.values.push(ValueRecord { id, status, text });
+        id
     }
 
     // ----- threads --------------------------------------------------------------------------

@@ -303,8 +303,9 @@ const STAGING_KEEP: usize = 1 << 18;
 /// queued metadata, then encode up to `budget` staged records.
 fn round(rec: &Recorder, sink: &mut Sink, flush: bool, budget: usize) {
     // 1. Snapshot what each ring has published. Every event in a snapshot happened after the
-    //    metadata it refers to was queued, so taking the queue *after* the snapshot guarantees
-    //    records precede the events that use them.
+    //    metadata it refers to was queued (function and thread records, and the VALUE records
+    //    of Value events: see `Recorder::add_value`), so taking the queue *after* the
+    //    snapshot guarantees records precede the events that use them.
     let snapshot: Vec<(*mut Ring, ThreadIdx, u64, bool, usize)> = lock(&rec.rings)
         .iter()
         .map(|r| {
@@ -326,6 +327,9 @@ fn round(rec: &Recorder, sink: &mut Sink, flush: bool, budget: usize) {
     }
     for d in &queued.diagnostics {
         check(rec, sink.out.write_diagnostic(d));
+    }
+    for v in &queued.values {
+        check(rec, sink.out.write_value(v));
     }
 
     // 3. Drain the rings into staging, unless staging is at its limit (then the rings keep

@@ -19,6 +19,7 @@ namespace Probes
                 case "snapshot": ok = SnapshotProbe.Run(); break;
                 case "flags": ok = RegsProbe.Run(); break;
                 case "pinvoke": ok = PInvokeProbe.Run(); break;
+                case "values": ok = ValuesProbe.Run(); break;
                 default:
                     Console.Error.WriteLine($"unknown mode '{mode}'");
                     return 2;

@@ -38,6 +38,10 @@ pub const SOURCES: &[(&str, &str)] = &[
         "PInvokeProbe.cs",
         include_str!("../../../../tests/apps/Probes/PInvokeProbe.cs"),
     ),
+    (
+        "ValuesProbe.cs",
+        include_str!("../../../../tests/apps/Probes/ValuesProbe.cs"),
+    ),
 ];
 
 /// How long building the probes may take.

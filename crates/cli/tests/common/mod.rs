@@ -211,6 +211,37 @@ fn app_dll(cell: &'static OnceLock<Result<PathBuf, String>>, name: &str) -> &'st
     }
 }
 
+/// Builds tests/apps/Probes once per test run; returns the path of Probes.dll.
+pub fn probes_dll() -> &'static Path {
+    static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let built = DLL.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dotnet/Probes");
+        let logs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dotnet");
+        fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
+        let project = repo_root().join("tests/apps/Probes");
+        let mut cmd = dotnet_command();
+        cmd.arg("build")
+            .arg("-c")
+            .arg("Release")
+            .arg("-nodeReuse:false")
+            .arg("-o")
+            .arg(&out)
+            .arg(&project);
+        let (status, stdout, stderr) = run_captured(&mut cmd, &logs, "dotnet-build-probes");
+        if !status.success() {
+            return Err(format!(
+                "dotnet build of {} failed ({status}):\n{stdout}\n{stderr}",
+                project.display()
+            ));
+        }
+        Ok(out.join("Probes.dll"))
+    });
+    match built {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// One `eltrace record` of a scenario.
 pub struct Recording {
     pub dir: TempDir,

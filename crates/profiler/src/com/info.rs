@@ -185,6 +185,127 @@ impl Info {
         Ok(FunctionInfo { module, token })
     }
 
+    /// `GetFunctionFromToken(module, token)`: the FunctionID the runtime maps a method-def
+    /// token to (for a runtime-async method, its Task-returning thunk). Fails for methods
+    /// that need type arguments (generic methods or methods of generic types).
+    pub fn function_from_token(
+        &self,
+        module: ModuleID,
+        token: mdToken,
+    ) -> Result<FunctionID, HRESULT> {
+        let mut f: FunctionID = 0;
+        // SAFETY: live interface pointer; valid out pointer.
+        let hr = unsafe { (self.vt().GetFunctionFromToken)(self.this(), module, token, &mut f) };
+        if FAILED(hr) { Err(hr) } else { Ok(f) }
+    }
+
+    /// `GetClassFromObject`: the ClassID of a live object.
+    pub fn class_of_object(&self, object: ObjectID) -> Result<ClassID, HRESULT> {
+        let mut c: ClassID = 0;
+        // SAFETY: live interface pointer; valid out pointer. The caller passes an ObjectID
+        // the runtime handed out in the current (cooperative-mode) callback.
+        let hr = unsafe { (self.vt().GetClassFromObject)(self.this(), object, &mut c) };
+        if FAILED(hr) { Err(hr) } else { Ok(c) }
+    }
+
+    /// `GetClassIDInfo2`: module, type-def token and type arguments (at most 8) of a class.
+    pub fn class_info(
+        &self,
+        class: ClassID,
+    ) -> Result<(ModuleID, mdTypeDef, Vec<ClassID>), HRESULT> {
+        let (mut module, mut td, mut parent, mut n): (ModuleID, mdTypeDef, ClassID, ULONG32) =
+            (0, 0, 0, 0);
+        let mut args = [0 as ClassID; 8];
+        // SAFETY: live interface pointer; the array and its length match; out pointers are
+        // locals.
+        let hr = unsafe {
+            (self.vt().GetClassIDInfo2)(
+                self.this(),
+                class,
+                &mut module,
+                &mut td,
+                &mut parent,
+                args.len() as ULONG32,
+                &mut n,
+                args.as_mut_ptr(),
+            )
+        };
+        if FAILED(hr) {
+            return Err(hr);
+        }
+        let n = (n as usize).min(args.len());
+        Ok((module, td, args[..n].to_vec()))
+    }
+
+    /// `IsArrayClass`: `(element type, element ClassID, rank)` for an array class.
+    pub fn array_class(&self, class: ClassID) -> Option<(CorElementType, ClassID, u32)> {
+        let (mut et, mut elem, mut rank): (CorElementType, ClassID, ULONG) = (0, 0, 0);
+        // SAFETY: live interface pointer; out pointers are locals.
+        let hr =
+            unsafe { (self.vt().IsArrayClass)(self.this(), class, &mut et, &mut elem, &mut rank) };
+        (hr == S_OK).then_some((et, elem, rank))
+    }
+
+    /// `GetStringLayout2`: `(length offset, buffer offset)` of a string object.
+    pub fn string_layout(&self) -> Result<(u32, u32), HRESULT> {
+        let (mut len_off, mut buf_off): (ULONG, ULONG) = (0, 0);
+        // SAFETY: live interface pointer; out pointers are locals.
+        let hr = unsafe { (self.vt().GetStringLayout2)(self.this(), &mut len_off, &mut buf_off) };
+        if FAILED(hr) {
+            Err(hr)
+        } else {
+            Ok((len_off, buf_off))
+        }
+    }
+
+    /// `GetFunctionEnter3Info` into `buf` (its size in bytes is passed). Returns the HRESULT.
+    ///
+    /// # Safety
+    /// Only inside a FunctionEnter3WithInfo hook, with that hook's `elt` handle.
+    pub unsafe fn enter3_info(
+        &self,
+        function: FunctionID,
+        elt: COR_PRF_ELT_INFO,
+        buf: &mut [u64],
+    ) -> HRESULT {
+        let mut frame: COR_PRF_FRAME_INFO = 0;
+        let mut cb: ULONG = (buf.len() * 8) as ULONG;
+        // SAFETY: live interface pointer; `elt` is the running hook's (caller's contract);
+        // `buf` is writable for `cb` bytes and 8-aligned like the struct.
+        unsafe {
+            (self.vt().GetFunctionEnter3Info)(
+                self.this(),
+                function,
+                elt,
+                &mut frame,
+                &mut cb,
+                buf.as_mut_ptr().cast(),
+            )
+        }
+    }
+
+    /// `GetFunctionLeave3Info`: the HRESULT and the return value's range.
+    ///
+    /// # Safety
+    /// Only inside a FunctionLeave3WithInfo hook, with that hook's `elt` handle.
+    pub unsafe fn leave3_info(
+        &self,
+        function: FunctionID,
+        elt: COR_PRF_ELT_INFO,
+    ) -> (HRESULT, COR_PRF_FUNCTION_ARGUMENT_RANGE) {
+        let mut frame: COR_PRF_FRAME_INFO = 0;
+        let mut range = COR_PRF_FUNCTION_ARGUMENT_RANGE {
+            startAddress: 0,
+            length: 0,
+        };
+        // SAFETY: live interface pointer; `elt` is the running hook's (caller's contract);
+        // out pointers are locals.
+        let hr = unsafe {
+            (self.vt().GetFunctionLeave3Info)(self.this(), function, elt, &mut frame, &mut range)
+        };
+        (hr, range)
+    }
+
     /// The module's file path (may be empty for dynamic modules).
     pub fn module_path(&self, module: ModuleID) -> Result<String, HRESULT> {
         let mut buf = vec![0u16; 512];

@@ -25,6 +25,8 @@ pub struct MethodProps {
     pub name: String,
     pub class: mdTypeDef,
     pub impl_flags: u32,
+    /// The signature blob (copied).
+    pub sig: Vec<u8>,
 }
 
 impl MetaImport {
@@ -80,10 +82,18 @@ impl MetaImport {
                 buf = vec![0u16; len as usize];
                 continue;
             }
+            let sig_bytes = if sig.is_null() || sig_len == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: on success the runtime points `sig` at `sig_len` bytes of the
+                // module's metadata, which lives as long as the importer.
+                unsafe { core::slice::from_raw_parts(sig, sig_len as usize) }.to_vec()
+            };
             return Ok(MethodProps {
                 name: names::from_wide(&buf),
                 class,
                 impl_flags,
+                sig: sig_bytes,
             });
         }
     }
@@ -114,6 +124,125 @@ impl MetaImport {
             }
             return Ok((names::from_wide(&buf), flags));
         }
+    }
+
+    /// The token a type-def extends (0 for none).
+    pub fn type_def_extends(&self, td: mdTypeDef) -> Result<mdToken, HRESULT> {
+        let (mut len, mut flags, mut extends) = (0u32, 0u32, 0u32);
+        // SAFETY: live pointer; no name buffer (length 0); out pointers are locals.
+        let hr = unsafe {
+            (self.vt().GetTypeDefProps)(
+                self.ptr.cast(),
+                td,
+                core::ptr::null_mut(),
+                0,
+                &mut len,
+                &mut flags,
+                &mut extends,
+            )
+        };
+        if FAILED(hr) { Err(hr) } else { Ok(extends) }
+    }
+
+    /// The namespace-qualified name of a type-ref.
+    pub fn type_ref_name(&self, tr: mdTypeRef) -> Result<String, HRESULT> {
+        let mut buf = vec![0u16; 256];
+        loop {
+            let (mut scope, mut len) = (0u32, 0u32);
+            // SAFETY: live pointer; buffer and length match; out pointers are locals.
+            let hr = unsafe {
+                (self.vt().GetTypeRefProps)(
+                    self.ptr.cast(),
+                    tr,
+                    &mut scope,
+                    buf.as_mut_ptr(),
+                    buf.len() as ULONG,
+                    &mut len,
+                )
+            };
+            if FAILED(hr) {
+                return Err(hr);
+            }
+            if len as usize > buf.len() && buf.len() < 1 << 16 {
+                buf = vec![0u16; len as usize];
+                continue;
+            }
+            return Ok(names::from_wide(&buf));
+        }
+    }
+
+    /// The signature blob of a type-spec (copied).
+    pub fn type_spec(&self, ts: mdTypeSpec) -> Result<Vec<u8>, HRESULT> {
+        let mut sig: PCCOR_SIGNATURE = core::ptr::null();
+        let mut len: ULONG = 0;
+        // SAFETY: live pointer; out pointers are locals.
+        let hr =
+            unsafe { (self.vt().GetTypeSpecFromToken)(self.ptr.cast(), ts, &mut sig, &mut len) };
+        if FAILED(hr) {
+            return Err(hr);
+        }
+        if sig.is_null() {
+            return Ok(Vec::new());
+        }
+        // SAFETY: on success `sig` points at `len` bytes of metadata owned by the importer.
+        Ok(unsafe { core::slice::from_raw_parts(sig, len as usize) }.to_vec())
+    }
+
+    /// The method's parameter names by sequence number (1 = first parameter; 0 = return).
+    pub fn param_names(&self, method: mdMethodDef) -> Vec<(u32, String)> {
+        let mut out = Vec::new();
+        let mut henum: HCORENUM = core::ptr::null_mut();
+        let mut tokens = [0u32; 64];
+        loop {
+            let mut fetched: ULONG = 0;
+            // SAFETY: live pointer; array and its length match; `henum` is ours.
+            let hr = unsafe {
+                (self.vt().EnumParams)(
+                    self.ptr.cast(),
+                    &mut henum,
+                    method,
+                    tokens.as_mut_ptr(),
+                    tokens.len() as ULONG,
+                    &mut fetched,
+                )
+            };
+            if FAILED(hr) || fetched == 0 {
+                break;
+            }
+            for &tk in &tokens[..(fetched as usize).min(tokens.len())] {
+                let mut buf = [0u16; 256];
+                let (mut md, mut seq, mut len, mut attr, mut cplus, mut cch) =
+                    (0u32, 0u32, 0u32, 0u32, 0u32, 0u32);
+                let mut value: UVCP_CONSTANT = core::ptr::null();
+                // SAFETY: live pointer; buffer and length match; out pointers are locals.
+                let hr = unsafe {
+                    (self.vt().GetParamProps)(
+                        self.ptr.cast(),
+                        tk,
+                        &mut md,
+                        &mut seq,
+                        buf.as_mut_ptr(),
+                        buf.len() as ULONG,
+                        &mut len,
+                        &mut attr,
+                        &mut cplus,
+                        &mut value,
+                        &mut cch,
+                    )
+                };
+                if SUCCEEDED(hr) {
+                    out.push((seq, names::from_wide(&buf)));
+                }
+            }
+            if (fetched as usize) < tokens.len() {
+                break;
+            }
+        }
+        if !henum.is_null() {
+            // SAFETY: closes the enumerator opened above exactly once.
+            unsafe { (self.vt().CloseEnum)(self.ptr.cast(), henum) };
+        }
+        out
     }
 
     /// The type enclosing the nested type `td`.

@@ -39,6 +39,8 @@ pub struct Described {
     pub record: FunctionRecord,
     pub glob_module: String,
     pub framework: bool,
+    /// The function's module (0 when unknown).
+    pub module_id: ModuleID,
 }
 
 impl Default for Modules {
@@ -104,12 +106,14 @@ impl Modules {
             },
             glob_module: String::new(),
             framework: false,
+            module_id: 0,
         };
         let fi = match info.function_info(function) {
             Ok(fi) => fi,
             Err(hr) => return (d, Some(format!("GetFunctionInfo failed: {hr:#010x}"))),
         };
         d.record.token = fi.token;
+        d.module_id = fi.module;
         let module = match self.get(info, fi.module) {
             Ok(m) => m,
             Err(e) => return (d, Some(e)),
@@ -144,7 +148,7 @@ impl Modules {
 }
 
 /// `Namespace.Outer+Inner` for a type-def token.
-fn type_name(md: &MetaImport, mut td: mdTypeDef) -> Result<String, String> {
+pub fn type_name(md: &MetaImport, mut td: mdTypeDef) -> Result<String, String> {
     let mut chain = Vec::new();
     for _ in 0..MAX_NESTING {
         let (name, flags) = md
