@@ -77,19 +77,23 @@ const REORDER_NS: u64 = 250_000_000;
 const REORDER_MAX: usize = 4 << 20;
 
 impl ThreadState {
-    /// The lowest frame that is a segment whose logical call went on in a later segment
-    /// (on another thread): it suspended, and everything above it is gone too.
-    fn lowest_stale(&self, calls: &Calls) -> Option<usize> {
+    /// The lowest frame that is a runtime-async segment whose logical call went on in a
+    /// later segment (on another thread): it suspended, and everything above it is gone too.
+    /// Only runtime-async variants suspend without a Leave: a state machine's `MoveNext`
+    /// always returns with one, and its continuation may start on another thread before it
+    /// has (the segment that scheduled it is still returning).
+    fn lowest_stale(&self, calls: &Calls, roles: &mut Roles, tables: &Tables) -> Option<usize> {
         if self.open_segments == 0 {
             return None;
         }
         self.stack.iter().position(|o| {
-            o.segment.is_some_and(|s| {
-                calls
-                    .live
-                    .get(&s.call)
-                    .is_none_or(|l| l.started > s.index + 1)
-            })
+            roles.get(&tables.functions, o.func) == Role::Variant
+                && o.segment.is_some_and(|s| {
+                    calls
+                        .live
+                        .get(&s.call)
+                        .is_none_or(|l| l.started > s.index + 1)
+                })
         })
     }
 }
@@ -422,7 +426,7 @@ fn step<S: FrameSink + ?Sized>(
     st.last_left = None;
     match e.kind {
         EventKind::Enter => {
-            if let Some(i) = st.lowest_stale(cx.calls) {
+            if let Some(i) = st.lowest_stale(cx.calls, &mut *cx.roles, cx.tables) {
                 reveal_above(st, cx, i, before)?;
             }
             if e.sp != 0 {
@@ -502,7 +506,7 @@ impl Analyzer {
             }
             // A segment whose call went on elsewhere suspended: it and the frames above it
             // ended with the thread's last activity.
-            if let Some(i) = st.lowest_stale(cx.calls) {
+            if let Some(i) = st.lowest_stale(cx.calls, &mut *cx.roles, cx.tables) {
                 let at = st.last_ns;
                 reveal_above(st, &mut cx, i, at)?;
             }

@@ -749,3 +749,88 @@ fn invariants_hold_on_random_traces() {
         }
     }
 }
+
+/// A trace of functions `(type, method)` in App.dll and events `(ts, kind, func, sp)`.
+fn typed_trace(funcs: &[(&str, &str)], threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
+    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
+    for (i, (ty, m)) in funcs.iter().enumerate() {
+        w.write_function(&FunctionRecord {
+            module: "App.dll".into(),
+            type_name: (*ty).into(),
+            method: (*m).into(),
+            ..FunctionRecord::new(FunctionIdx(i as u32))
+        })
+        .unwrap();
+    }
+    for (t, evs) in threads.iter().enumerate() {
+        w.write_thread(&ThreadRecord::new(ThreadIdx(t as u32), 100 + t as u64))
+            .unwrap();
+        let evs: Vec<Event> = evs
+            .iter()
+            .map(|&(ts, kind, f, sp)| Event {
+                ts,
+                kind,
+                func: FunctionIdx(f),
+                sp,
+            })
+            .collect();
+        w.write_events(ThreadIdx(t as u32), &evs).unwrap();
+    }
+    w.write_end(&EndRecord {
+        reason: EndReason::Shutdown,
+        ts: 1_000,
+        ..EndRecord::default()
+    })
+    .unwrap();
+    w.into_inner()
+}
+
+/// A classic state machine's continuation may start on another thread before the segment
+/// that scheduled it has returned: that segment is still running (its Leave comes), not
+/// stale. (Seen under load: the segment was closed as vanished and its Leave unmatched.)
+#[test]
+fn state_machine_continuation_overlapping_its_scheduler() {
+    let trace = typed_trace(
+        &[
+            ("Ns.T", "Main"),
+            ("Ns.T", "Work"),
+            ("Ns.T+<Work>d__1", "MoveNext"),
+            ("Ns.T", "Leaf"),
+        ],
+        &[
+            &[
+                (0, Enter, 0, 0x9000),
+                (10, Enter, 1, 0x8f00),
+                (20, Enter, 2, 0x8e00),
+                // The continuation has started on thread 1 (t=50) when this Leaf runs.
+                (90, Enter, 3, 0x8d00),
+                (95, Leave, 3, 0x8d00),
+                (100, Leave, 2, 0x8e00),
+                (110, Leave, 1, 0x8f00),
+                (500, Leave, 0, 0x9000),
+            ],
+            &[
+                (50, Enter, 2, 0x5000),
+                (60, Enter, 3, 0x4f00),
+                (70, Leave, 3, 0x4f00),
+                (80, Leave, 2, 0x5000),
+            ],
+        ],
+    );
+    let a = run(&trace);
+    assert_eq!(a.totals.vanished_frames, 0);
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    assert_eq!(a.totals.mismatched_frames, 0);
+    let mn = fs(&a, 2);
+    assert_eq!((mn.calls, mn.segments, mn.resumes), (1, 2, 1), "{mn:?}");
+    assert_eq!(fs(&a, 3).calls, 2);
+    // The first segment ran its whole length.
+    let mut frames = Collect::default();
+    analyze_with(&trace[..], &Options::default(), &mut frames).unwrap();
+    let first = frames
+        .0
+        .iter()
+        .find(|(t, f)| *t == ThreadIdx(0) && f.func == FunctionIdx(2))
+        .unwrap();
+    assert_eq!((first.1.start_ns, first.1.end_ns), (20, 100));
+}
