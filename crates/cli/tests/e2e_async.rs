@@ -64,7 +64,9 @@ fn assert_balanced(r: &Report) {
 const W: &str = "AsyncScenarios.WorkScenario.";
 
 fn work(mode: Mode) {
-    let r = record_async(mode, "work").report();
+    let rec = record_async(mode, "work");
+    chrome_links_segments(&rec, &format!("{W}Work"), 5, 5);
+    let r = rec.report();
     assert_balanced(&r);
     // Work(4) awaited 5 times from a runtime-async caller: each call runs its first segment,
     // then resumes once per Task.Yield.
@@ -87,6 +89,36 @@ fn work(mode: Mode) {
     assert!(uint(&work["async"], "wall_ns") >= uint(work, "inclusive_ns"));
     assert_eq!(r.trace_uint("logical_calls"), 12);
     assert_eq!(r.trace_uint("suspended_frames"), 20 + 3 * 4 + 11);
+}
+
+/// The Chrome export of `rec` shows `calls` logical calls of `name`, each as
+/// `segments` slices sharing one `bind_id`: the first flows out, the others flow in.
+fn chrome_links_segments(rec: &Recording, name: &str, calls: usize, segments: usize) {
+    let json: Value = serde_json::from_str(&rec.export("chrome")).expect("chrome JSON");
+    let mut by_call: std::collections::BTreeMap<u64, Vec<(u64, bool)>> = Default::default();
+    for e in json["traceEvents"].as_array().expect("traceEvents") {
+        if e["ph"] == "X" && e["name"] == name {
+            let id = e["bind_id"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no bind_id: {e}"));
+            let index = e["args"]["segment"].as_u64().expect("segment index");
+            assert_eq!(e["flow_in"] == true, index > 0, "{e}");
+            by_call
+                .entry(id)
+                .or_default()
+                .push((index, e["flow_in"] == true));
+        }
+    }
+    assert_eq!(by_call.len(), calls, "{name}: {by_call:?}");
+    for (id, mut segs) in by_call {
+        segs.sort_unstable();
+        let indexes: Vec<u64> = segs.iter().map(|s| s.0).collect();
+        assert_eq!(
+            indexes,
+            (0..segments as u64).collect::<Vec<_>>(),
+            "{name} call {id}"
+        );
+    }
 }
 
 fn sync_caller(mode: Mode) {

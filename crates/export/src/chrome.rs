@@ -7,6 +7,14 @@
 //! tids), `name`, `cat` (the module) and `args` saying how an abnormal frame ended. Then
 //! `ph:"M"` `process_name`/`thread_name`/`thread_sort_index` metadata.
 //!
+//! An async method's segments are linked into their logical call by v2 flow events on the
+//! complete events themselves (Perfetto's and the Trace Event Format's `bind_id`, `flow_in`,
+//! `flow_out`): `bind_id` is the logical call (`args.call` + 1), a resume has `flow_in`, and every segment but
+//! an unwound one has `flow_out` (a completion's dangling out-flow draws nothing). Their
+//! `args` carry `call`, `segment` (0 for the initial one) and `inferred` (linked by order
+//! alone). Values captured with `record --values` are `args.args` (at a call's start) and
+//! `args.return` (at its completion).
+//!
 //! Events are streamed. Frames close children first, so each thread's frames are held until
 //! its root frame closes and are then written sorted by start, parents before children —
 //! memory is bounded by the largest root frame's subtree, not by the trace.
@@ -14,7 +22,9 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use eltrace_analysis::{Analysis, EndKind, Frame, FrameSink, FunctionIdx, Tables, ThreadIdx};
+use eltrace_analysis::{
+    Analysis, EndKind, Frame, FrameSink, FunctionIdx, SegmentRef, Tables, ThreadIdx,
+};
 use serde_json::{Map, Value, json};
 
 use crate::Exporter;
@@ -26,6 +36,9 @@ struct Pending {
     depth: u32,
     func: FunctionIdx,
     kind: EndKind,
+    segment: Option<SegmentRef>,
+    enter_value: Option<u32>,
+    leave_value: Option<u32>,
 }
 
 /// The Chrome trace exporter.
@@ -114,10 +127,20 @@ impl<'w> Chrome<'w> {
             self.out.write_all(b",\"dur\":")?;
             write_us(self.out, f.end - f.start)?;
             write!(self.out, ",{name}")?;
-            match f.kind {
-                EndKind::Leave => {}
-                EndKind::OpenAtEnd => self.out.write_all(b",\"args\":{\"open_at_end\":true}")?,
-                k => write!(self.out, ",\"args\":{{\"ended_by\":\"{}\"}}", k.name())?,
+            let args = frame_args(tables, f);
+            if !args.is_empty() {
+                self.out.write_all(b",\"args\":")?;
+                serde_json::to_writer(&mut *self.out, &Value::Object(args))?;
+            }
+            if let Some(seg) = f.segment {
+                // Nonzero: some viewers take a zero id for none.
+                write!(self.out, ",\"bind_id\":{}", seg.call + 1)?;
+                if seg.index > 0 {
+                    self.out.write_all(b",\"flow_in\":true")?;
+                }
+                if f.kind != EndKind::Unwind {
+                    self.out.write_all(b",\"flow_out\":true")?;
+                }
             }
             self.out.write_all(b"}")?;
         }
@@ -135,6 +158,35 @@ impl<'w> Chrome<'w> {
     }
 }
 
+/// A complete event's `args`: how an abnormal frame ended, its async segment, its values.
+fn frame_args(tables: &Tables, f: &Pending) -> Map<String, Value> {
+    let mut args = Map::new();
+    match f.kind {
+        EndKind::Leave => {}
+        EndKind::OpenAtEnd => {
+            args.insert("open_at_end".into(), Value::Bool(true));
+        }
+        k => {
+            args.insert("ended_by".into(), json!(k.name()));
+        }
+    }
+    if let Some(seg) = f.segment {
+        args.insert("call".into(), json!(seg.call));
+        args.insert("segment".into(), json!(seg.index));
+        if seg.inferred {
+            args.insert("inferred".into(), Value::Bool(true));
+        }
+    }
+    let text = |id: Option<u32>| id.and_then(|i| tables.values.get(i)).map(|v| json!(v.text));
+    if let Some(v) = text(f.enter_value) {
+        args.insert("args".into(), v);
+    }
+    if let Some(v) = text(f.leave_value) {
+        args.insert("return".into(), v);
+    }
+    args
+}
+
 impl FrameSink for Chrome<'_> {
     fn frame(&mut self, tables: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()> {
         self.pending.entry(thread).or_default().push(Pending {
@@ -143,6 +195,9 @@ impl FrameSink for Chrome<'_> {
             depth: frame.depth,
             func: frame.func,
             kind: frame.end,
+            segment: frame.segment,
+            enter_value: frame.enter_value,
+            leave_value: frame.leave_value,
         });
         if frame.depth == 0 {
             self.flush_thread(tables, thread)?;

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use eltrace_export::{ExportOptions, FoldedValue, Format, export};
 use eltrace_trace::{
-    EndReason, EndRecord, Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord,
-    TraceInfo, TraceWriter,
+    EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, ThreadIdx,
+    ThreadRecord, TraceInfo, TraceWriter, ValueRecord, ValueStatus,
 };
 use serde_json::Value;
 
-use EventKind::{Catch, Enter, Leave, Tailcall, Throw, Unwind};
+use EventKind::{Catch, Enter, Leave, Tailcall, Throw, Unwind, Value as Val};
 
 fn writer(funcs: &[(&str, &str, &str)]) -> TraceWriter<Vec<u8>> {
     let info = TraceInfo {
@@ -114,6 +114,107 @@ fn basic() -> Vec<u8> {
         reason: EndReason::Shutdown,
         ts: 11_000,
         events_written: 25,
+        ..EndRecord::default()
+    })
+    .unwrap();
+    w.into_inner()
+}
+
+/// A runtime-async method as .NET 10 reports it (`record --values`): Main calls `Work(2)`
+/// through its thunk; the variant suspends twice without a Leave (the thunk's Leave shows it
+/// gone), resumes on thread 1 (with default arguments, which must not be shown) and calls
+/// Leaf, suspends again (the next resume at the same stack pointer shows it gone), then
+/// resumes and completes with 6. The Chrome export links the three segments with flow events.
+fn runtime_async() -> Vec<u8> {
+    let info = TraceInfo {
+        start_ticks: 1_000,
+        runtime: "CoreCLR 10.0.0".into(),
+        command: "dotnet App.dll".into(),
+        hook_mode: "slow-path".into(),
+        ..TraceInfo::new(4242)
+    };
+    let mut w = TraceWriter::new(Vec::new(), &info).unwrap();
+    let funcs = [
+        ("Main", 0x0600_0001, 0, 0),
+        ("Work", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_THUNK),
+        ("Work", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_VARIANT),
+        ("Leaf", 0x0600_0003, 0, 0),
+    ];
+    for (i, (method, token, impl_flags, flags)) in funcs.into_iter().enumerate() {
+        w.write_function(&FunctionRecord {
+            module: "App.dll".into(),
+            type_name: "App.P".into(),
+            method: method.into(),
+            token,
+            impl_flags,
+            flags: FunctionFlags(FunctionFlags::HOOKED | flags),
+            ..FunctionRecord::new(FunctionIdx(i as u32))
+        })
+        .unwrap();
+    }
+    for (id, text) in [
+        (0, "n=2"),
+        (1, "System.Threading.Tasks.Task`1[System.Int64]"),
+        (2, "n=0"),
+        (3, "n=0"),
+        (4, "6"),
+    ] {
+        w.write_value(&ValueRecord {
+            id,
+            status: ValueStatus::Ok,
+            text: text.into(),
+        })
+        .unwrap();
+    }
+    w.write_thread(&ThreadRecord::new(ThreadIdx(0), 10))
+        .unwrap();
+    w.write_thread(&ThreadRecord::new(ThreadIdx(1), 11))
+        .unwrap();
+    let mut put = |thread: u32, evs: &[(u64, EventKind, u32, u64)]| {
+        let evs: Vec<Event> = evs
+            .iter()
+            .map(|&(ts, kind, func, sp)| Event {
+                ts: ts + 1_000,
+                kind,
+                func: FunctionIdx(func),
+                sp,
+            })
+            .collect();
+        w.write_events(ThreadIdx(thread), &evs).unwrap();
+    };
+    put(
+        0,
+        &[
+            (0, Enter, 0, 0x9000),
+            (100, Enter, 1, 0x8f00),
+            (200, Enter, 2, 0x8e00),
+            (200, Val, 0, 0x8e00),
+            (300, Leave, 1, 0x8f00),
+            (300, Val, 1, 0x8f00),
+        ],
+    );
+    put(
+        1,
+        &[
+            (1_000, Enter, 2, 0x5000),
+            (1_000, Val, 2, 0x5000),
+            (1_200, Enter, 3, 0x4f00),
+            (1_300, Leave, 3, 0x4f00),
+        ],
+    );
+    put(
+        1,
+        &[
+            (2_000, Enter, 2, 0x5000),
+            (2_000, Val, 3, 0x5000),
+            (2_500, Leave, 2, 0x5000),
+            (2_500, Val, 4, 0x5000),
+        ],
+    );
+    put(0, &[(3_000, Leave, 0, 0x9000)]);
+    w.write_end(&EndRecord {
+        reason: EndReason::Shutdown,
+        ts: 4_000,
         ..EndRecord::default()
     })
     .unwrap();
@@ -232,6 +333,58 @@ fn golden_chrome() {
         Format::Chrome,
         &run(Format::Chrome, &recursion(), &ExportOptions::default()),
     );
+    check_golden(
+        "runtime-async",
+        Format::Chrome,
+        &run(Format::Chrome, &runtime_async(), &ExportOptions::default()),
+    );
+}
+
+/// The three segments of the logical call share one `bind_id`: the first flows out, the
+/// second in and out, the last in; only the initial Enter's argument and the completion value
+/// are shown.
+#[test]
+fn chrome_links_async_segments() {
+    let out = run(Format::Chrome, &runtime_async(), &ExportOptions::default());
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let mut segs: Vec<&Value> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "App.P.Work")
+        .collect();
+    segs.sort_by_key(|e| us_to_ns(&e["ts"]));
+    assert_eq!(segs.len(), 3, "{segs:?}");
+    let id = &segs[0]["bind_id"];
+    assert_eq!(id.as_u64(), segs[0]["args"]["call"].as_u64().map(|c| c + 1));
+    let flags: Vec<(bool, bool)> = segs
+        .iter()
+        .map(|e| {
+            assert_eq!(&e["bind_id"], id, "{e}");
+            (e["flow_in"] == true, e["flow_out"] == true)
+        })
+        .collect();
+    assert_eq!(flags, vec![(false, true), (true, true), (true, true)]);
+    let seg_index: Vec<u64> = segs
+        .iter()
+        .map(|e| e["args"]["segment"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seg_index, vec![0, 1, 2]);
+    assert_eq!(segs[0]["args"]["args"], "n=2");
+    assert_eq!(segs[0]["args"]["ended_by"], "suspend");
+    assert!(segs[1]["args"].get("args").is_none(), "{}", segs[1]);
+    assert!(segs[1]["args"].get("return").is_none(), "{}", segs[1]);
+    assert_eq!(segs[2]["args"]["return"], "6");
+    assert!(segs[2]["args"].get("args").is_none(), "{}", segs[2]);
+    // The thunk is an ordinary frame, named apart.
+    let thunk: Vec<&Value> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "App.P.Work [thunk]")
+        .collect();
+    assert_eq!(thunk.len(), 1);
+    assert!(thunk[0].get("bind_id").is_none());
 }
 
 #[test]
@@ -289,7 +442,7 @@ fn us_to_ns(v: &Value) -> u64 {
 /// The Chrome JSON parses, has the documented shape, and each thread's slices nest in order.
 #[test]
 fn chrome_parses_and_nests() {
-    for trace in [basic(), recursion(), prefixes()] {
+    for trace in [basic(), recursion(), prefixes(), runtime_async()] {
         let out = run(Format::Chrome, &trace, &ExportOptions::default());
         let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["displayTimeUnit"], "ns");
