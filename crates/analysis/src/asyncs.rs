@@ -154,9 +154,55 @@ pub struct Calls {
     suspended: FxHashMap<u32, std::collections::VecDeque<u64>>,
     /// Per function: calls whose last segment ended with a Leave that may be a suspension.
     left_open: FxHashMap<u32, Vec<u64>>,
+    /// Distances between two stack pointers at which one thread's dispatchers resumed
+    /// runtime-async variants (e.g. the thread pool's and the timer queue's). Thread-pool
+    /// threads run the same code, so a distance seen on one holds on the others.
+    pub dispatch_deltas: Vec<u64>,
+    /// Per function: how far below a frame's stack pointer its direct callees entered (a
+    /// method's frame size; a few values, e.g. before and after tiered recompilation).
+    call_deltas: FxHashMap<u32, Vec<u64>>,
 }
 
+/// How many call distances are kept per function.
+const CALL_DELTAS: usize = 4;
+
+/// How many dispatch distances are kept.
+const DISPATCH_DELTAS: usize = 16;
+
 impl Calls {
+    /// Notes the distance between two dispatch stack pointers of one thread.
+    pub fn note_dispatch_delta(&mut self, delta: u64) {
+        if delta == 0 || self.dispatch_deltas.contains(&delta) {
+            return;
+        }
+        if self.dispatch_deltas.len() == DISPATCH_DELTAS {
+            self.dispatch_deltas.remove(0);
+        }
+        self.dispatch_deltas.push(delta);
+    }
+
+    /// Notes that a direct call from `func` entered `delta` bytes below its frame's sp.
+    pub fn note_call_delta(&mut self, func: u32, delta: u64) {
+        let v = self.call_deltas.entry(func).or_default();
+        if !v.contains(&delta) {
+            if v.len() == CALL_DELTAS {
+                v.remove(0);
+            }
+            v.push(delta);
+        }
+    }
+
+    /// The call distances seen from `func`'s frames, if any.
+    pub fn call_deltas(&self, func: u32) -> Option<&[u64]> {
+        self.call_deltas.get(&func).map(Vec::as_slice)
+    }
+
+    /// Whether a call of `func` waits for a resume (suspended or left open).
+    pub fn has_waiting(&self, func: u32) -> bool {
+        self.suspended.get(&func).is_some_and(|q| !q.is_empty())
+            || self.left_open.get(&func).is_some_and(|v| !v.is_empty())
+    }
+
     pub fn start(&mut self, func: u32, caller: Option<u64>, ns: u64) -> u64 {
         let id = self.next_id;
         self.next_id += 1;

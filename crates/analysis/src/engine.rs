@@ -54,6 +54,41 @@ struct ThreadState {
     open_segments: u32,
     /// The next Value event was taken by the Leave before it (its return value).
     skip_value: bool,
+    /// Stack pointers at which a runtime-async variant was resumed with nothing below it on
+    /// this thread: where the thread's dispatchers (thread pool, timer queue) call
+    /// continuations. At most [`DISPATCH_SPS`], the latest kept.
+    dispatch_sps: Vec<u64>,
+}
+
+/// How many dispatch stack pointers a thread remembers.
+const DISPATCH_SPS: usize = 8;
+
+impl ThreadState {
+    /// Remembers a dispatch stack pointer, and its distances to the others in `calls`.
+    fn note_dispatch_sp(&mut self, sp: u64, calls: &mut Calls) {
+        if sp == 0 || self.dispatch_sps.contains(&sp) {
+            return;
+        }
+        for &other in &self.dispatch_sps {
+            calls.note_dispatch_delta(other.abs_diff(sp));
+        }
+        if self.dispatch_sps.len() == DISPATCH_SPS {
+            self.dispatch_sps.remove(0);
+        }
+        self.dispatch_sps.push(sp);
+    }
+
+    /// Whether `sp` is one of this thread's dispatch stack pointers, seen here or at a
+    /// distance from one that another thread showed between two of its own.
+    fn is_dispatch_sp(&self, sp: u64, calls: &Calls) -> bool {
+        self.dispatch_sps.iter().any(|&d| {
+            d == sp
+                || calls
+                    .dispatch_deltas
+                    .iter()
+                    .any(|&delta| d.abs_diff(sp) == delta)
+        })
+    }
 }
 
 /// One queued item of a thread (see [`Analyzer::enqueue`]).
@@ -429,6 +464,9 @@ fn step<S: FrameSink + ?Sized>(
             if let Some(i) = st.lowest_stale(cx.calls, &mut *cx.roles, cx.tables) {
                 reveal_above(st, cx, i, before)?;
             }
+            if dispatched_below_segments(st, cx, e) {
+                reveal_above(st, cx, 0, before)?;
+            }
             if e.sp != 0 {
                 reveal(st, cx, |sp| sp <= e.sp, before)?;
             }
@@ -745,14 +783,31 @@ fn classify_top<S: ?Sized>(
     };
     let f = top.func;
     let start = top.start;
+    let top_sp = top.sp;
     let role = cx.roles.get(&cx.tables.functions, f);
     let parent = n.checked_sub(2).map(|i| st.stack[i]);
+    if parent.is_none() && role == Role::Variant {
+        st.note_dispatch_sp(top.sp, cx.calls);
+    }
     let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
     let resumed = match initial_caller {
         Some(_) => None,
         None => link_resume(cx, f, sp, after_completion, prefer)
             .or_else(|| cx.calls.pick_running_elsewhere(f, cx.thread.0)),
     };
+    if initial_caller.is_some() && role == Role::Variant {
+        if let Some(p) = parent.filter(|p| p.func == f && p.sp > top_sp && top_sp != 0) {
+            let unknown = cx
+                .calls
+                .call_deltas(f)
+                .is_none_or(|d| !d.contains(&(p.sp - top_sp)));
+            let only_segments = st.stack[..n - 1].iter().all(|o| o.segment.is_some());
+            if unknown && only_segments && !cx.calls.has_waiting(f) {
+                let fs = cx.stats.functions.entry(f, FunctionStats::default);
+                fs.ambiguous_calls += 1;
+            }
+        }
+    }
     let (call, index, inferred) = match (initial_caller, resumed) {
         (Some(caller), _) => (new_call(cx, f, caller, start), 0, false),
         (None, Some((id, inferred))) => {
@@ -816,6 +871,49 @@ fn initial_evidence<S: ?Sized>(
             }
         }
     }
+}
+
+/// Whether Enter `e` is a resume of runtime-async variant `f` by one of this thread's
+/// dispatchers, reached below segments that suspended: the stack holds only runtime-async
+/// segments, all above `e`'s stack pointer, and either `e` comes at one of the thread's
+/// dispatch stack pointers (where a variant was resumed before with nothing below it, or at a
+/// distance from one that separates two dispatch stack pointers on some thread) and a call
+/// of `f` could be resumed, or the top segment is `f`'s own and `e` is not a direct call from
+/// it (see below). A dispatcher runs
+/// continuations from the bottom of the thread's stack, not from inside a segment: the thread
+/// has left those segments (they suspended) and reached its dispatcher by a deeper path than
+/// before (e.g. the timer queue, which resumes a `Task.Delay` 0x490 bytes below the thread
+/// pool's dispatch on .NET 10), so the stack pointer alone does not show them gone.
+fn dispatched_below_segments<S: ?Sized>(st: &ThreadState, cx: &mut Ctx<'_, S>, e: &Event) -> bool {
+    let f = e.func.0;
+    let Some(top) = st.stack.last() else {
+        return false;
+    };
+    if e.sp == 0 || top.sp <= e.sp || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
+        return false;
+    }
+    let all_segments = st.stack.iter().all(|o| {
+        o.sp > e.sp
+            && o.segment.is_some()
+            && cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
+    });
+    if !all_segments {
+        return false;
+    }
+    let waiting = cx.calls.has_waiting(f);
+    if st.is_dispatch_sp(e.sp, cx.calls) {
+        // Something to resume: a waiting call of f, or one whose segment is on this stack.
+        return waiting || st.stack.iter().any(|o| o.func == f);
+    }
+    // The top segment is of f itself, and f enters deeper than any direct call from f does:
+    // not a recursive call. A resume inside the running segment (an inline continuation)
+    // would continue another call of f, and none waits: the top segment's own call resumes.
+    top.func == f
+        && !waiting
+        && cx
+            .calls
+            .call_deltas(f)
+            .is_some_and(|d| !d.contains(&(top.sp - e.sp)))
 }
 
 /// Before a resume of runtime-async `f` is pushed: a segment of a running call of `f` lower
@@ -905,8 +1003,43 @@ fn link_resume<S: ?Sized>(
         if let Some(l) = cx.calls.live.get_mut(&id) {
             l.leave_value = None;
         }
+        prove_callers_suspended(cx, id);
     }
     Some((id, inferred))
+}
+
+/// Call `id`'s last Leave was just proven a suspension. A runtime-async method whose callee
+/// suspends suspends too, right away: its segment that was running below that callee ended
+/// by suspending. So a caller whose latest segment ended with a Leave after the callee's, and
+/// that is still waiting, suspended there too (also when it is never resumed, e.g. when an
+/// exception passes it by), and so on up the chain of callers.
+fn prove_callers_suspended<S: ?Sized>(cx: &mut Ctx<'_, S>, id: u64) {
+    let mut child = id;
+    while let Some(l) = cx.calls.live.get(&child) {
+        let (child_end, caller) = (l.last_end, l.caller);
+        let Some(p) = caller else {
+            break;
+        };
+        let proven = cx
+            .calls
+            .live
+            .get(&p)
+            .is_some_and(|pl| pl.state == CallState::LeftOpen && pl.last_end >= child_end);
+        if !proven {
+            break;
+        }
+        let _ = cx.calls.take(p);
+        cx.calls.park_suspended(p);
+        if let Some(pl) = cx.calls.live.get_mut(&p) {
+            pl.leave_value = None;
+            let func = pl.func;
+            cx.stats
+                .functions
+                .entry(func, FunctionStats::default)
+                .suspensions += 1;
+        }
+        child = p;
+    }
 }
 
 /// What a segment's completing Leave leaves for the next event of its thread.
@@ -1079,6 +1212,11 @@ fn close_top<S: FrameSink + ?Sized>(
     let caller = match st.stack.last_mut() {
         Some(p) => {
             p.children += dur;
+            if kind == EndKind::Leave && p.sp > o.sp && o.sp != 0 {
+                // A call that returned: how far below its caller's stack pointer a direct
+                // call of that caller enters.
+                cx.calls.note_call_delta(p.func, p.sp - o.sp);
+            }
             p.func
         }
         None => {

@@ -225,6 +225,11 @@ pub struct FunctionStats {
     pub pending_at_end: u64,
     /// Async methods: resumes attached to a call by order alone (see [`SegmentRef`]).
     pub inferred_resumes: u64,
+    /// Async methods: Enters counted as first calls that may instead have been resumes: the
+    /// variant entered deeper below a suspended-looking segment of its own, at a distance no
+    /// direct call from it was seen to use yet (a recursion, or a dispatcher's resume by a
+    /// path not seen before; docs/design.md "Async methods").
+    pub ambiguous_calls: u64,
     /// Durations of the frames with no frame of the same function below them.
     pub inclusive_ns: u64,
     /// Durations minus direct children, over all frames.

@@ -834,3 +834,105 @@ fn state_machine_continuation_overlapping_its_scheduler() {
         .unwrap();
     assert_eq!((first.1.start_ns, first.1.end_ns), (20, 100));
 }
+
+/// Runtime-async `L3` (thunk 1, variant 2) called from sync `Run` (0), calling plain `L4`
+/// (3) from its last segment; `events` per thread are `(ts, kind, func, sp)`.
+fn async_trace(threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
+    use eltrace_trace::FunctionFlags;
+    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
+    let funcs = [
+        ("Run", 0, 0),
+        ("L3", 0x2000, FunctionFlags::ASYNC_THUNK),
+        ("L3", 0x2000, FunctionFlags::ASYNC_VARIANT),
+        ("L4", 0, 0),
+    ];
+    for (i, (m, impl_flags, flags)) in funcs.into_iter().enumerate() {
+        w.write_function(&FunctionRecord {
+            module: "App.dll".into(),
+            type_name: "Ns.T".into(),
+            method: m.into(),
+            token: 0x0600_0001 + if m == "L3" { 1 } else { i as u32 + 10 },
+            impl_flags,
+            flags: FunctionFlags(FunctionFlags::HOOKED | flags),
+            ..FunctionRecord::new(FunctionIdx(i as u32))
+        })
+        .unwrap();
+    }
+    for (t, evs) in threads.iter().enumerate() {
+        w.write_thread(&ThreadRecord::new(ThreadIdx(t as u32), 100 + t as u64))
+            .unwrap();
+        let evs: Vec<Event> = evs
+            .iter()
+            .map(|&(ts, kind, f, sp)| Event {
+                ts,
+                kind,
+                func: FunctionIdx(f),
+                sp,
+            })
+            .collect();
+        w.write_events(ThreadIdx(t as u32), &evs).unwrap();
+    }
+    w.write_end(&EndRecord {
+        reason: EndReason::Shutdown,
+        ts: 10_000,
+        ..EndRecord::default()
+    })
+    .unwrap();
+    w.into_inner()
+}
+
+/// Two calls of L3, each: first segment on thread 0 (suspends), a pool resume at 0x840 on
+/// thread 1 (suspends), a timer resume 0x490 deeper at 0x3b0 on thread 1 (no event shows the
+/// 0x840 segment gone), which completes after calling L4.
+fn timer_resumes(first_timer_sp: u64) -> Vec<u8> {
+    let main: &[(u64, EventKind, u32, u64)] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8eb0),
+        (30, Leave, 1, 0x8f00),
+        (2_000, Enter, 1, 0x8f00),
+        (2_010, Enter, 2, 0x8eb0),
+        (2_020, Leave, 1, 0x8f00),
+        (5_000, Leave, 0, 0x9000),
+    ];
+    let pool: &[(u64, EventKind, u32, u64)] = &[
+        (100, Enter, 2, 0x840),
+        (200, Enter, 2, first_timer_sp),
+        (210, Enter, 3, first_timer_sp - 0x120),
+        (220, Leave, 3, first_timer_sp - 0x120),
+        (230, Leave, 2, first_timer_sp),
+        (2_100, Enter, 2, 0x840),
+        (2_200, Enter, 2, 0x3b0),
+        (2_210, Enter, 3, 0x290),
+        (2_220, Leave, 3, 0x290),
+        (2_230, Leave, 2, 0x3b0),
+    ];
+    async_trace(&[main, pool])
+}
+
+/// The second timer resume comes at a distance below the top L3 segment that no direct call
+/// from L3 uses (L3 → L4 is 0x120) while no other L3 call waits: a resume, not a recursion.
+/// When the first one comes before any call from L3 returned, it is ambiguous: counted as a
+/// call, and flagged.
+#[test]
+fn timer_resume_below_a_suspended_segment() {
+    let a = run(&timer_resumes(0x3b0));
+    let l3 = fs(&a, 2);
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    assert_eq!(a.totals.mismatched_frames, 0);
+    assert_eq!(a.totals.vanished_frames, 0);
+    assert_eq!(l3.segments, 6);
+    // Flagged: the count of calls may be off (here the bogus call leaves the first one
+    // waiting, and the second call's resume is attached to it by order).
+    assert_eq!(l3.ambiguous_calls, 1, "{l3:?}");
+    // Nothing is ambiguous once the thread's dispatch stack pointer 0x3b0 is known.
+    let a = run(&timer_resumes(0x840));
+    let l3 = fs(&a, 2);
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    assert_eq!(
+        (l3.calls, l3.segments, l3.resumes, l3.ambiguous_calls),
+        (2, 6, 4, 0),
+        "{l3:?}"
+    );
+    assert_eq!(l3.suspensions, 4, "{l3:?}");
+}

@@ -75,6 +75,7 @@ fn add(a: &mut FunctionStats, b: &FunctionStats) {
     a.wall_ns += b.wall_ns;
     a.pending_at_end += b.pending_at_end;
     a.inferred_resumes += b.inferred_resumes;
+    a.ambiguous_calls += b.ambiguous_calls;
 }
 
 /// What kind of async function `idx` is, and the user method of a state machine.
@@ -248,6 +249,7 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
                     "mean_wall_ns": mean(s.wall_ns, s.calls),
                     "pending_at_end": s.pending_at_end,
                     "inferred_resumes": s.inferred_resumes,
+                    "ambiguous_calls": s.ambiguous_calls,
                 });
             }
             let values = value_samples(a, &r.idxs);
