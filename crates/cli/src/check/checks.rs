@@ -105,6 +105,16 @@ pub const CHECKS: &[Check] = &[
         eval: regs_slow,
     },
     Check {
+        name: "regs.slow.async-rcx",
+        experiment: "regs-slow-async",
+        eval: regs_slow_async,
+    },
+    Check {
+        name: "regs.slow.async-rcx0",
+        experiment: "regs-slow-async-rcx0",
+        eval: regs_slow_async_rcx0,
+    },
+    Check {
         name: "regs.fast.trash-sets",
         experiment: "fast-trash",
         eval: fast_trash,
@@ -689,6 +699,74 @@ fn regs_slow(o: &Observations) -> Row {
         observed,
         pass_if(o.program_ok() && e > 0 && e == l),
     )
+}
+
+/// The CoreCLR major version in the `runtime` line (`CoreCLR 10.0.12` → 10).
+fn runtime_major(o: &Observations) -> Option<u32> {
+    o.get("runtime")?
+        .split_whitespace()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn regs_slow_async(o: &Observations) -> Row {
+    const NAME: &str = "regs.slow.async-rcx";
+    const EXP: &str = "runtime-async probe correct although the WithInfo hooks overwrite the \
+                       volatile registers, RCX included (RCX carries a variant's continuation)";
+    if let Some(why) = not_run(o) {
+        return row(NAME, EXP, why, Verdict::Fail);
+    }
+    let (e, l) = (
+        o.num("slow.enters").unwrap_or(0),
+        o.num("slow.leaves").unwrap_or(0),
+    );
+    if o.program_ok() && e > 0 {
+        let observed = format!(
+            "{}, results right, {e} Enter / {l} Leave hooks",
+            o.exit_text()
+        );
+        return row(NAME, EXP, observed, Verdict::Pass);
+    }
+    // The counters come at Shutdown; a crash leaves only the first-hook lines.
+    let left = l > 0 || o.num("slow.first_leave") == Some(1);
+    let observed = if left {
+        format!(
+            "{} after a Leave hook: the slow-path Leave stub hands the hook's RCX back to the \
+             runtime-async caller as its continuation (eltrace's own hooks return with RCX = 0)",
+            o.exit_text()
+        )
+    } else {
+        format!("{} before any Leave hook", o.exit_text())
+    };
+    // Measured on .NET 10: a NullReferenceException after the first completing Leave.
+    let verdict = if left && runtime_major(o).is_some_and(|m| m <= 10) {
+        Verdict::Differs
+    } else {
+        Verdict::Fail
+    };
+    row(NAME, EXP, observed, verdict)
+}
+
+fn regs_slow_async_rcx0(o: &Observations) -> Row {
+    const NAME: &str = "regs.slow.async-rcx0";
+    const EXP: &str = "runtime-async probe correct with the same hooks when the Leave hook \
+                       returns with RCX = 0 (eltrace's workaround)";
+    if let Some(why) = not_run(o) {
+        return row(NAME, EXP, why, Verdict::Fail);
+    }
+    let (e, l) = (
+        o.num("slow.enters").unwrap_or(0),
+        o.num("slow.leaves").unwrap_or(0),
+    );
+    let observed = format!(
+        "{}, results {}, {e} Enter / {l} Leave hooks",
+        o.exit_text(),
+        if o.program_ok() { "right" } else { "wrong" }
+    );
+    row(NAME, EXP, observed, pass_if(o.program_ok() && l > 0))
 }
 
 fn fast_trash(o: &Observations) -> Row {

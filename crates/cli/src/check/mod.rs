@@ -33,6 +33,8 @@ pub const EXPERIMENTS: &[(&str, &str, bool)] = &[
     ("async", "async", true),
     ("info", "info", false),
     ("regs-slow", "regs", false),
+    ("regs-slow-async", "async", false),
+    ("regs-slow-async-rcx0", "async", false),
     ("fast-trash", "regs", false),
     ("fast-rax-after-leave", "regs", false),
     ("fast-rdi-after-enter", "regs", false),

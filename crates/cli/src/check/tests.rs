@@ -15,6 +15,8 @@ fn fixture(name: &str) -> Observations {
         "async" => include_str!("fixtures/async.obs"),
         "info" => include_str!("fixtures/info.obs"),
         "regs-slow" => include_str!("fixtures/regs-slow.obs"),
+        "regs-slow-async" => include_str!("fixtures/regs-slow-async.obs"),
+        "regs-slow-async-rcx0" => include_str!("fixtures/regs-slow-async-rcx0.obs"),
         "fast-trash" => include_str!("fixtures/fast-trash.obs"),
         "fast-rax-after-leave" => include_str!("fixtures/fast-rax-after-leave.obs"),
         "fast-rdi-after-enter" => include_str!("fixtures/fast-rdi-after-enter.obs"),
@@ -112,6 +114,8 @@ pub const NET10: &[(&str, Verdict)] = &[
     ("info.async-no-tailcall", Verdict::Pass),
     ("info.undisturbed", Verdict::Pass),
     ("regs.slow.clobber-all", Verdict::Pass),
+    ("regs.slow.async-rcx", Verdict::Differs),
+    ("regs.slow.async-rcx0", Verdict::Pass),
     ("regs.fast.trash-sets", Verdict::Pass),
     ("regs.fast.parameters", Verdict::Pass),
     ("regs.fast.rax-after-leave", Verdict::Pass),
@@ -299,6 +303,22 @@ fn register_checks_turn_red() {
     let mut o = fixture("regs-slow");
     set(&mut o, "exit.code", "3");
     assert_eq!(verdict("regs.slow.clobber-all", &o), Verdict::Fail);
+
+    // The RCX finding: a crash after a Leave on .NET 10 DIFFERS; on a later runtime, or
+    // before any Leave, it FAILs; a correct program PASSes.
+    let mut o = fixture("regs-slow-async");
+    set(&mut o, "runtime", "CoreCLR 11.0.0");
+    assert_eq!(verdict("regs.slow.async-rcx", &o), Verdict::Fail);
+    let mut o = fixture("regs-slow-async");
+    o.lines.retain(|(k, _)| k != "slow.first_leave");
+    assert_eq!(verdict("regs.slow.async-rcx", &o), Verdict::Fail);
+    let mut o = fixture("regs-slow-async-rcx0");
+    set(&mut o, "experiment", "regs-slow-async");
+    assert_eq!(verdict("regs.slow.async-rcx", &o), Verdict::Pass);
+    let mut o = fixture("regs-slow-async-rcx0");
+    o.lines.retain(|(k, _)| k != "exit.code" && k != "shutdown");
+    o.push("exit.signal", "6");
+    assert_eq!(verdict("regs.slow.async-rcx0", &o), Verdict::Fail);
 
     let mut o = fixture("fast-trash");
     o.lines.retain(|(k, _)| k != "exit.code");

@@ -30,6 +30,10 @@ pub enum Experiment {
     Info,
     /// Slow-path hooks that overwrite every volatile register before returning.
     RegsSlow,
+    /// The same hooks on the runtime-async probe (RCX carries a variant's continuation).
+    RegsSlowAsync,
+    /// The same, but the Leave hook returns with RCX = 0.
+    RegsSlowAsyncRcx0,
     /// Fast-path stubs that overwrite exactly the documented trash sets.
     FastTrash,
     /// Fast-path Leave stub that overwrites RAX (the return value).
@@ -47,9 +51,11 @@ pub enum Experiment {
 }
 
 impl Experiment {
-    pub const ALL: [Experiment; 9] = [
+    pub const ALL: [Experiment; 11] = [
         Experiment::Info,
         Experiment::RegsSlow,
+        Experiment::RegsSlowAsync,
+        Experiment::RegsSlowAsyncRcx0,
         Experiment::FastTrash,
         Experiment::FastRaxAfterLeave,
         Experiment::FastRdiAfterEnter,
@@ -63,6 +69,8 @@ impl Experiment {
         match self {
             Experiment::Info => "info",
             Experiment::RegsSlow => "regs-slow",
+            Experiment::RegsSlowAsync => "regs-slow-async",
+            Experiment::RegsSlowAsyncRcx0 => "regs-slow-async-rcx0",
             Experiment::FastTrash => "fast-trash",
             Experiment::FastRaxAfterLeave => "fast-rax-after-leave",
             Experiment::FastRdiAfterEnter => "fast-rdi-after-enter",
@@ -82,6 +90,7 @@ impl Experiment {
         let t = f.type_name.as_str();
         match self {
             Experiment::Info => t == "Probes.AsyncProbe" || t == "Probes.Emitted",
+            Experiment::RegsSlowAsync | Experiment::RegsSlowAsyncRcx0 => t == "Probes.AsyncProbe",
             Experiment::Snapshot => t == "Probes.SnapshotProbe",
             Experiment::Flags => t == "Probes.RegsProbe" && f.method == "Leaf",
             Experiment::RegsSlow
@@ -155,6 +164,8 @@ pub unsafe fn initialize(unk: *mut IUnknown, name: &str) -> HRESULT {
     let hr = match experiment {
         Experiment::Info
         | Experiment::RegsSlow
+        | Experiment::RegsSlowAsync
+        | Experiment::RegsSlowAsyncRcx0
         | Experiment::Snapshot
         | Experiment::Flags
         | Experiment::PInvoke => slow::install(st),
@@ -174,7 +185,9 @@ pub unsafe fn initialize(unk: *mut IUnknown, name: &str) -> HRESULT {
 pub fn shutdown() {
     let Some(st) = STATE.get() else { return };
     match st.experiment {
-        Experiment::RegsSlow => slow::report_counters(),
+        Experiment::RegsSlow | Experiment::RegsSlowAsync | Experiment::RegsSlowAsyncRcx0 => {
+            slow::report_counters()
+        }
         Experiment::FastTrash
         | Experiment::FastRaxAfterLeave
         | Experiment::FastRdiAfterEnter

@@ -32,12 +32,23 @@ pub fn install(st: &State) -> HRESULT {
     if FAILED(hr) {
         return hr;
     }
-    let hr = if st.experiment == Experiment::RegsSlow {
+    let hr = if matches!(
+        st.experiment,
+        Experiment::RegsSlow | Experiment::RegsSlowAsync
+    ) {
         set_with_info(
             st,
             "with_info",
             clobber_enter,
             clobber_leave,
+            clobber_tailcall,
+        )
+    } else if st.experiment == Experiment::RegsSlowAsyncRcx0 {
+        set_with_info(
+            st,
+            "with_info",
+            clobber_enter,
+            clobber_leave_rcx0,
             clobber_tailcall,
         )
     } else {
@@ -275,11 +286,17 @@ static SLOW_ENTERS: AtomicU64 = AtomicU64::new(0);
 static SLOW_LEAVES: AtomicU64 = AtomicU64::new(0);
 static SLOW_TAILCALLS: AtomicU64 = AtomicU64::new(0);
 
+// The first Enter and Leave are written as they happen (check mode only): the counters come
+// at Shutdown, which a crashing probe never reaches.
 extern "C" fn count_enter() {
-    SLOW_ENTERS.fetch_add(1, Ordering::Relaxed);
+    if SLOW_ENTERS.fetch_add(1, Ordering::Relaxed) == 0 {
+        let _ = std::panic::catch_unwind(|| obs::line("slow.first_enter", "1"));
+    }
 }
 extern "C" fn count_leave() {
-    SLOW_LEAVES.fetch_add(1, Ordering::Relaxed);
+    if SLOW_LEAVES.fetch_add(1, Ordering::Relaxed) == 0 {
+        let _ = std::panic::catch_unwind(|| obs::line("slow.first_leave", "1"));
+    }
 }
 extern "C" fn count_tailcall() {
     SLOW_TAILCALLS.fetch_add(1, Ordering::Relaxed);
@@ -327,6 +344,44 @@ macro_rules! clobbering_hook {
             )
         }
     };
+}
+
+/// Like `clobbering_hook!`, but returns with RCX = 0 (what .NET 10 has in RCX at every
+/// reported Leave, and what a runtime-async caller reads as "no continuation").
+#[unsafe(naked)]
+unsafe extern "C" fn clobber_leave_rcx0(_id: FunctionIDOrClientID, _elt: COR_PRF_ELT_INFO) {
+    core::arch::naked_asm!(
+        "push rbx",
+        "call {count}",
+        "pop rbx",
+        "mov rax, 0x5EEDBAD0DEADBEEF",
+        "mov rdx, rax",
+        "mov rsi, rax",
+        "mov rdi, rax",
+        "mov r8, rax",
+        "mov r9, rax",
+        "mov r10, rax",
+        "mov r11, rax",
+        "movq xmm0, rax",
+        "movq xmm1, rax",
+        "movq xmm2, rax",
+        "movq xmm3, rax",
+        "movq xmm4, rax",
+        "movq xmm5, rax",
+        "movq xmm6, rax",
+        "movq xmm7, rax",
+        "movq xmm8, rax",
+        "movq xmm9, rax",
+        "movq xmm10, rax",
+        "movq xmm11, rax",
+        "movq xmm12, rax",
+        "movq xmm13, rax",
+        "movq xmm14, rax",
+        "movq xmm15, rax",
+        "xor ecx, ecx",
+        "ret",
+        count = sym count_leave,
+    )
 }
 
 clobbering_hook!(clobber_enter, count_enter);
