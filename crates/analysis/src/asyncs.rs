@@ -310,8 +310,9 @@ impl Calls {
     }
 
     /// When `id` resumes, the calls it awaited are over, also those that never resumed (an
-    /// exception can pass through a suspended async method without resuming it): removes
-    /// and returns those still waiting.
+    /// exception can pass through a suspended async method without resuming it) and those
+    /// whose last segment another thread has not been seen to end yet: removes and returns
+    /// every one still known.
     pub fn finish_callees(&mut self, id: u64) -> Vec<(u64, Logical)> {
         let Some(l) = self.live.get_mut(&id) else {
             return Vec::new();
@@ -319,10 +320,8 @@ impl Calls {
         let callees = std::mem::take(&mut l.callees);
         let mut done = Vec::new();
         for c in callees {
-            if self.waiting(c) {
-                if let Some(x) = self.finish(c) {
-                    done.push((c, x));
-                }
+            if let Some(x) = self.finish(c) {
+                done.push((c, x));
             }
         }
         done

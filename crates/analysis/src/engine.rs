@@ -811,6 +811,11 @@ fn classify_top<S: ?Sized>(
     let (call, index, inferred) = match (initial_caller, resumed) {
         (Some(caller), _) => (new_call(cx, f, caller, start), 0, false),
         (None, Some((id, inferred))) => {
+            // A call resumes once the callee it awaited is over, also when that callee's
+            // last segment is still open on another thread (its thread not analysed that far).
+            for (cid, c) in cx.calls.finish_callees(id) {
+                settle(cx.stats, cx.tables, cid, &c, false);
+            }
             let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
             let index = l.started;
             l.inferred |= inferred;
@@ -1133,9 +1138,10 @@ fn shown(tables: &Tables, id: Option<u32>) -> Option<u32> {
 fn settle(stats: &mut Stats, tables: &Tables, id: u64, l: &Logical, pending: bool) {
     let fs = stats.functions.entry(l.func, FunctionStats::default);
     fs.wall_ns += l.last_end.saturating_sub(l.first_start);
+    // A pending call's last segment ended by a suspension that was counted when it was
+    // closed or proven (close_top, prove_callers_suspended).
     if pending {
         fs.pending_at_end += 1;
-        fs.suspensions += 1;
     }
     let args = shown(tables, l.enter_value);
     let ret = if pending {

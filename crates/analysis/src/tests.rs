@@ -936,3 +936,94 @@ fn timer_resume_below_a_suspended_segment() {
     );
     assert_eq!(l3.suspensions, 4, "{l3:?}");
 }
+
+/// A call that suspends and is never resumed: one suspension, pending at the end (counted
+/// once, not again when the pending call is settled).
+#[test]
+fn suspended_and_never_resumed() {
+    let main: &[(u64, EventKind, u32, u64)] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8eb0),
+        (30, Leave, 1, 0x8f00),
+        (5_000, Leave, 0, 0x9000),
+    ];
+    let a = run(&async_trace(&[main]));
+    let l3 = fs(&a, 2);
+    assert_eq!(
+        (l3.calls, l3.segments, l3.suspensions, l3.pending_at_end),
+        (1, 1, 1, 1),
+        "{l3:?}"
+    );
+}
+
+/// E1 → E2 → E3 (runtime-async variants 1, 2, 3 called from Run 0). E3 resumes on thread 1
+/// and throws; the exception passes E2 and E1 resumes and catches it, all before thread 0's
+/// next event shows the three first segments gone (a preempted thread). E2 suspended once and
+/// is over when E1 resumes: nothing pending, one suspension each.
+#[test]
+fn caller_resumes_before_its_callee_segment_is_seen_to_end() {
+    use eltrace_trace::FunctionFlags;
+    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
+    let funcs = [
+        ("Run", 0, 0),
+        ("E1", 0x2000, FunctionFlags::ASYNC_VARIANT),
+        ("E2", 0x2000, FunctionFlags::ASYNC_VARIANT),
+        ("E3", 0x2000, FunctionFlags::ASYNC_VARIANT),
+    ];
+    for (i, (m, impl_flags, flags)) in funcs.into_iter().enumerate() {
+        w.write_function(&FunctionRecord {
+            module: "App.dll".into(),
+            type_name: "Ns.T".into(),
+            method: m.into(),
+            token: 0x0600_0010 + i as u32,
+            impl_flags,
+            flags: FunctionFlags(FunctionFlags::HOOKED | flags),
+            ..FunctionRecord::new(FunctionIdx(i as u32))
+        })
+        .unwrap();
+    }
+    let main = [
+        (0, Enter, 0, 0x9000),
+        (10, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8e00),
+        (30, Enter, 3, 0x8d00),
+        (500, Leave, 0, 0x9000),
+    ];
+    let pool = [
+        (100, Enter, 3, 0x840),
+        (110, Unwind, 3, 0),
+        (200, Enter, 1, 0x840),
+        (210, Leave, 1, 0x840),
+    ];
+    for (t, evs) in [&main[..], &pool[..]].into_iter().enumerate() {
+        w.write_thread(&ThreadRecord::new(ThreadIdx(t as u32), 100 + t as u64))
+            .unwrap();
+        let evs: Vec<Event> = evs
+            .iter()
+            .map(|&(ts, kind, f, sp)| Event {
+                ts,
+                kind,
+                func: FunctionIdx(f),
+                sp,
+            })
+            .collect();
+        w.write_events(ThreadIdx(t as u32), &evs).unwrap();
+    }
+    w.write_end(&EndRecord {
+        reason: EndReason::Shutdown,
+        ts: 1_000,
+        ..EndRecord::default()
+    })
+    .unwrap();
+    let a = run(&w.into_inner());
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    assert_eq!(a.totals.mismatched_frames, 0);
+    let row = |f| {
+        let s = fs(&a, f);
+        (s.calls, s.segments, s.suspensions, s.pending_at_end)
+    };
+    assert_eq!(row(1), (1, 2, 1, 0), "E1 {:?}", fs(&a, 1));
+    assert_eq!(row(2), (1, 1, 1, 0), "E2 {:?}", fs(&a, 2));
+    assert_eq!(row(3), (1, 2, 1, 0), "E3 {:?}", fs(&a, 3));
+}
