@@ -23,8 +23,10 @@
 //!    Null (no ring yet) or `DEAD` (1) → fallback.
 //! 3. `used = head - tail`; if `used >= inline_limit` → fallback (half full, or a drop marker is
 //!    due: ring.rs's module doc).
-//! 4. Writes the 24-byte [`RawRecord`](crate::ring::RawRecord) `{rdtsc, sp, idx, kind}` at
-//!    `records[head & mask]`, then `head += 1` (an x86 store is a release store).
+//! 4. Writes the 16-byte [`RawRecord`](crate::ring::RawRecord) at `records[head & mask]`:
+//!    the RDTSC value and the SP as whole words, then the key `idx | kind << 28` (one `lea`
+//!    from the client id `idx + 1`) as two 16-bit stores over their top bytes; then
+//!    `head += 1` (an x86 store is a release store).
 //!
 //! RDTSC clobbers RAX and RDX: Enter keeps RDX (an argument) in XMM8, Leave keeps RAX/RDX (the
 //! return value) in R8/R9. The inline path touches no other register and no stack.
@@ -197,8 +199,7 @@ macro_rules! enter_stub {
                 cmp rax, qword ptr [r10 + 48]
                 jae 9f
                 and r11, qword ptr [r10 + 32]
-                lea r11, [r11 + 2*r11]
-                shl r11, 3
+                shl r11, 4
                 add r11, qword ptr [r10 + 24]
                 movq xmm8, rdx
                 rdtsc
@@ -208,7 +209,9 @@ macro_rules! enter_stub {
                 mov qword ptr [r11], rax
                 mov qword ptr [r11 + 8], r15
                 lea eax, [r14 - 1]
-                mov qword ptr [r11 + 16], rax
+                mov word ptr [r11 + 6], ax
+                shr eax, 16
+                mov word ptr [r11 + 14], ax
                 inc qword ptr [r10]
                 ",
                 $epilogue,
@@ -287,8 +290,7 @@ macro_rules! leave_stub {
                 cmp r8, qword ptr [r10 + 48]
                 jae 9f
                 and r11, qword ptr [r10 + 32]
-                lea r11, [r11 + 2*r11]
-                shl r11, 3
+                shl r11, 4
                 add r11, qword ptr [r10 + 24]
                 mov r8, rax
                 mov r9, rdx
@@ -297,9 +299,10 @@ macro_rules! leave_stub {
                 or rax, rdx
                 mov qword ptr [r11], rax
                 mov qword ptr [r11 + 8], rsi
-                lea esi, [rdi - 1]
-                mov dword ptr [r11 + 16], esi
-                mov dword ptr [r11 + 20], ", $kind, "
+                lea esi, [rdi - 1 + (", $kind, " << 28)]
+                mov word ptr [r11 + 6], si
+                shr esi, 16
+                mov word ptr [r11 + 14], si
                 mov rax, r8
                 mov rdx, r9
                 inc qword ptr [r10]

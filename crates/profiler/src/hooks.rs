@@ -77,7 +77,7 @@ pub fn record(kind: u32, func: u32, sp: u64) {
     // SAFETY: a non-sentinel CURRENT points at this thread's registered ring, which is freed
     // only after this thread retired it.
     let ring = unsafe { &*ring };
-    ring.push(RawRecord { ts, sp, func, kind });
+    ring.push(RawRecord::new(ts, sp, func, kind));
     if ring.above_threshold() {
         crate::writer::wake_if_sleeping();
     }
@@ -145,10 +145,12 @@ pub const CLIENT_NO_EVENTS: usize = 1 << 62;
 /// (`System.AppContext.OnUnhandledException`); its Leave ends the trace with End(Abort).
 pub const CLIENT_SENTINEL: usize = 1 << 63;
 
-/// The client id the mapper returns: `idx + 1` (never 0) plus flags.
+/// The client id the mapper returns: `idx + 1` (never 0) plus flags. A raw record holds 28
+/// bits of function index (ring.rs); a function beyond that (2^28 functions mapped) is probed
+/// without events.
 pub const fn client_id(idx: u32, record_events: bool, sentinel: bool) -> usize {
     let mut c = idx as usize + 1;
-    if !record_events {
+    if !record_events || idx >= (1 << crate::ring::FUNC_BITS) {
         c |= CLIENT_NO_EVENTS;
     }
     if sentinel {

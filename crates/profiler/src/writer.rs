@@ -18,7 +18,7 @@ use eltrace_trace::{
 
 use crate::clock;
 use crate::recorder::{Recorder, lock};
-use crate::ring::{KIND_DROPPED, RawRecord, Ring};
+use crate::ring::{KIND_DROPPED, RawRecord, Ring, extend_ticks};
 
 /// Encoded bytes are handed to the I/O thread in blocks of this size.
 const IO_BLOCK: usize = 256 * 1024;
@@ -287,6 +287,9 @@ fn check(rec: &Recorder, r: io::Result<()>) {
 struct Staged {
     thread: ThreadIdx,
     raw: Vec<RawRecord>,
+    /// `(end, now)`: the records of `raw` before index `end` (and after the previous entry's)
+    /// were drained when the clock read `now`; their ticks' high bits come from it.
+    drained_at: Vec<(usize, u64)>,
     /// First record of `raw` not yet encoded.
     pos: usize,
     /// Drops to report after the staged records (retired or buffer-less rings).
@@ -348,6 +351,7 @@ fn round(rec: &Recorder, sink: &mut Sink, flush: bool, budget: usize) {
                 sink.staged.push(Staged {
                     thread,
                     raw: Vec::new(),
+                    drained_at: Vec::new(),
                     pos: 0,
                     drops_after: 0,
                 });
@@ -358,8 +362,13 @@ fn round(rec: &Recorder, sink: &mut Sink, flush: bool, budget: usize) {
         let before = st.raw.len();
         ring.drain_to(head, &mut st.raw);
         let added = &st.raw[before..];
-        for m in added.iter().filter(|r| r.kind == KIND_DROPPED) {
-            ring.note_marked_drops(m.sp);
+        for m in added.iter().filter(|r| r.kind() == KIND_DROPPED) {
+            ring.note_marked_drops(m.sp());
+        }
+        if !added.is_empty() {
+            // Every drained record was written before this read of the clock (the head was
+            // read with Acquire above).
+            st.drained_at.push((st.raw.len(), clock::now()));
         }
         sink.staged_records += added.len();
         if retired || ring.capacity() == 0 {
@@ -393,12 +402,13 @@ fn round(rec: &Recorder, sink: &mut Sink, flush: bool, budget: usize) {
         }
         let end = st.raw.len().min(st.pos.saturating_add(left));
         let n = end - st.pos;
-        write_raw(rec, sink, st.thread, &st.raw[st.pos..end]);
+        write_raw(rec, sink, st.thread, &st.raw, st.pos..end, &st.drained_at);
         st.pos = end;
         left -= n;
         sink.staged_records -= n;
         if st.pos == st.raw.len() {
             st.raw.clear();
+            st.drained_at.clear();
             st.pos = 0;
             if st.drops_after > 0 {
                 check(rec, sink.out.write_dropped(st.thread, st.drops_after));
@@ -421,27 +431,41 @@ fn round(rec: &Recorder, sink: &mut Sink, flush: bool, budget: usize) {
 }
 
 /// Converts raw records to events and writes them, splitting at drop markers.
-fn write_raw(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, raw: &[RawRecord]) {
+/// `raw[range]` is encoded; `drained_at` tells each record's drain time (see [`Staged`]).
+fn write_raw(
+    rec: &Recorder,
+    sink: &mut Sink,
+    thread: ThreadIdx,
+    raw: &[RawRecord],
+    range: std::ops::Range<usize>,
+    drained_at: &[(usize, u64)],
+) {
     sink.events.clear();
     let mut bad = 0u64;
-    for r in raw {
-        if r.kind == KIND_DROPPED {
+    let mut batch = drained_at.iter().position(|&(end, _)| end > range.start);
+    for j in range {
+        let r = raw[j];
+        while let Some(b) = batch.filter(|&b| drained_at[b].0 <= j) {
+            batch = Some(b + 1).filter(|&n| n < drained_at.len());
+        }
+        let now = batch.map_or_else(clock::now, |b| drained_at[b].1);
+        if r.kind() == KIND_DROPPED {
             if !sink.events.is_empty() {
                 check(rec, sink.out.write_events(thread, &sink.events));
                 sink.events.clear();
             }
-            check(rec, sink.out.write_dropped(thread, r.sp));
+            check(rec, sink.out.write_dropped(thread, r.sp()));
             continue;
         }
-        let Some(kind) = u8::try_from(r.kind).ok().and_then(EventKind::from_code) else {
+        let Some(kind) = u8::try_from(r.kind()).ok().and_then(EventKind::from_code) else {
             bad += 1;
             continue;
         };
         sink.events.push(Event {
-            ts: clock::to_ns(r.ts),
+            ts: clock::to_ns(extend_ticks(r.ticks48(), now)),
             kind,
-            func: FunctionIdx(r.func),
-            sp: r.sp,
+            func: FunctionIdx(r.func()),
+            sp: r.sp(),
         });
     }
     if !sink.events.is_empty() {
