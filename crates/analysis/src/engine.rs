@@ -910,11 +910,13 @@ fn dispatched_below_segments<S: ?Sized>(st: &ThreadState, cx: &mut Ctx<'_, S>, e
         // Something to resume: a waiting call of f, or one whose segment is on this stack.
         return waiting || st.stack.iter().any(|o| o.func == f);
     }
-    // The top segment is of f itself, and f enters deeper than any direct call from f does:
-    // not a recursive call. A resume inside the running segment (an inline continuation)
-    // would continue another call of f, and none waits: the top segment's own call resumes.
+    // The top segment is of f itself, and f enters deeper than any direct call from f goes
+    // (f's frame size, known from a direct callee that returned): it came through frames
+    // without probes, so it is not a recursive call but a resume, and the segment suspended
+    // (a dispatcher below it, as above; e.g. the timer queue resuming one of several waiting
+    // Workers on a pool thread). An inline continuation inside a still running segment would
+    // be misread here; .NET 10's runtime-async dispatch was not seen to make one.
     top.func == f
-        && !waiting
         && cx
             .calls
             .call_deltas(f)

@@ -1027,3 +1027,50 @@ fn caller_resumes_before_its_callee_segment_is_seen_to_end() {
     assert_eq!(row(2), (1, 1, 1, 0), "E2 {:?}", fs(&a, 2));
     assert_eq!(row(3), (1, 2, 1, 0), "E3 {:?}", fs(&a, 3));
 }
+
+/// Two calls of L3 suspend on thread 0 (A, then B). On thread 1, A resumes at the pool's
+/// dispatch (0x840) and suspends with no event showing it; then a timer resume comes 0x150
+/// deeper, on top of A's segment, while B waits. L3's direct calls go 0x120 deeper (L4): this
+/// Enter did not come from A's segment, it is B's resume, not a recursive call.
+#[test]
+fn deeper_resume_over_a_segment_while_others_wait() {
+    let main: &[(u64, EventKind, u32, u64)] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8eb0),
+        (22, Enter, 3, 0x8d90),
+        (24, Leave, 3, 0x8d90),
+        (30, Leave, 1, 0x8f00),
+        (40, Enter, 1, 0x8f00),
+        (50, Enter, 2, 0x8eb0),
+        (60, Leave, 1, 0x8f00),
+        (5_000, Leave, 0, 0x9000),
+    ];
+    let pool: &[(u64, EventKind, u32, u64)] = &[
+        (100, Enter, 2, 0x840),
+        (200, Enter, 2, 0x6f0),
+        (210, Enter, 3, 0x5d0),
+        (220, Leave, 3, 0x5d0),
+        (230, Leave, 2, 0x6f0),
+        (300, Enter, 2, 0x840),
+        (310, Enter, 3, 0x720),
+        (320, Leave, 3, 0x720),
+        (330, Leave, 2, 0x840),
+    ];
+    let a = run(&async_trace(&[main, pool]));
+    let l3 = fs(&a, 2);
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    assert_eq!(a.totals.mismatched_frames, 0);
+    assert_eq!(a.totals.vanished_frames, 0);
+    assert_eq!(
+        (
+            l3.calls,
+            l3.segments,
+            l3.resumes,
+            l3.suspensions,
+            l3.pending_at_end
+        ),
+        (2, 5, 3, 3, 0),
+        "{l3:?}"
+    );
+}
