@@ -110,6 +110,8 @@ struct PendingQueue {
 const REORDER_NS: u64 = 250_000_000;
 /// How many events may wait at most.
 const REORDER_MAX: usize = 4 << 20;
+/// An empty thread queue keeps at most this capacity.
+const QUEUE_KEEP: usize = 256;
 
 impl ThreadState {
     /// The lowest frame that is a runtime-async segment whose logical call went on in a
@@ -165,6 +167,9 @@ pub struct Analyzer {
     calls: Calls,
     suspend_leaves: bool,
     pending: DenseMap<PendingQueue>,
+    /// `(first queued ns, thread)` of every thread whose queue is not empty, once each: the
+    /// next thread to analyse without looking at every thread the trace ever had.
+    ready: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
     pending_items: usize,
     newest_ns: u64,
     filter: Option<HashSet<u64>>,
@@ -205,6 +210,7 @@ impl Analyzer {
             calls: Calls::default(),
             suspend_leaves: false,
             pending: DenseMap::default(),
+            ready: std::collections::BinaryHeap::new(),
             pending_items: 0,
             newest_ns: 0,
             filter: opts.threads.as_ref().map(|t| t.iter().copied().collect()),
@@ -238,6 +244,14 @@ impl Analyzer {
             .ticks_to_ns(ticks.saturating_sub(self.origin_ticks))
     }
 
+    /// Capacity (in events) of all the threads' reorder queues, and how many threads are
+    /// waiting to be analysed (tests: memory stays bounded by what is queued).
+    #[cfg(test)]
+    pub(crate) fn queued_capacity(&self) -> (usize, usize) {
+        let cap = self.pending.iter().map(|(_, q)| q.items.capacity()).sum();
+        (cap, self.ready.len())
+    }
+
     /// Takes one record of the trace, in file order.
     pub fn record<S: FrameSink + ?Sized>(
         &mut self,
@@ -269,6 +283,9 @@ impl Analyzer {
                     let ts = self.stats.threads.entry(thread.0, ThreadStats::default);
                     ts.dropped_events += count;
                     let q = self.pending.entry(thread.0, PendingQueue::default);
+                    if q.items.is_empty() {
+                        self.ready.push(std::cmp::Reverse((q.last_ns, thread.0)));
+                    }
                     q.items.push_back((q.last_ns, Item::Dropped));
                     self.pending_items += 1;
                 }
@@ -324,6 +341,7 @@ impl Analyzer {
         let npt = self.tables.info.ns_per_tick;
         let origin = self.origin_ticks;
         let q = self.pending.entry(thread.0, PendingQueue::default);
+        let was_empty = q.items.is_empty();
         for e in events {
             let ticks = e.ts.saturating_sub(origin);
             let ns = if npt == 1.0 {
@@ -335,6 +353,11 @@ impl Analyzer {
             let ns = ns.max(q.last_ns);
             q.last_ns = ns;
             q.items.push_back((ns, Item::Event(*e)));
+        }
+        if was_empty {
+            if let Some(&(ns, _)) = q.items.front() {
+                self.ready.push(std::cmp::Reverse((ns, thread.0)));
+            }
         }
         self.pending_items += events.len();
         self.newest_ns = self.newest_ns.max(last);
@@ -352,31 +375,27 @@ impl Analyzer {
         limit: u64,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        loop {
-            let mut best: Option<(u64, u32)> = None;
-            let mut second = u64::MAX;
-            for (t, q) in self.pending.iter() {
-                let Some(&(ns, _)) = q.items.front() else {
-                    continue;
-                };
-                match best {
-                    Some((b, _)) if ns >= b => second = second.min(ns),
-                    _ => {
-                        if let Some((b, _)) = best {
-                            second = second.min(b);
-                        }
-                        best = Some((ns, t));
-                    }
-                }
-            }
-            let Some((ns, t)) = best else {
-                return Ok(());
-            };
+        while let Some(&std::cmp::Reverse((ns, t))) = self.ready.peek() {
             if ns > limit {
                 return Ok(());
             }
+            self.ready.pop();
+            let second = self
+                .ready
+                .peek()
+                .map_or(u64::MAX, |&std::cmp::Reverse((n, _))| n);
             self.run_thread(ThreadIdx(t), second.min(limit), sink)?;
+            if let Some(q) = self.pending.get_mut(t) {
+                match q.items.front() {
+                    Some(&(n, _)) => self.ready.push(std::cmp::Reverse((n, t))),
+                    // A thread's burst can queue many events: give the memory back (a trace
+                    // may have thousands of short-lived threads).
+                    None if q.items.capacity() > QUEUE_KEEP => q.items = Default::default(),
+                    None => {}
+                }
+            }
         }
+        Ok(())
     }
 
     /// Analyses the queued items of one thread up to time `until` (at least one).
