@@ -440,11 +440,7 @@ impl Analyzer {
                     continue;
                 }
             };
-            let next = match q.items.front() {
-                Some((_, Item::Event(n))) => Some(*n),
-                _ => None,
-            };
-            step(st, &mut cx, &e, ns, next)?;
+            step(st, &mut cx, &e, ns, &q.items)?;
         }
         if let Some(ts) = self.stats.threads.get_mut(thread.0) {
             ts.last_ns = st.last_ns;
@@ -453,14 +449,18 @@ impl Analyzer {
     }
 }
 
-/// One event of a thread, at `ns`; `next` is the thread's next event if already read.
+/// One event of a thread, at `ns`; `ahead` holds the thread's next events already read.
 fn step<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
     cx: &mut Ctx<'_, S>,
     e: &Event,
     ns: u64,
-    next: Option<Event>,
+    ahead: &std::collections::VecDeque<(u64, Item)>,
 ) -> Result<(), AnalysisError> {
+    let next = match ahead.front() {
+        Some((_, Item::Event(n))) => Some(*n),
+        _ => None,
+    };
     let thread = cx.thread;
     if e.kind == EventKind::Value {
         if !std::mem::take(&mut st.skip_value) {
@@ -483,7 +483,7 @@ fn step<S: FrameSink + ?Sized>(
             if let Some(i) = st.lowest_stale(cx.calls, &mut *cx.roles, cx.tables) {
                 reveal_above(st, cx, i, before)?;
             }
-            if dispatched_below_segments(st, cx, e) {
+            if dispatched_below_segments(st, cx, e, ahead) {
                 reveal_above(st, cx, 0, before)?;
             }
             if e.sp != 0 {
@@ -908,7 +908,12 @@ fn initial_evidence<S: ?Sized>(
 /// has left those segments (they suspended) and reached its dispatcher by a deeper path than
 /// before (e.g. the timer queue, which resumes a `Task.Delay` 0x490 bytes below the thread
 /// pool's dispatch on .NET 10), so the stack pointer alone does not show them gone.
-fn dispatched_below_segments<S: ?Sized>(st: &ThreadState, cx: &mut Ctx<'_, S>, e: &Event) -> bool {
+fn dispatched_below_segments<S: ?Sized>(
+    st: &ThreadState,
+    cx: &mut Ctx<'_, S>,
+    e: &Event,
+    ahead: &std::collections::VecDeque<(u64, Item)>,
+) -> bool {
     let f = e.func.0;
     let Some(top) = st.stack.last() else {
         return false;
@@ -935,11 +940,70 @@ fn dispatched_below_segments<S: ?Sized>(st: &ThreadState, cx: &mut Ctx<'_, S>, e
     // (a dispatcher below it, as above; e.g. the timer queue resuming one of several waiting
     // Workers on a pool thread). An inline continuation inside a still running segment would
     // be misread here; .NET 10's runtime-async dispatch was not seen to make one.
-    top.func == f
-        && cx
-            .calls
-            .call_deltas(f)
-            .is_some_and(|d| !d.contains(&(top.sp - e.sp)))
+    // Where no call from f has returned yet, the thread's next events may show one (f's
+    // frame size is the same in every frame of f of one compilation).
+    if top.func != f {
+        return false;
+    }
+    if cx.calls.call_deltas(f).is_none() {
+        if let Some(d) = call_delta_ahead(e, ahead, f) {
+            cx.calls.note_call_delta(f, d);
+        }
+    }
+    cx.calls
+        .call_deltas(f)
+        .is_some_and(|d| !d.contains(&(top.sp - e.sp)))
+}
+
+/// How many queued events [`call_delta_ahead`] looks at.
+const LOOK_AHEAD: usize = 4096;
+
+/// In a thread's event `e` and its next events: a frame of `f` (an Enter of `f` at P) whose
+/// next event is an Enter of another method at Q below P, and that callee's Leave at Q before
+/// anything comes back up to P: a direct call from `f` that returned, `P - Q` below `f`'s
+/// stack pointer.
+fn call_delta_ahead(
+    e: &Event,
+    ahead: &std::collections::VecDeque<(u64, Item)>,
+    f: u32,
+) -> Option<u64> {
+    let events: Vec<&Event> = std::iter::once(e)
+        .chain(
+            ahead
+                .iter()
+                .take(LOOK_AHEAD)
+                .map_while(|(_, item)| match item {
+                    Item::Event(e) => Some(e),
+                    Item::Dropped => None,
+                }),
+        )
+        .collect();
+    for (i, e) in events.iter().enumerate() {
+        if e.kind != EventKind::Enter || e.func.0 != f || e.sp == 0 {
+            continue;
+        }
+        let Some(callee) = events.get(i + 1) else {
+            break;
+        };
+        // A deeper Enter of f itself is what is in question (a recursion or a resume).
+        if callee.kind != EventKind::Enter
+            || callee.sp == 0
+            || callee.sp >= e.sp
+            || callee.func.0 == f
+        {
+            continue;
+        }
+        for later in &events[i + 2..] {
+            if later.kind == EventKind::Leave && later.sp == callee.sp && later.func == callee.func
+            {
+                return Some(e.sp - callee.sp);
+            }
+            if later.sp >= e.sp {
+                break;
+            }
+        }
+    }
+    None
 }
 
 /// Before a resume of runtime-async `f` is pushed: a segment of a running call of `f` lower
@@ -1239,9 +1303,10 @@ fn close_top<S: FrameSink + ?Sized>(
     let caller = match st.stack.last_mut() {
         Some(p) => {
             p.children += dur;
-            if kind == EndKind::Leave && p.sp > o.sp && o.sp != 0 {
+            if kind == EndKind::Leave && p.sp > o.sp && o.sp != 0 && p.func != o.func {
                 // A call that returned: how far below its caller's stack pointer a direct
-                // call of that caller enters.
+                // call of that caller enters. (Not from a frame of the same method: that may
+                // be a resume below a suspended segment taken for a recursion.)
                 cx.calls.note_call_delta(p.func, p.sp - o.sp);
             }
             p.func

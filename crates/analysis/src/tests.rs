@@ -883,8 +883,8 @@ fn async_trace(threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
 
 /// Two calls of L3, each: first segment on thread 0 (suspends), a pool resume at 0x840 on
 /// thread 1 (suspends), a timer resume 0x490 deeper at 0x3b0 on thread 1 (no event shows the
-/// 0x840 segment gone), which completes after calling L4.
-fn timer_resumes(first_timer_sp: u64) -> Vec<u8> {
+/// 0x840 segment gone), which completes, after calling L4 if `calls_l4`.
+fn timer_resumes(first_timer_sp: u64, calls_l4: bool) -> Vec<u8> {
     let main: &[(u64, EventKind, u32, u64)] = &[
         (0, Enter, 0, 0x9000),
         (10, Enter, 1, 0x8f00),
@@ -895,7 +895,7 @@ fn timer_resumes(first_timer_sp: u64) -> Vec<u8> {
         (2_020, Leave, 1, 0x8f00),
         (5_000, Leave, 0, 0x9000),
     ];
-    let pool: &[(u64, EventKind, u32, u64)] = &[
+    let pool: Vec<(u64, EventKind, u32, u64)> = [
         (100, Enter, 2, 0x840),
         (200, Enter, 2, first_timer_sp),
         (210, Enter, 3, first_timer_sp - 0x120),
@@ -906,35 +906,49 @@ fn timer_resumes(first_timer_sp: u64) -> Vec<u8> {
         (2_210, Enter, 3, 0x290),
         (2_220, Leave, 3, 0x290),
         (2_230, Leave, 2, 0x3b0),
-    ];
-    async_trace(&[main, pool])
+    ]
+    .into_iter()
+    .filter(|&(_, _, f, _)| calls_l4 || f != 3)
+    .collect();
+    async_trace(&[main, &pool])
 }
 
-/// The second timer resume comes at a distance below the top L3 segment that no direct call
-/// from L3 uses (L3 → L4 is 0x120) while no other L3 call waits: a resume, not a recursion.
-/// When the first one comes before any call from L3 returned, it is ambiguous: counted as a
-/// call, and flagged.
+/// The timer resume comes at a distance below the top L3 segment that no direct call from L3
+/// uses (L3 → L4 is 0x120): a resume, not a recursion. Before any call from L3 returned, the
+/// thread's next events show that distance (L4 called from the resumed segment). Without any
+/// such evidence the first one is ambiguous: counted as a call, and flagged.
 #[test]
 fn timer_resume_below_a_suspended_segment() {
-    let a = run(&timer_resumes(0x3b0));
+    let exact = |a: &Analysis| {
+        let l3 = fs(a, 2);
+        assert_eq!(a.totals.unmatched_leaves, 0);
+        assert_eq!(a.totals.mismatched_frames, 0);
+        assert_eq!(a.totals.vanished_frames, 0);
+        assert_eq!(
+            (
+                l3.calls,
+                l3.segments,
+                l3.resumes,
+                l3.suspensions,
+                l3.ambiguous_calls
+            ),
+            (2, 6, 4, 4, 0),
+            "{l3:?}"
+        );
+    };
+    // L3's frame size from the look-ahead (L4 called at 0x290 from the segment at 0x3b0).
+    exact(&run(&timer_resumes(0x3b0, true)));
+    // The thread's dispatch stack pointer is known at the second timer resume.
+    exact(&run(&timer_resumes(0x840, true)));
+    // No call from L3 at all: the first timer resume may be a recursion.
+    let a = run(&timer_resumes(0x3b0, false));
     let l3 = fs(&a, 2);
     assert_eq!(a.totals.unmatched_leaves, 0);
     assert_eq!(a.totals.mismatched_frames, 0);
-    assert_eq!(a.totals.vanished_frames, 0);
     assert_eq!(l3.segments, 6);
     // Flagged: the count of calls may be off (here the bogus call leaves the first one
     // waiting, and the second call's resume is attached to it by order).
     assert_eq!(l3.ambiguous_calls, 1, "{l3:?}");
-    // Nothing is ambiguous once the thread's dispatch stack pointer 0x3b0 is known.
-    let a = run(&timer_resumes(0x840));
-    let l3 = fs(&a, 2);
-    assert_eq!(a.totals.unmatched_leaves, 0);
-    assert_eq!(
-        (l3.calls, l3.segments, l3.resumes, l3.ambiguous_calls),
-        (2, 6, 4, 0),
-        "{l3:?}"
-    );
-    assert_eq!(l3.suspensions, 4, "{l3:?}");
 }
 
 /// A call that suspends and is never resumed: one suspension, pending at the end (counted
@@ -1114,4 +1128,32 @@ fn many_short_threads_keep_memory_bounded() {
     let a = an.finish(false, &mut sink).unwrap();
     assert_eq!(fs(&a, 1).calls, THREADS as u64 * CALLS);
     assert_eq!(a.totals.mismatched_frames, 0);
+}
+
+/// A runtime-async method that awaits itself directly (a recursion) before any call from it
+/// returned: the look-ahead finds its frame size from a later direct call (L4 from the inner
+/// frame) equal to the recursion's distance, so the inner Enter is a new call, not a resume.
+#[test]
+fn direct_async_recursion_is_a_call() {
+    let main: &[(u64, EventKind, u32, u64)] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8eb0),
+        (30, Enter, 2, 0x8e30),
+        (40, Enter, 3, 0x8db0),
+        (50, Leave, 3, 0x8db0),
+        (60, Leave, 2, 0x8e30),
+        (70, Leave, 2, 0x8eb0),
+        (80, Leave, 1, 0x8f00),
+        (90, Leave, 0, 0x9000),
+    ];
+    let a = run(&async_trace(&[main]));
+    let l3 = fs(&a, 2);
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    assert_eq!(a.totals.mismatched_frames, 0);
+    assert_eq!(
+        (l3.calls, l3.segments, l3.resumes, l3.ambiguous_calls),
+        (2, 2, 0, 0),
+        "{l3:?}"
+    );
 }
