@@ -149,7 +149,7 @@ fn nested(mode: Mode) {
     // direct call from L3 returned, L3's frame size comes from the thread's next events (L3's
     // last segment calls L4). Without such evidence the Enter may be a recursion as well as a
     // resume: counted as a call and in `ambiguous_calls` (docs/design.md); measured: 0 such
-    // in 52 recordings since the look-ahead.
+    // in 75 recordings since the look-ahead.
     let l3 = func(&r, &format!("{n}L3"));
     assert_eq!(uint(l3, "segments"), 12, "{l3}");
     let ambiguous = uint(&l3["async"], "ambiguous_calls");
