@@ -139,6 +139,39 @@ pub fn profiled_sp(elt_info: usize) -> u64 {
     sp
 }
 
+/// Defines a slow-path (WithInfo) Leave hook that calls `$inner` (an
+/// `extern "C" fn(usize, usize)`, given the hook's two arguments unchanged) and then returns
+/// with RCX = 0. The runtime's Unix `ProfileLeaveNaked` does not restore RCX, which carries a
+/// runtime-async method's continuation on x64 (null at every reported Leave, since .NET 10
+/// zeroes it before the Leave probe); whatever a hook leaves in RCX reaches the managed caller.
+/// Every WithInfo Leave hook of eltrace (recording, values, the check experiments) is one of
+/// these. Measured without it: `Probes async` under `--slow-path` or `--values` died with a
+/// NullReferenceException in `AsyncHelpers.ThunkTaskCore`, and the check's `info` experiment
+/// with SIGABRT now and then.
+macro_rules! leave_hook_rcx0 {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident => $inner:path) => {
+        $(#[$meta])*
+        // SAFETY (naked): a complete SysV function: entry RSP ≡ 8 (mod 16), so one push keeps
+        // the call aligned; RDI/RSI (the hook's arguments) pass through to `$inner` unchanged;
+        // RBX is restored; RCX is caller-saved, so zeroing it breaks no C contract.
+        #[unsafe(naked)]
+        $vis unsafe extern "C" fn $name(
+            _id: eltrace_abi::FunctionIDOrClientID,
+            _elt: eltrace_abi::COR_PRF_ELT_INFO,
+        ) {
+            core::arch::naked_asm!(
+                "push rbx",
+                "call {inner}",
+                "xor ecx, ecx",
+                "pop rbx",
+                "ret",
+                inner = sym $inner,
+            );
+        }
+    };
+}
+pub(crate) use leave_hook_rcx0;
+
 /// Client-id flag: the function is probed only because it is a sentinel; record no events.
 pub const CLIENT_NO_EVENTS: usize = 1 << 62;
 /// Client-id flag: the function is the unhandled-exception sentinel

@@ -531,27 +531,9 @@ unsafe extern "C" fn enter_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO)
     hooks::enter_hook(id.value(), elt);
 }
 
-/// The slow-path Leave hook: `hooks::leave_hook`, then RCX = 0. The runtime's Unix
-/// `ProfileLeaveNaked` does not restore RCX, which carries a runtime-async method's
-/// continuation on x64 (null at every reported Leave); whatever the hook leaves in RCX reaches
-/// the managed caller (see `values::leave_hook`). Measured: `Probes async` under `--slow-path`
-/// died with a NullReferenceException in `AsyncHelpers.ThunkTaskCore` without this.
-// SAFETY (naked): a complete SysV function: the stack stays aligned for the call, RDI/RSI
-// pass through to `leave_inner` (same arguments), RBX is restored, and RCX is caller-saved.
-#[unsafe(naked)]
-unsafe extern "C" fn leave_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
-    core::arch::naked_asm!(
-        "push rbx",
-        "call {inner}",
-        "xor ecx, ecx",
-        "pop rbx",
-        "ret",
-        inner = sym leave_inner,
-    );
-}
-
-extern "C" fn leave_inner(client_id: usize, elt: COR_PRF_ELT_INFO) {
-    hooks::leave_hook(client_id, elt);
+hooks::leave_hook_rcx0! {
+    /// The slow-path Leave hook: `hooks::leave_hook`, then RCX = 0 (see the macro).
+    fn leave_hook => hooks::leave_hook
 }
 
 unsafe extern "C" fn tailcall_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {

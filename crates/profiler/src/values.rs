@@ -378,34 +378,16 @@ pub unsafe extern "C" fn enter_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_I
     });
 }
 
-/// `FunctionLeave3WithInfo` of a `--values` recording: [`leave_inner`], then RCX = 0.
-///
-/// On x64 a runtime-async method returns its continuation in RCX, and the runtime's
-/// slow-path stub `ProfileLeaveNaked` (Unix) does not save or restore RCX around the C++
-/// `ProfileLeave`, which calls this hook: whatever RCX holds when the hook returns reaches
-/// the managed caller. A Leave is only ever reported for a normal return, where the
-/// continuation is null (.NET 10 zeroes RCX before the Leave probe), so the hook returns with
-/// RCX = 0. Measured: without this, `Probes async` under `--values` died with a
-/// NullReferenceException in `AsyncHelpers.ThunkTaskCore.MoveNext` after the first
-/// completion, depending only on what the value capture happened to leave in RCX.
-///
-/// # Safety
-/// Called by the runtime only, as a WithInfo Leave hook (`elt` is that hook's handle).
-// SAFETY (naked): the body is a complete SysV function: it keeps the stack aligned for the
-// call, passes RDI/RSI through to `leave_inner` (an `extern "C"` fn of the same arguments),
-// restores RBX and returns; RCX is caller-saved, so zeroing it breaks no C contract.
-#[unsafe(naked)]
-pub unsafe extern "C" fn leave_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
-    core::arch::naked_asm!(
-        // Entry RSP ≡ 8 (mod 16); one push makes the call below aligned. RDI and RSI (the
-        // hook's arguments) pass through unchanged.
-        "push rbx",
-        "call {inner}",
-        "xor ecx, ecx",
-        "pop rbx",
-        "ret",
-        inner = sym leave_inner,
-    );
+crate::hooks::leave_hook_rcx0! {
+    /// `FunctionLeave3WithInfo` of a `--values` recording: [`leave_inner`], then RCX = 0
+    /// (`hooks::leave_hook_rcx0`). A Leave is only ever reported for a normal return, where the
+    /// continuation is null; without this, `Probes async` under `--values` died in
+    /// `AsyncHelpers.ThunkTaskCore.MoveNext` after the first completion, depending only on
+    /// what the value capture happened to leave in RCX.
+    ///
+    /// # Safety
+    /// Called by the runtime only, as a WithInfo Leave hook (`elt` is that hook's handle).
+    pub fn leave_hook => leave_inner
 }
 
 /// The body of [`leave_hook`].

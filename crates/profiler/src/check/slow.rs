@@ -272,23 +272,11 @@ unsafe extern "C" fn enter(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
     let _ = std::panic::catch_unwind(|| event("enter", id.value(), elt));
 }
 
-/// The experiments' Leave hook: `leave_inner`, then RCX = 0, like eltrace's own slow-path
-/// Leave hook (profiler.rs): the runtime's Unix `ProfileLeaveNaked` hands whatever the hook
-/// leaves in RCX to a runtime-async caller as its continuation. Without this the `info`
-/// experiment died with SIGABRT now and then (when the hook's last code path happened to
-/// leave RCX non-zero, e.g. under lock contention); `regs.slow.async-rcx` shows the effect.
-// SAFETY (naked): a complete SysV function: the stack stays aligned for the call, RDI/RSI
-// pass through to `leave_inner` (same arguments), RBX is restored, and RCX is caller-saved.
-#[unsafe(naked)]
-unsafe extern "C" fn leave(_id: FunctionIDOrClientID, _elt: COR_PRF_ELT_INFO) {
-    core::arch::naked_asm!(
-        "push rbx",
-        "call {inner}",
-        "xor ecx, ecx",
-        "pop rbx",
-        "ret",
-        inner = sym leave_inner,
-    );
+crate::hooks::leave_hook_rcx0! {
+    /// The experiments' Leave hook: `leave_inner`, then RCX = 0, like eltrace's own (without
+    /// it the `info` experiment died with SIGABRT now and then; `regs.slow.async-rcx` shows
+    /// why).
+    fn leave => leave_inner
 }
 
 extern "C" fn leave_inner(client_id: usize, elt: COR_PRF_ELT_INFO) {
