@@ -750,18 +750,13 @@ fn invariants_hold_on_random_traces() {
     }
 }
 
-/// A trace of functions `(type, method)` in App.dll and events `(ts, kind, func, sp)`.
-fn typed_trace(funcs: &[(&str, &str)], threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
-    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
-    for (i, (ty, m)) in funcs.iter().enumerate() {
-        w.write_function(&FunctionRecord {
-            module: "App.dll".into(),
-            type_name: (*ty).into(),
-            method: (*m).into(),
-            ..FunctionRecord::new(FunctionIdx(i as u32))
-        })
-        .unwrap();
-    }
+/// Writes one thread record and the events `(ts, kind, func, sp)` per thread (tid 100 +
+/// index), then the End record at `end`; returns the trace.
+fn threads_and_end(
+    mut w: TraceWriter<Vec<u8>>,
+    threads: &[&[(u64, EventKind, u32, u64)]],
+    end: u64,
+) -> Vec<u8> {
     for (t, evs) in threads.iter().enumerate() {
         w.write_thread(&ThreadRecord::new(ThreadIdx(t as u32), 100 + t as u64))
             .unwrap();
@@ -778,11 +773,26 @@ fn typed_trace(funcs: &[(&str, &str)], threads: &[&[(u64, EventKind, u32, u64)]]
     }
     w.write_end(&EndRecord {
         reason: EndReason::Shutdown,
-        ts: 1_000,
+        ts: end,
         ..EndRecord::default()
     })
     .unwrap();
     w.into_inner()
+}
+
+/// A trace of functions `(type, method)` in App.dll and events `(ts, kind, func, sp)`.
+fn typed_trace(funcs: &[(&str, &str)], threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
+    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
+    for (i, (ty, m)) in funcs.iter().enumerate() {
+        w.write_function(&FunctionRecord {
+            module: "App.dll".into(),
+            type_name: (*ty).into(),
+            method: (*m).into(),
+            ..FunctionRecord::new(FunctionIdx(i as u32))
+        })
+        .unwrap();
+    }
+    threads_and_end(w, threads, 1_000)
 }
 
 /// A classic state machine's continuation may start on another thread before the segment
@@ -858,27 +868,7 @@ fn async_trace(threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
         })
         .unwrap();
     }
-    for (t, evs) in threads.iter().enumerate() {
-        w.write_thread(&ThreadRecord::new(ThreadIdx(t as u32), 100 + t as u64))
-            .unwrap();
-        let evs: Vec<Event> = evs
-            .iter()
-            .map(|&(ts, kind, f, sp)| Event {
-                ts,
-                kind,
-                func: FunctionIdx(f),
-                sp,
-            })
-            .collect();
-        w.write_events(ThreadIdx(t as u32), &evs).unwrap();
-    }
-    w.write_end(&EndRecord {
-        reason: EndReason::Shutdown,
-        ts: 10_000,
-        ..EndRecord::default()
-    })
-    .unwrap();
-    w.into_inner()
+    threads_and_end(w, threads, 10_000)
 }
 
 /// Two calls of L3, each: first segment on thread 0 (suspends), a pool resume at 0x840 on
@@ -1010,27 +1000,7 @@ fn caller_resumes_before_its_callee_segment_is_seen_to_end() {
         (200, Enter, 1, 0x840),
         (210, Leave, 1, 0x840),
     ];
-    for (t, evs) in [&main[..], &pool[..]].into_iter().enumerate() {
-        w.write_thread(&ThreadRecord::new(ThreadIdx(t as u32), 100 + t as u64))
-            .unwrap();
-        let evs: Vec<Event> = evs
-            .iter()
-            .map(|&(ts, kind, f, sp)| Event {
-                ts,
-                kind,
-                func: FunctionIdx(f),
-                sp,
-            })
-            .collect();
-        w.write_events(ThreadIdx(t as u32), &evs).unwrap();
-    }
-    w.write_end(&EndRecord {
-        reason: EndReason::Shutdown,
-        ts: 1_000,
-        ..EndRecord::default()
-    })
-    .unwrap();
-    let a = run(&w.into_inner());
+    let a = run(&threads_and_end(w, &[&main, &pool], 1_000));
     assert_eq!(a.totals.unmatched_leaves, 0);
     assert_eq!(a.totals.mismatched_frames, 0);
     let row = |f| {
