@@ -830,8 +830,9 @@ fn classify_top<S: ?Sized>(
     let (call, index, inferred) = match (initial_caller, resumed) {
         (Some(caller), _) => (new_call(cx, f, caller, start), 0, false),
         (None, Some((id, inferred))) => {
-            // A call resumes once the callee it awaited is over, also when that callee's
-            // last segment is still open on another thread (its thread not analysed that far).
+            // A call resumes once the callee it awaited is over, also when that callee never
+            // resumed (an exception passed it) or its last segment is still open on another
+            // thread (its thread not analysed that far). For every way a resume is linked.
             for (cid, c) in cx.calls.finish_callees(id) {
                 settle(cx.stats, cx.tables, cid, &c, false);
             }
@@ -1080,9 +1081,6 @@ fn link_resume<S: ?Sized>(
         }
         None => cx.calls.pick(f)?,
     };
-    for (cid, c) in cx.calls.finish_callees(id) {
-        settle(cx.stats, cx.tables, cid, &c, false);
-    }
     if prev == CallState::LeftOpen {
         // The Leave that ended its last segment was a suspension after all: no completion
         // value either.
