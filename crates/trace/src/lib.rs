@@ -38,6 +38,9 @@ mod reader;
 mod varint;
 mod writer;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 pub use model::{
     EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, Record,
     ThreadIdx, ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
