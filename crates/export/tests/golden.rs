@@ -1,4 +1,4 @@
-//! Golden-file tests of the exporters: synthetic traces built with `TraceWriter`, exported,
+//! Golden-file tests of the exporters: synthetic traces built with `TraceBuilder`, exported,
 //! written to a temp file and compared with `tests/results/<case>.<ext>`. Run with
 //! `ELTRACE_BLESS=1` to rewrite the expected files. Also checks that the Chrome JSON parses
 //! and that each thread's slices nest.
@@ -6,52 +6,28 @@
 use std::path::PathBuf;
 
 use eltrace_export::{ExportOptions, FoldedValue, Format, export};
-use eltrace_trace::{
-    EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, ThreadIdx,
-    ThreadRecord, TraceInfo, TraceWriter, ValueRecord, ValueStatus,
-};
+use eltrace_trace::testing::{Function, TraceBuilder, app_info};
+use eltrace_trace::{EndRecord, EventKind, FunctionFlags, TraceInfo, ValueStatus};
 use serde_json::Value;
 
 use EventKind::{Catch, Enter, Leave, Tailcall, Throw, Unwind, Value as Val};
 
-fn writer(funcs: &[(&str, &str, &str)]) -> TraceWriter<Vec<u8>> {
+/// A trace of the usual test process whose ticks start at 1000 (event times are relative to
+/// that), with `funcs` as functions 0, 1, ….
+fn builder(funcs: &[(&str, &str, &str)]) -> TraceBuilder {
     let info = TraceInfo {
         start_ticks: 1_000,
         start_unix_ns: 1_700_000_000_000_000_000,
-        runtime: "CoreCLR test".into(),
-        command: "dotnet App.dll".into(),
-        hook_mode: "slow-path".into(),
-        ..TraceInfo::new(4242)
+        ..app_info()
     };
-    let mut w = TraceWriter::new(Vec::new(), &info).unwrap();
-    for (i, (module, ty, method)) in funcs.iter().enumerate() {
-        w.write_function(&FunctionRecord {
-            module: (*module).into(),
-            type_name: (*ty).into(),
-            method: (*method).into(),
-            ..FunctionRecord::new(FunctionIdx(i as u32))
-        })
-        .unwrap();
-    }
-    w
-}
-
-fn events(w: &mut TraceWriter<Vec<u8>>, thread: u32, evs: &[(u64, EventKind, u32)]) {
-    let evs: Vec<Event> = evs
-        .iter()
-        .map(|&(ts, kind, f)| Event {
-            ts: ts + 1_000,
-            kind,
-            func: FunctionIdx(f),
-            sp: 0,
-        })
-        .collect();
-    w.write_events(ThreadIdx(thread), &evs).unwrap();
+    TraceBuilder::new(info)
+        .ts_offset(1_000)
+        .functions(funcs.iter().copied())
 }
 
 /// Two threads: nesting, an exception, a tail call, a mismatch and frames open at the end.
 fn basic() -> Vec<u8> {
-    let mut w = writer(&[
+    builder(&[
         ("App.dll", "App.Program", "<Main>$"),     // 0
         ("App.dll", "App.Program", "Compute"),     // 1
         ("App.dll", "App.Program", "Leaf"),        // 2
@@ -59,13 +35,10 @@ fn basic() -> Vec<u8> {
         ("Lib.dll", "Lib.Box`1", "Get"),           // 4
         ("App.dll", "App.Worker", "Loop"),         // 5
         ("App.dll", "App.Worker", "Spin \"x\";y"), // 6: needs escaping / cleaning
-    ]);
-    w.write_thread(&ThreadRecord::new(ThreadIdx(0), 1001))
-        .unwrap();
-    w.write_thread(&ThreadRecord::new(ThreadIdx(1), 1002))
-        .unwrap();
-    events(
-        &mut w,
+    ])
+    .thread(0, 1001)
+    .thread(1, 1002)
+    .events(
         0,
         &[
             (0, Enter, 0),
@@ -82,14 +55,12 @@ fn basic() -> Vec<u8> {
             (5_400, Unwind, 3),
             (5_500, Catch, 0),
         ],
-    );
-    events(
-        &mut w,
+    )
+    .events(
         1,
         &[(2_000, Enter, 5), (2_500, Enter, 6), (2_600, Enter, 4)],
-    );
-    events(
-        &mut w,
+    )
+    .events(
         0,
         &[
             (6_000, Enter, 1),
@@ -101,23 +72,15 @@ fn basic() -> Vec<u8> {
             (7_300, Leave, 1), // mismatched: closes Get
             (9_000, Leave, 0),
         ],
-    );
-    events(&mut w, 1, &[(8_000, Leave, 4)]);
+    )
+    .events(1, &[(8_000, Leave, 4)])
     // Thread 0 gets its managed id and name later.
-    w.write_thread(&ThreadRecord {
-        managed_id: 1,
-        name: "Main".into(),
-        ..ThreadRecord::new(ThreadIdx(0), 1001)
-    })
-    .unwrap();
-    w.write_end(&EndRecord {
-        reason: EndReason::Shutdown,
+    .named_thread(0, 1001, 1, "Main")
+    .end_record(EndRecord {
         ts: 11_000,
         events_written: 25,
         ..EndRecord::default()
     })
-    .unwrap();
-    w.into_inner()
 }
 
 /// A runtime-async method as .NET 10 reports it (`record --values`): Main calls `Work(2)`
@@ -129,29 +92,20 @@ fn runtime_async() -> Vec<u8> {
     let info = TraceInfo {
         start_ticks: 1_000,
         runtime: "CoreCLR 10.0.0".into(),
-        command: "dotnet App.dll".into(),
-        hook_mode: "slow-path".into(),
-        ..TraceInfo::new(4242)
+        ..app_info()
     };
-    let mut w = TraceWriter::new(Vec::new(), &info).unwrap();
-    let funcs = [
-        ("Main", 0x0600_0001, 0, 0),
-        ("Work", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_THUNK),
-        ("Work", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_VARIANT),
-        ("Leaf", 0x0600_0003, 0, 0),
-    ];
-    for (i, (method, token, impl_flags, flags)) in funcs.into_iter().enumerate() {
-        w.write_function(&FunctionRecord {
-            module: "App.dll".into(),
-            type_name: "App.P".into(),
-            method: method.into(),
-            token,
-            impl_flags,
-            flags: FunctionFlags(FunctionFlags::HOOKED | flags),
-            ..FunctionRecord::new(FunctionIdx(i as u32))
-        })
-        .unwrap();
-    }
+    let hooked = |method, token, impl_flags, flags| {
+        Function::new("App.dll", "App.P", method)
+            .token(token)
+            .impl_flags(impl_flags)
+            .flags(FunctionFlags::HOOKED | flags)
+    };
+    let mut b = TraceBuilder::new(info).ts_offset(1_000).functions([
+        hooked("Main", 0x0600_0001, 0, 0),
+        hooked("Work", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_THUNK),
+        hooked("Work", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_VARIANT),
+        hooked("Leaf", 0x0600_0003, 0, 0),
+    ]);
     for (id, text) in [
         (0, "n=2"),
         (1, "System.Threading.Tasks.Task`1[System.Int64]"),
@@ -159,73 +113,45 @@ fn runtime_async() -> Vec<u8> {
         (3, "n=0"),
         (4, "6"),
     ] {
-        w.write_value(&ValueRecord {
-            id,
-            status: ValueStatus::Ok,
-            text: text.into(),
-        })
-        .unwrap();
+        b = b.value(id, ValueStatus::Ok, text);
     }
-    w.write_thread(&ThreadRecord::new(ThreadIdx(0), 10))
-        .unwrap();
-    w.write_thread(&ThreadRecord::new(ThreadIdx(1), 11))
-        .unwrap();
-    let mut put = |thread: u32, evs: &[(u64, EventKind, u32, u64)]| {
-        let evs: Vec<Event> = evs
-            .iter()
-            .map(|&(ts, kind, func, sp)| Event {
-                ts: ts + 1_000,
-                kind,
-                func: FunctionIdx(func),
-                sp,
-            })
-            .collect();
-        w.write_events(ThreadIdx(thread), &evs).unwrap();
-    };
-    put(
-        0,
-        &[
-            (0, Enter, 0, 0x9000),
-            (100, Enter, 1, 0x8f00),
-            (200, Enter, 2, 0x8e00),
-            (200, Val, 0, 0x8e00),
-            (300, Leave, 1, 0x8f00),
-            (300, Val, 1, 0x8f00),
-        ],
-    );
-    put(
-        1,
-        &[
-            (1_000, Enter, 2, 0x5000),
-            (1_000, Val, 2, 0x5000),
-            (1_200, Enter, 3, 0x4f00),
-            (1_300, Leave, 3, 0x4f00),
-        ],
-    );
-    put(
-        1,
-        &[
-            (2_000, Enter, 2, 0x5000),
-            (2_000, Val, 3, 0x5000),
-            (2_500, Leave, 2, 0x5000),
-            (2_500, Val, 4, 0x5000),
-        ],
-    );
-    put(0, &[(3_000, Leave, 0, 0x9000)]);
-    w.write_end(&EndRecord {
-        reason: EndReason::Shutdown,
-        ts: 4_000,
-        ..EndRecord::default()
-    })
-    .unwrap();
-    w.into_inner()
+    b.thread(0, 10)
+        .thread(1, 11)
+        .events_sp(
+            0,
+            &[
+                (0, Enter, 0, 0x9000),
+                (100, Enter, 1, 0x8f00),
+                (200, Enter, 2, 0x8e00),
+                (200, Val, 0, 0x8e00),
+                (300, Leave, 1, 0x8f00),
+                (300, Val, 1, 0x8f00),
+            ],
+        )
+        .events_sp(
+            1,
+            &[
+                (1_000, Enter, 2, 0x5000),
+                (1_000, Val, 2, 0x5000),
+                (1_200, Enter, 3, 0x4f00),
+                (1_300, Leave, 3, 0x4f00),
+            ],
+        )
+        .events_sp(
+            1,
+            &[
+                (2_000, Enter, 2, 0x5000),
+                (2_000, Val, 3, 0x5000),
+                (2_500, Leave, 2, 0x5000),
+                (2_500, Val, 4, 0x5000),
+            ],
+        )
+        .events_sp(0, &[(3_000, Leave, 0, 0x9000)])
+        .end(4_000)
 }
 
 /// Recursion: Fib(3) with its calls, twice, on one thread.
 fn recursion() -> Vec<u8> {
-    let mut w = writer(&[("App.dll", "App.P", "Main"), ("App.dll", "App.P", "Fib")]);
-    w.write_thread(&ThreadRecord::new(ThreadIdx(0), 77))
-        .unwrap();
     let mut evs = vec![(0, Enter, 0)];
     let mut t = 0;
     fn fib(n: u32, t: &mut u64, evs: &mut Vec<(u64, EventKind, u32)>) {
@@ -241,24 +167,24 @@ fn recursion() -> Vec<u8> {
     fib(3, &mut t, &mut evs);
     fib(3, &mut t, &mut evs);
     evs.push((t + 100, Leave, 0));
-    events(&mut w, 0, &evs);
-    w.write_end(&EndRecord::default()).unwrap();
-    w.into_inner()
+    builder(&[("App.dll", "App.P", "Main"), ("App.dll", "App.P", "Fib")])
+        .thread(0, 77)
+        .events(0, &evs)
+        .end(0)
 }
 
 /// Names where one is a prefix of another (`A.F` / `A.F.G` / `A.F0`), and two functions of the
 /// same name in different modules, whose stacks must merge.
 fn prefixes() -> Vec<u8> {
-    let mut w = writer(&[
+    builder(&[
         ("App.dll", "A", "F"),    // 0
         ("App.dll", "A.F", "G"),  // 1
         ("App.dll", "A", "F0"),   // 2
         ("Lib.dll", "A", "F"),    // 3: same name as 0
         ("App.dll", "A", "Main"), // 4
-    ]);
-    w.write_thread(&ThreadRecord::new(ThreadIdx(0), 5)).unwrap();
-    events(
-        &mut w,
+    ])
+    .thread(0, 5)
+    .events(
         0,
         &[
             (0, Enter, 4),
@@ -280,9 +206,8 @@ fn prefixes() -> Vec<u8> {
             (130, Leave, 3),
             (200, Leave, 4),
         ],
-    );
-    w.write_end(&EndRecord::default()).unwrap();
-    w.into_inner()
+    )
+    .end(0)
 }
 
 fn run(format: Format, trace: &[u8], opts: &ExportOptions) -> Vec<u8> {
