@@ -3,6 +3,7 @@
 mod cli_support;
 
 use cli_support::*;
+use eltrace_trace::testing::{TraceBuilder, app_info};
 use serde_json::Value;
 
 fn json_report(args: &[&str]) -> Value {
@@ -221,20 +222,19 @@ fn truncated_trace_is_a_warning() {
     let p = save(
         &dir,
         "open.eltrace",
-        &write_trace(
-            &[("App.dll", "App.P", "Main"), ("App.dll", "App.P", "Run")],
-            &[(0, 7, "")],
-            &[(
+        &TraceBuilder::new(app_info())
+            .functions([("App.dll", "App.P", "Main"), ("App.dll", "App.P", "Run")])
+            .named_thread(0, 7, 1, "")
+            .events(
                 0,
-                vec![
+                &[
                     (100, Enter, 0),
                     (200, Enter, 1),
                     (300, Leave, 1),
                     (400, Enter, 1),
                 ],
-            )],
-            false,
-        ),
+            )
+            .cut(),
     );
     let v = json_report(&["report", p.to_str().unwrap(), "--json"]);
     assert_eq!(v["trace"]["open_frames_at_end"], 2);
@@ -256,7 +256,7 @@ fn truncated_trace_is_a_warning() {
 #[test]
 fn empty_trace() {
     let dir = temp_dir("empty");
-    let p = save(&dir, "t.eltrace", &write_trace(&[], &[], &[], true));
+    let p = save(&dir, "t.eltrace", &TraceBuilder::new(app_info()).end(0));
     let o = run(&["report", p.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("(no calls recorded)"));

@@ -1,14 +1,13 @@
-//! Shared helpers of the `cli_*` tests: synthetic traces written with `TraceWriter` into the
-//! target's temp directory, and running the built `eltrace` binary.
+//! Shared helpers of the `cli_*` tests: the standard synthetic trace (built with
+//! `eltrace_trace::testing`), saved into the target's temp directory, and running the built
+//! `eltrace` binary.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use eltrace_trace::{
-    EndReason, EndRecord, Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord,
-    TraceInfo, TraceWriter,
-};
+use eltrace_trace::EventKind;
+use eltrace_trace::testing::{TraceBuilder, app_info};
 
 pub use EventKind::{Enter, Leave, Throw, Unwind};
 
@@ -20,100 +19,44 @@ pub fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
-/// Events of one thread: (thread index, [(ts, kind, function index)]).
-pub type Chunk = (u32, Vec<(u64, EventKind, u32)>);
-
-pub fn write_trace(
-    funcs: &[(&str, &str, &str)],
-    threads: &[(u32, u64, &str)],
-    chunks: &[Chunk],
-    end: bool,
-) -> Vec<u8> {
-    let info = TraceInfo {
-        runtime: "CoreCLR test".into(),
-        command: "dotnet App.dll".into(),
-        hook_mode: "slow-path".into(),
-        ..TraceInfo::new(4242)
-    };
-    let mut w = TraceWriter::new(Vec::new(), &info).unwrap();
-    for (i, (module, ty, method)) in funcs.iter().enumerate() {
-        w.write_function(&FunctionRecord {
-            module: (*module).into(),
-            type_name: (*ty).into(),
-            method: (*method).into(),
-            ..FunctionRecord::new(FunctionIdx(i as u32))
-        })
-        .unwrap();
-    }
-    for &(idx, tid, name) in threads {
-        w.write_thread(&ThreadRecord {
-            managed_id: u64::from(idx) + 1,
-            name: name.into(),
-            ..ThreadRecord::new(ThreadIdx(idx), tid)
-        })
-        .unwrap();
-    }
-    for (t, evs) in chunks {
-        let evs: Vec<Event> = evs
-            .iter()
-            .map(|&(ts, kind, f)| Event {
-                ts,
-                kind,
-                func: FunctionIdx(f),
-                sp: 0,
-            })
-            .collect();
-        w.write_events(ThreadIdx(*t), &evs).unwrap();
-    }
-    if end {
-        w.write_end(&EndRecord {
-            reason: EndReason::Shutdown,
-            ..EndRecord::default()
-        })
-        .unwrap();
-    }
-    w.into_inner()
-}
-
 /// The standard test trace: two threads. Main thread (tid 1001): Main 0..10ms { Work 1..5ms
 /// { Leaf 2..3ms }, Work 6..8ms, Boom 8..9ms unwound }. Worker (tid 1002): Loop 0..4ms.
+/// Without `end` the trace is cut short before its End record.
 pub fn sample_trace(end: bool) -> Vec<u8> {
     const MS: u64 = 1_000_000;
-    write_trace(
-        &[
+    let b = TraceBuilder::new(app_info())
+        .functions([
             ("App.dll", "App.Program", "Main"),
             ("App.dll", "App.Program", "Work"),
             ("Lib.dll", "Lib.Util", "Leaf"),
             ("App.dll", "App.Program", "Boom"),
             ("App.dll", "App.Worker", "Loop"),
-        ],
-        &[(0, 1001, "Main"), (1, 1002, "Worker")],
-        &[
-            (
-                0,
-                vec![
-                    (0, Enter, 0),
-                    (MS, Enter, 1),
-                    (2 * MS, Enter, 2),
-                    (3 * MS, Leave, 2),
-                    (5 * MS, Leave, 1),
-                    (6 * MS, Enter, 1),
-                    (8 * MS, Leave, 1),
-                ],
-            ),
-            (1, vec![(0, Enter, 4), (4 * MS, Leave, 4)]),
-            (
-                0,
-                vec![
-                    (8 * MS, Enter, 3),
-                    (8 * MS + 500, Throw, 3),
-                    (9 * MS, Unwind, 3),
-                    (10 * MS, Leave, 0),
-                ],
-            ),
-        ],
-        end,
-    )
+        ])
+        .named_thread(0, 1001, 1, "Main")
+        .named_thread(1, 1002, 2, "Worker")
+        .events(
+            0,
+            &[
+                (0, Enter, 0),
+                (MS, Enter, 1),
+                (2 * MS, Enter, 2),
+                (3 * MS, Leave, 2),
+                (5 * MS, Leave, 1),
+                (6 * MS, Enter, 1),
+                (8 * MS, Leave, 1),
+            ],
+        )
+        .events(1, &[(0, Enter, 4), (4 * MS, Leave, 4)])
+        .events(
+            0,
+            &[
+                (8 * MS, Enter, 3),
+                (8 * MS + 500, Throw, 3),
+                (9 * MS, Unwind, 3),
+                (10 * MS, Leave, 0),
+            ],
+        );
+    if end { b.end(0) } else { b.cut() }
 }
 
 pub fn save(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
