@@ -8,15 +8,15 @@ use std::process::Command;
 
 #[test]
 fn bench_script_runs_quickly_end_to_end() {
-    common::profiler_library();
-    let dir = common::TempDir::new("bench");
+    common::processes::profiler_library();
+    let dir = common::processes::TempDir::new("bench");
     let mut cmd = Command::new("bash");
-    cmd.arg(common::repo_root().join("scripts/bench.sh"))
+    cmd.arg(common::processes::repo_root().join("scripts/bench.sh"))
         .arg("--quick")
         .env("ELTRACE_BENCH_NO_BUILD", "1")
-        .env("ELTRACE_BENCH_BIN", common::eltrace())
+        .env("ELTRACE_BENCH_BIN", common::processes::eltrace())
         .env("BENCH_OUT", dir.path());
-    let (status, stdout, stderr) = common::run_captured(&mut cmd, dir.path(), "bench");
+    let (status, stdout, stderr) = common::processes::run_captured(&mut cmd, dir.path(), "bench");
     assert!(
         status.success(),
         "bench.sh --quick failed:\n{stdout}\n{stderr}"

@@ -14,7 +14,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{Mode, Report, check_chrome, check_folded, record_in, string, uint};
+use common::exports::{check_chrome, check_folded};
+use common::recording::{Mode, record_in};
+use common::report::{Report, string, uint};
 
 modes!(
     fib_exact_call_count,

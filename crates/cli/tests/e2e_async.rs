@@ -11,7 +11,9 @@
 
 mod common;
 
-use common::{Mode, Recording, Report, async_dll, record_app, record_in, string, uint};
+use common::apps::async_dll;
+use common::recording::{Mode, Recording, record_app, record_in};
+use common::report::{Report, string, uint};
 use serde_json::Value;
 
 /// Records a runtime-async scenario. In the trash mode the stubs keep RCX: it carries the

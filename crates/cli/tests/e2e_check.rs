@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{TempDir, eltrace, profiler_library, run_captured, shell_status};
+use common::processes::{TempDir, eltrace, profiler_library, run_captured, shell_status};
 use serde_json::Value;
 
 /// The verdicts on CoreCLR 10.x, Linux x64 (the same list as the unit tests' fixtures).

@@ -8,7 +8,7 @@ use std::panic::AssertUnwindSafe;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{ChildGuard, TempDir, shell_status};
+use common::processes::{ChildGuard, TempDir, shell_status};
 
 /// Whether the process `pid` is gone (or a zombie nobody reaped yet).
 fn gone(pid: u32) -> bool {

@@ -23,7 +23,8 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::Path;
 
-use common::{Mode, async_dll, record_app};
+use common::apps::async_dll;
+use common::recording::{Mode, record_app};
 use eltrace_analysis::{Analysis, EndKind, Frame, FrameSink, Options, Tables, analyze_with};
 use eltrace_trace::{Event, EventKind, Record, ThreadIdx, TraceReader, TraceWriter};
 

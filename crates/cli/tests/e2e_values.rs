@@ -11,7 +11,8 @@ use std::io::BufReader;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{TempDir, eltrace, probes_dll, profiler_library, run_captured};
+use common::apps::probes_dll;
+use common::processes::{TempDir, eltrace, profiler_library, run_captured};
 use eltrace_trace::{
     Event, EventKind, FunctionRecord, Record, ThreadIdx, TraceReader, ValueRecord, ValueStatus,
 };
