@@ -36,7 +36,15 @@ pub fn async_dll() -> &'static Path {
     app_dll(&DLL, "Async")
 }
 
-/// Builds tests/apps/NAME once (per `cell`); returns the path of NAME.dll.
+/// Builds tests/apps/Probes once per test run; returns the path of Probes.dll.
+pub fn probes_dll() -> &'static Path {
+    static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    app_dll(&DLL, "Probes")
+}
+
+/// Builds tests/apps/NAME once (per `cell`); returns the path of NAME.dll. The build's output
+/// goes to `dotnet/dotnet-build-NAME.std{out,err}` in the target's temp directory (one pair
+/// per app: a test binary may build two apps at once).
 fn app_dll(cell: &'static OnceLock<Result<PathBuf, String>>, name: &str) -> &'static Path {
     let built = cell.get_or_init(|| {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("dotnet/{name}"));
@@ -51,7 +59,8 @@ fn app_dll(cell: &'static OnceLock<Result<PathBuf, String>>, name: &str) -> &'st
             .arg("-o")
             .arg(&out)
             .arg(&project);
-        let (status, stdout, stderr) = run_captured(&mut cmd, &logs, "dotnet-build");
+        let (status, stdout, stderr) =
+            run_captured(&mut cmd, &logs, &format!("dotnet-build-{name}"));
         if !status.success() {
             return Err(format!(
                 "dotnet build of {} failed ({status}):\n{stdout}\n{stderr}",
@@ -59,37 +68,6 @@ fn app_dll(cell: &'static OnceLock<Result<PathBuf, String>>, name: &str) -> &'st
             ));
         }
         Ok(out.join(format!("{name}.dll")))
-    });
-    match built {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
-}
-
-/// Builds tests/apps/Probes once per test run; returns the path of Probes.dll.
-pub fn probes_dll() -> &'static Path {
-    static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let built = DLL.get_or_init(|| {
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dotnet/Probes");
-        let logs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dotnet");
-        fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
-        let project = repo_root().join("tests/apps/Probes");
-        let mut cmd = dotnet_command();
-        cmd.arg("build")
-            .arg("-c")
-            .arg("Release")
-            .arg("-nodeReuse:false")
-            .arg("-o")
-            .arg(&out)
-            .arg(&project);
-        let (status, stdout, stderr) = run_captured(&mut cmd, &logs, "dotnet-build-probes");
-        if !status.success() {
-            return Err(format!(
-                "dotnet build of {} failed ({status}):\n{stdout}\n{stderr}",
-                project.display()
-            ));
-        }
-        Ok(out.join("Probes.dll"))
     });
     match built {
         Ok(p) => p,
