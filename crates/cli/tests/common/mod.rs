@@ -1,6 +1,9 @@
 //! Helpers for the end-to-end tests, one module per concern; a test names the module it uses
 //! (`common::recording::record_in`), and each module's first lines say what it owns.
-#![allow(dead_code)]
+// Each test binary compiles all of `common` but calls only the helpers it needs (e2e_harness
+// only the process guards of `processes`, e2e nearly everything): what one binary leaves
+// unused is dead code there, though every helper is used by some test binary.
+#![allow(dead_code, reason = "each test binary uses only some helpers")]
 
 /// The C# programs under tests/apps, built once per test run.
 pub mod apps;

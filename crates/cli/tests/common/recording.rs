@@ -123,18 +123,7 @@ macro_rules! modes {
 }
 
 /// Runs `eltrace record [record_args] -o <tmp>/x.eltrace -- dotnet Scenarios.dll <scenario>`
-/// in the default (fast) mode.
-pub fn record(scenario: &str) -> Recording {
-    record_in(Mode::Fast, scenario, &[])
-}
-
-/// Like [`record`], with extra arguments for `eltrace record` (before `--`).
-pub fn record_with(scenario: &str, record_args: &[&str]) -> Recording {
-    record_in(Mode::Fast, scenario, record_args)
-}
-
-/// Records `scenario` in `mode` with extra `eltrace record` arguments; checks that the trace
-/// says it was recorded in that mode.
+/// in `mode`; checks that the trace says it was recorded in that mode.
 pub fn record_in(mode: Mode, scenario: &str, record_args: &[&str]) -> Recording {
     record_app(mode, scenarios_dll(), scenario, record_args, &[])
 }
