@@ -1,7 +1,6 @@
 //! Shared helpers of the `cli_*` tests: the standard synthetic trace (built with
 //! `eltrace_trace::testing`), saved into the target's temp directory, and running the built
 //! `eltrace` binary.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
