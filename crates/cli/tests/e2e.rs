@@ -15,7 +15,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::exports::{check_chrome, check_folded};
-use common::recording::{Mode, record_in};
+use common::recording::{Mode, Recording, record_in};
 use common::report::{Report, string, uint};
 
 modes!(
@@ -64,17 +64,23 @@ fn assert_normal_end(r: &Report) {
     );
 }
 
-fn fib_exact_call_count(mode: Mode) {
-    let rec = record_in(mode, "fib", &[]);
+/// Records `scenario` in `mode` and checks what a scenario that runs to its end must show:
+/// exit status 0, `printed` (if given) in its stdout, the invariants with no frame open at the
+/// end, and a normal end. Returns the recording and its report.
+fn record_to_the_end(mode: Mode, scenario: &str, printed: Option<&str>) -> (Recording, Report) {
+    let rec = record_in(mode, scenario, &[]);
     assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
-    assert!(
-        rec.stdout.contains("fib(22) = 17711"),
-        "stdout: {}",
-        rec.stdout
-    );
+    if let Some(printed) = printed {
+        assert!(rec.stdout.contains(printed), "stdout: {}", rec.stdout);
+    }
     let r = rec.report();
     r.check_invariants(0, true);
     assert_normal_end(&r);
+    (rec, r)
+}
+
+fn fib_exact_call_count(mode: Mode) {
+    let (_, r) = record_to_the_end(mode, "fib", Some("fib(22) = 17711"));
 
     let fib = "Scenarios.FibScenario.Fib";
     let run = "Scenarios.FibScenario.Run";
@@ -107,16 +113,7 @@ fn fib_exact_call_count(mode: Mode) {
 }
 
 fn calltree_counts_and_edges(mode: Mode) {
-    let rec = record_in(mode, "calltree", &[]);
-    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
-    assert!(
-        rec.stdout.contains("calltree total = 1724"),
-        "stdout: {}",
-        rec.stdout
-    );
-    let r = rec.report();
-    r.check_invariants(0, true);
-    assert_normal_end(&r);
+    let (_, r) = record_to_the_end(mode, "calltree", Some("calltree total = 1724"));
 
     let run = "Scenarios.CallTreeScenario.Run";
     let step = "Scenarios.Alpha.Step";
@@ -155,17 +152,8 @@ fn calltree_counts_and_edges(mode: Mode) {
 }
 
 fn exceptions_keep_stacks_balanced(mode: Mode) {
-    let rec = record_in(mode, "exceptions", &[]);
-    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
-    assert!(
-        rec.stdout
-            .contains("caught=5 cleanups=5 even=3 odd=3 rethrown=4 logged=4"),
-        "stdout: {}",
-        rec.stdout
-    );
-    let r = rec.report();
-    r.check_invariants(0, true);
-    assert_normal_end(&r);
+    let printed = "caught=5 cleanups=5 even=3 odd=3 rethrown=4 logged=4";
+    let (rec, r) = record_to_the_end(mode, "exceptions", Some(printed));
 
     // (function, calls, unwound)
     let expected = [
@@ -217,11 +205,7 @@ fn exceptions_keep_stacks_balanced(mode: Mode) {
 }
 
 fn threads_are_named_and_counted(mode: Mode) {
-    let rec = record_in(mode, "threads", &[]);
-    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
-    let r = rec.report();
-    r.check_invariants(0, true);
-    assert_normal_end(&r);
+    let (rec, r) = record_to_the_end(mode, "threads", None);
 
     let worker = "Scenarios.ThreadsScenario.Worker";
     let step = "Scenarios.ThreadsScenario.Step";
@@ -273,12 +257,7 @@ fn threads_are_named_and_counted(mode: Mode) {
 }
 
 fn deep_recursion_keeps_every_frame(mode: Mode) {
-    let rec = record_in(mode, "deep", &[]);
-    assert_eq!(rec.exit(), 0, "exit status; stderr:\n{}", rec.stderr);
-    assert!(rec.stdout.contains("deep = 9999"), "stdout: {}", rec.stdout);
-    let r = rec.report();
-    r.check_invariants(0, true);
-    assert_normal_end(&r);
+    let (_, r) = record_to_the_end(mode, "deep", Some("deep = 9999"));
 
     let body = "Scenarios.DeepScenario.Body";
     let recurse = "Scenarios.DeepScenario.Recurse";
