@@ -47,10 +47,7 @@ fn garbage_empty_and_directory() {
 #[test]
 fn corrupt_trace() {
     let dir = temp_dir("corrupt");
-    let mut bytes = sample_trace(true);
-    let n = bytes.len();
-    bytes[n - 60] ^= 0xFF;
-    let p = save(&dir, "bad.eltrace", &bytes);
+    let p = save(&dir, "bad.eltrace", &corrupt_sample_trace());
     assert_error(
         &run(&["report", p.to_str().unwrap()]),
         1,

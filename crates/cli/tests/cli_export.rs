@@ -143,10 +143,7 @@ fn refuses_to_overwrite_the_trace() {
 #[test]
 fn a_failed_export_leaves_no_output() {
     let dir = temp_dir("exfail");
-    let mut bytes = sample_trace(true);
-    let n = bytes.len();
-    bytes[n - 60] ^= 0xFF;
-    let p = save(&dir, "t.eltrace", &bytes);
+    let p = save(&dir, "t.eltrace", &corrupt_sample_trace());
     let o = run(&["export", p.to_str().unwrap(), "-f", "chrome"]);
     assert_error(&o, 1, "corrupt");
     assert!(!dir.join("t.json").exists());

@@ -58,6 +58,16 @@ pub fn sample_trace(end: bool) -> Vec<u8> {
     if end { b.end(0) } else { b.cut() }
 }
 
+/// The standard trace, complete, with one byte flipped inside its last events chunk (60 bytes
+/// before the end; the End chunk is 17): a checksum mismatch, not a truncation.
+#[allow(dead_code, reason = "cli_record and cli_report corrupt no trace")]
+pub fn corrupt_sample_trace() -> Vec<u8> {
+    let mut bytes = sample_trace(true);
+    let n = bytes.len();
+    bytes[n - 60] ^= 0xFF;
+    bytes
+}
+
 pub fn save(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
