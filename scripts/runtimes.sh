@@ -26,6 +26,7 @@
 # (the muxer takes the host/fxr and shared/ beside its own real path, so run <root>/dotnet: the
 # SDK's dotnet, or a symlink to it, ignores DOTNET_ROOT and runs the SDK's runtime). A program
 # cannot roll backwards to an older major: run older runtimes with programs built for them.
+# docs/runtimes.md has the facts, `eltrace check` per runtime and what differs on .NET 11.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
