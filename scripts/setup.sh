@@ -9,6 +9,10 @@
 #    (appended; an existing source replacement is left as it is). A machine that reaches
 #    crates.io keeps using it. Set ELTRACE_CRATES_IO=online or offline to skip the probe.
 # 3. Checks that dotnet and cargo answer.
+# 4. Lays out the .NET runtimes other than the SDK's that eltrace is tried on (scripts/runtimes.sh;
+#    default: 11.0.0, from the NuGet runtime packs, into the eltrace cache) for programs run with
+#    DOTNET_ROLL_FORWARD=Major. ELTRACE_SETUP_RUNTIMES="…" names others, "" none. A failure (NuGet
+#    unreachable) is reported and does not fail the setup: nothing in the test suite needs them yet.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -90,3 +94,12 @@ command -v dotnet >/dev/null 2>&1 || die "dotnet (the .NET SDK) is not on PATH"
 command -v cargo >/dev/null 2>&1 || die "cargo is not on PATH"
 note "dotnet $(dotnet --version)"
 note "$(cargo --version)"
+
+# --- 4. other .NET runtimes ------------------------------------------------------------------
+runtimes="${ELTRACE_SETUP_RUNTIMES-11.0.0}"
+if [ -n "$runtimes" ]; then
+    # shellcheck disable=SC2086 # a list of versions
+    if ! bash "$REPO_ROOT/scripts/runtimes.sh" $runtimes >/dev/null; then
+        note "warning: could not lay out the .NET runtimes $runtimes (see above); go on without them"
+    fi
+fi

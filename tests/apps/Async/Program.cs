@@ -21,8 +21,9 @@ public static class Program
             case "nested": return NestedScenario.Run();
             case "exception": return ExceptionScenario.Run();
             case "configureawait": return ConfigureAwaitScenario.Run();
+            case "plain-await": return PlainAwaitScenario.Run();
             default:
-                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait>");
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await>");
                 return 2;
         }
     }

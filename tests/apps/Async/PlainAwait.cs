@@ -1,0 +1,60 @@
+// Scenario `plain-await`: a runtime-async method (Outer) awaits a method that is not async but
+// returns a Task (Plain), whose task completes later (Plain returns Inner's task; Inner awaits
+// Task.Yield()). Run from sync code 3 times.
+//
+// What the runtime does with it: an `await` of a Task-returning call inside runtime-async code
+// calls the callee's *async variant*, which the runtime also makes for a method that is not
+// async: a second FunctionID with the same token and no MethodImpl Async flag (impl 0x8 here),
+// entered once, never left when the awaited task is not complete (it suspends), and entered
+// again when it resumes. .NET 10 (DOTNET_RuntimeAsync=1): Plain's variant calls the
+// Task-returning Plain, which calls Inner's thunk; the pool resumes Inner, then Plain's variant
+// (0x400 below Inner's resume), then Outer. .NET 11.0.0: Plain's variant calls Inner's
+// variant directly (no Task-returning Plain, no Inner thunk); the pool resumes Inner, Plain's
+// variant and Outer at one stack pointer. See docs/runtimes.md.
+//
+// Logical calls: PlainAwaitScenario.Run 1; Outer 3 (thunk 3; variant 2 segments, 1 suspension
+// each); Plain 3 (its async variant: 2 segments, 1 suspension each; on .NET 10 also one frame
+// of the Task-returning Plain per call); Inner 3 (2 segments, 1 suspension each; thunk 3 calls
+// on .NET 10 only). Outer(i) = i + 1; total = 1 + 2 + 3 = 6.
+using System.Runtime.CompilerServices;
+using System.Threading.Tasks;
+
+namespace AsyncScenarios;
+
+public static class PlainAwaitScenario
+{
+    public const int Runs = 3;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static int Run()
+    {
+        long total = 0;
+        for (int i = 0; i < Runs; i++)
+        {
+            long r = Outer(i).GetAwaiter().GetResult();
+            Check.Equal("Outer", r, i + 1L);
+            total += r;
+        }
+        Check.Equal("plain-await total", total, 6L);
+        System.Console.WriteLine($"plain-await total = {total}");
+        return Check.Done("plain-await");
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static async Task<long> Outer(int i)
+    {
+        long v = await Plain(i);
+        return v + 1;
+    }
+
+    // Not async: returns a task that is not complete yet.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static Task<long> Plain(int i) => Inner(i);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static async Task<long> Inner(int i)
+    {
+        await Task.Yield();
+        return i;
+    }
+}
