@@ -8,7 +8,7 @@ use std::io::Write as _;
 use std::sync::{Mutex, OnceLock};
 
 use eltrace_abi::*;
-use eltrace_trace::{EndReason, FunctionFlags, FunctionIdx, TraceInfo};
+use eltrace_trace::{EndReason, FunctionFlags, FunctionIdx, TraceInfo, protocol};
 
 use crate::com::info::Info;
 use crate::com::resolve::Modules;
@@ -103,7 +103,10 @@ impl Profiler {
         }
         let config = Config::from_env(|k| std::env::var(k).ok());
         if config.disable {
-            say("ELTRACE_DISABLE is set; the profiler declines to load");
+            say(&format!(
+                "{} is set; the profiler declines to load",
+                protocol::env::DISABLE
+            ));
             return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
         }
         // SAFETY: forwarded from the runtime.

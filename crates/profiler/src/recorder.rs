@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 
 use eltrace_trace::{
     EndReason, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord, ValueRecord, ValueStatus,
+    protocol,
 };
 
 use crate::config::Config;
@@ -217,10 +218,11 @@ impl Recorder {
             self.note(
                 "memory-cap",
                 &format!(
-                    "thread {} gets no buffer: {} KiB of {} KiB (ELTRACE_MAX_BUFFER_MB) are in use; its events are dropped",
+                    "thread {} gets no buffer: {} KiB of {} KiB ({}) are in use; its events are dropped",
                     idx.0,
                     before >> 10,
-                    max >> 10
+                    max >> 10,
+                    protocol::env::MAX_BUFFER_MB
                 ),
             );
         }

@@ -34,6 +34,7 @@
 mod crc;
 mod events;
 mod model;
+pub mod protocol;
 mod reader;
 mod varint;
 mod writer;

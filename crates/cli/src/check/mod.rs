@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use eltrace_trace::protocol::{env, experiment};
 use serde_json::json;
 
 use crate::util::{Fail, print_stdout};
@@ -30,18 +31,18 @@ const PARALLEL: usize = 2;
 /// The experiments: name (= `ELTRACE_CHECK` value), probe mode, and whether it records a
 /// real trace with the production profiler instead of running a check-mode experiment.
 pub const EXPERIMENTS: &[(&str, &str, bool)] = &[
-    ("async", "async", true),
-    ("info", "info", false),
-    ("regs-slow", "regs", false),
-    ("regs-slow-async", "async", false),
-    ("regs-slow-async-rcx0", "async", false),
-    ("fast-trash", "regs", false),
-    ("fast-rax-after-leave", "regs", false),
-    ("fast-rdi-after-enter", "regs", false),
-    ("fast-r14-after-enter", "regs", false),
-    ("snapshot", "snapshot", false),
-    ("flags", "flags", false),
-    ("pinvoke", "pinvoke", false),
+    (experiment::ASYNC, "async", true),
+    (experiment::INFO, "info", false),
+    (experiment::REGS_SLOW, "regs", false),
+    (experiment::REGS_SLOW_ASYNC, "async", false),
+    (experiment::REGS_SLOW_ASYNC_RCX0, "async", false),
+    (experiment::FAST_TRASH, "regs", false),
+    (experiment::FAST_RAX_AFTER_LEAVE, "regs", false),
+    (experiment::FAST_RDI_AFTER_ENTER, "regs", false),
+    (experiment::FAST_R14_AFTER_ENTER, "regs", false),
+    (experiment::SNAPSHOT, "snapshot", false),
+    (experiment::FLAGS, "flags", false),
+    (experiment::PINVOKE, "pinvoke", false),
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -148,7 +149,7 @@ pub fn check(opts: CheckOptions) -> Result<ExitCode, Fail> {
         }
     });
     let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    if std::env::var_os("ELTRACE_CHECK_KEEP").is_some() {
+    if std::env::var_os(env::CHECK_KEEP).is_some() {
         eprintln!("eltrace: check files kept in {}", setup.work_dir.display());
     } else {
         let _ = std::fs::remove_dir_all(&setup.work_dir);

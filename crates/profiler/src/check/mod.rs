@@ -15,13 +15,9 @@ pub mod slow;
 use std::sync::OnceLock;
 
 use eltrace_abi::*;
+use eltrace_trace::protocol::{env, experiment};
 
 use crate::com::info::Info;
-
-/// The variable selecting the experiment.
-pub const CHECK_ENV: &str = "ELTRACE_CHECK";
-/// The variable naming the observation file.
-pub const CHECK_OUT_ENV: &str = "ELTRACE_CHECK_OUT";
 
 /// One experiment (the value of `ELTRACE_CHECK`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,17 +63,17 @@ impl Experiment {
 
     pub const fn name(self) -> &'static str {
         match self {
-            Experiment::Info => "info",
-            Experiment::RegsSlow => "regs-slow",
-            Experiment::RegsSlowAsync => "regs-slow-async",
-            Experiment::RegsSlowAsyncRcx0 => "regs-slow-async-rcx0",
-            Experiment::FastTrash => "fast-trash",
-            Experiment::FastRaxAfterLeave => "fast-rax-after-leave",
-            Experiment::FastRdiAfterEnter => "fast-rdi-after-enter",
-            Experiment::FastR14AfterEnter => "fast-r14-after-enter",
-            Experiment::Snapshot => "snapshot",
-            Experiment::Flags => "flags",
-            Experiment::PInvoke => "pinvoke",
+            Experiment::Info => experiment::INFO,
+            Experiment::RegsSlow => experiment::REGS_SLOW,
+            Experiment::RegsSlowAsync => experiment::REGS_SLOW_ASYNC,
+            Experiment::RegsSlowAsyncRcx0 => experiment::REGS_SLOW_ASYNC_RCX0,
+            Experiment::FastTrash => experiment::FAST_TRASH,
+            Experiment::FastRaxAfterLeave => experiment::FAST_RAX_AFTER_LEAVE,
+            Experiment::FastRdiAfterEnter => experiment::FAST_RDI_AFTER_ENTER,
+            Experiment::FastR14AfterEnter => experiment::FAST_R14_AFTER_ENTER,
+            Experiment::Snapshot => experiment::SNAPSHOT,
+            Experiment::Flags => experiment::FLAGS,
+            Experiment::PInvoke => experiment::PINVOKE,
         }
     }
 
@@ -120,7 +116,7 @@ pub fn state() -> Option<&'static State> {
 
 /// The experiment named by `ELTRACE_CHECK`, if the variable is set (even if unknown).
 pub fn requested() -> Option<String> {
-    std::env::var(CHECK_ENV).ok().filter(|s| !s.is_empty())
+    std::env::var(env::CHECK).ok().filter(|s| !s.is_empty())
 }
 
 /// Check-mode Initialize: opens the observation file, sets mask, hooks and mapper.
@@ -128,9 +124,12 @@ pub fn requested() -> Option<String> {
 /// # Safety
 /// `unk` is null or the live IUnknown the runtime passed to Initialize.
 pub unsafe fn initialize(unk: *mut IUnknown, name: &str) -> HRESULT {
-    let path = std::env::var(CHECK_OUT_ENV).unwrap_or_default();
+    let path = std::env::var(env::CHECK_OUT).unwrap_or_default();
     if !obs::open(&path) {
-        crate::check::obs::say(&format!("check mode: cannot open {CHECK_OUT_ENV}={path:?}"));
+        crate::check::obs::say(&format!(
+            "check mode: cannot open {}={path:?}",
+            env::CHECK_OUT
+        ));
         return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
     }
     let Some(experiment) = Experiment::parse(name) else {
