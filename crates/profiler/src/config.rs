@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use eltrace_trace::protocol::{self, env};
 
-use crate::glob::Selection;
+use crate::selection::Selection;
 
 pub const DEFAULT_BUFFER_EVENTS: usize = 131_072;
 pub const MIN_BUFFER_EVENTS: usize = 16;

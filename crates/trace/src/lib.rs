@@ -33,6 +33,7 @@
 
 mod crc;
 mod events;
+pub mod glob;
 mod model;
 pub mod protocol;
 mod reader;

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use eltrace_trace::glob;
 use eltrace_trace::protocol::{env, experiment};
 use serde_json::json;
 
@@ -53,17 +54,12 @@ pub struct CheckOptions {
     pub profiler: Option<PathBuf>,
 }
 
-/// `*` matches any run of characters; a pattern without `*` matches as a substring.
+/// Whether `--only PATTERN` selects the check `name`: a glob (`eltrace_trace::glob`, the
+/// rules of the profiler's selection) matches the whole name; a pattern without a wildcard
+/// matches every name that contains it.
 pub fn selects(pattern: &str, name: &str) -> bool {
-    fn glob(p: &[u8], t: &[u8]) -> bool {
-        match p.split_first() {
-            None => t.is_empty(),
-            Some((b'*', rest)) => (0..=t.len()).any(|i| glob(rest, &t[i..])),
-            Some((c, rest)) => t.first() == Some(c) && glob(rest, &t[1..]),
-        }
-    }
-    if pattern.contains('*') {
-        glob(pattern.as_bytes(), name.as_bytes())
+    if glob::has_wildcard(pattern) {
+        glob::matches(pattern, name)
     } else {
         name.contains(pattern)
     }
