@@ -387,16 +387,13 @@ impl Profiler {
     }
 }
 
-/// Method implementation flag of a runtime-async method (`MethodImplOptions.Async`).
-pub const MIPL_ASYNC: u32 = 0x2000;
-
-/// The runtime-async role of a function: for a method with impl flag 0x2000,
+/// The runtime-async role of a function: for a method with impl flag `METHOD_IMPL_ASYNC`,
 /// `ASYNC_THUNK` when `GetFunctionFromToken(module, token)` returns this very FunctionID (the
 /// token maps to the Task-returning thunk), `ASYNC_VARIANT` when it returns another one (this
 /// one runs the method's code); nothing when the call fails (e.g. generic methods) or the
 /// method is not runtime-async. Called at mapper time, never on the hot path.
 fn async_role(info: &Info, module: ModuleID, record: &eltrace_trace::FunctionRecord) -> u32 {
-    if record.impl_flags & MIPL_ASYNC == 0 || module == 0 {
+    if record.impl_flags & METHOD_IMPL_ASYNC == 0 || module == 0 {
         return 0;
     }
     role_from_lookup(
@@ -415,10 +412,10 @@ pub fn role_from_lookup(function_id: u64, by_token: Option<FunctionID>) -> u32 {
 }
 
 /// Whether a method must not get probes in hook mode `mode`: runtime-async methods (impl
-/// flag 0x2000) with the benchmark's empty slow-path hooks, which do not clear RCX after a
-/// Leave as eltrace's recording slow-path hooks do.
+/// flag `METHOD_IMPL_ASYNC`) with the benchmark's empty slow-path hooks, which do not clear
+/// RCX after a Leave as eltrace's recording slow-path hooks do.
 pub fn slow_path_async_unsafe(mode: HookMode, impl_flags: u32) -> bool {
-    matches!(mode, HookMode::SlowEmpty) && impl_flags & MIPL_ASYNC != 0
+    matches!(mode, HookMode::SlowEmpty) && impl_flags & METHOD_IMPL_ASYNC != 0
 }
 
 /// Set once the slow-path note about runtime-async methods was written.

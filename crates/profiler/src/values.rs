@@ -20,7 +20,7 @@ use crate::com::info::Info;
 use crate::com::metadata::MetaImport;
 use crate::com::resolve::{self, Modules};
 use crate::hooks;
-use crate::profiler::{MIPL_ASYNC, PROFILER};
+use crate::profiler::PROFILER;
 use crate::recorder::{Recorder, lock};
 use crate::sig::{self, AsyncRole, Objects, RetPlan, SigType, Slot};
 
@@ -65,7 +65,7 @@ fn role(record: &FunctionRecord) -> AsyncRole {
         AsyncRole::Thunk
     } else if record.flags.async_variant() {
         AsyncRole::Variant
-    } else if record.impl_flags & MIPL_ASYNC != 0 {
+    } else if record.impl_flags & METHOD_IMPL_ASYNC != 0 {
         AsyncRole::Unknown
     } else {
         AsyncRole::NotAsync
