@@ -13,7 +13,8 @@ use eltrace_trace::{EndReason, FunctionFlags, FunctionIdx, TraceInfo, protocol};
 use crate::com::info::Info;
 use crate::com::resolve::Modules;
 use crate::config::{Config, HookMode};
-use crate::recorder::{RECORDER, Recorder, lock};
+use crate::recorder::{RECORDER, Recorder};
+use crate::sys::lock;
 use crate::writer::{self, Sink};
 use crate::{clock, exit, hooks, names, sys};
 
@@ -165,7 +166,7 @@ impl Profiler {
         };
         let warnings = config.warnings.clone();
         let rec = Recorder::new(config);
-        *crate::recorder::lock(&rec.sink) = Some(sink);
+        *lock(&rec.sink) = Some(sink);
         if RECORDER.set(rec).is_err() {
             return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
         }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use eltrace_trace::{
@@ -16,15 +16,11 @@ use eltrace_trace::{
 
 use crate::config::Config;
 use crate::ring::Ring;
+use crate::sys::lock;
 use crate::writer::Sink;
 
 /// The one recorder of this process (set once in Initialize, never freed).
 pub static RECORDER: OnceLock<Recorder> = OnceLock::new();
-
-/// Locks a mutex, ignoring poisoning (a panic elsewhere must not stop recording).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A registered ring (owned by the registry; freed by the writer once retired and drained).
 pub struct RingRef {

@@ -21,8 +21,9 @@ use crate::com::metadata::MetaImport;
 use crate::com::resolve::{self, Modules};
 use crate::hooks;
 use crate::profiler::PROFILER;
-use crate::recorder::{Recorder, lock};
+use crate::recorder::Recorder;
 use crate::sig::{self, AsyncRole, Objects, RetPlan, SigType, Slot};
+use crate::sys::lock;
 
 /// How `this` is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,8 +17,9 @@ use eltrace_trace::{
 };
 
 use crate::clock;
-use crate::recorder::{Recorder, lock};
+use crate::recorder::Recorder;
 use crate::ring::{KIND_DROPPED, RawRecord, Ring, extend_ticks};
+use crate::sys::lock;
 
 /// Encoded bytes are handed to the I/O thread in blocks of this size.
 const IO_BLOCK: usize = 256 * 1024;

@@ -10,7 +10,7 @@ use eltrace_abi::*;
 
 use super::obs;
 use crate::com::resolve::Modules;
-use crate::recorder::lock;
+use crate::sys::lock;
 
 /// The top 16 bits of every client id the check mapper returns.
 pub const CLIENT_TAG: u64 = 0xE17C;
