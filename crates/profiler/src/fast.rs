@@ -18,9 +18,8 @@
 //!
 //! 1. Client ids with bit 62 or 63 set (no events / the unhandled-exception sentinel, see
 //!    hooks.rs) go to the Rust fallback.
-//! 2. Loads the thread's ring pointer from [`SLOT`], a thread-local defined here in `.tbss`
-//!    and reached with the initial-exec model (`sym@GOTTPOFF` + `fs:`): two loads, no call.
-//!    Null (no ring yet) or `DEAD` (1) → fallback.
+//! 2. Loads the thread's ring pointer from its ring slot (slot.rs: an initial-exec
+//!    thread-local, two loads, no call). 0 (no ring yet) or `DEAD` (1) → fallback.
 //! 3. `used = head - tail`; if `used >= inline_limit` → fallback (half full, or a drop marker is
 //!    due: ring.rs's module doc).
 //! 4. Writes the 16-byte [`RawRecord`](crate::ring::RawRecord) at `records[head & mask]`:
@@ -38,14 +37,9 @@
 //! ring is half full. No locks, allocation or system calls on the inline path; the fallback
 //! makes a futex wake at most once per writer sleep.
 //!
-//! # Why a TLS slot in assembly
-//!
-//! Rust's `thread_local!` in a `cdylib` uses the general-dynamic model: every access is a call
-//! to `__tls_get_addr`, which the stub would have to wrap in a full register save. An
-//! initial-exec slot costs two loads; glibc reserves static TLS surplus for `dlopen`ed
-//! libraries, of which this takes 8 bytes. Rust writes the slot through [`set_slot`] (the
-//! same two instructions); the slot mirrors `hooks::CURRENT` and is set only when the clock is
-//! the TSC, so with the monotonic clock every event takes the fallback (correct, slower).
+//! The stubs read the TSC themselves, so they may write only while ticks are TSC counts: with
+//! the monotonic clock every ring's inline limit stays 0 (`Ring::without_inline_writes`) and
+//! every event takes the fallback (correct, slower).
 //!
 //! # Test and benchmark variants
 //!
@@ -59,9 +53,6 @@
 use core::arch::global_asm;
 
 use crate::hooks;
-
-/// The ring-pointer value of a thread that may not record (mirrors `hooks::DEAD`).
-pub const DEAD: usize = 1;
 
 /// Which stub set to install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,51 +77,6 @@ pub struct Stubs {
 /// client id, `sp` the caller SP the JIT passed.
 extern "C" fn fast_fallback(kind: u32, client: usize, sp: u64) {
     let _ = std::panic::catch_unwind(|| hooks::fast_probe(kind, client, sp));
-}
-
-// The thread-local ring slot (initial-exec TLS) and its accessors.
-global_asm!(
-    ".pushsection .tbss,\"awT\",@nobits",
-    ".p2align 3",
-    ".globl eltrace_fast_ring",
-    ".hidden eltrace_fast_ring",
-    ".type eltrace_fast_ring, @object",
-    ".size eltrace_fast_ring, 8",
-    "eltrace_fast_ring:",
-    ".zero 8",
-    ".popsection",
-);
-
-/// Sets the calling thread's ring slot (a ring pointer, 0 or [`DEAD`]).
-#[inline]
-pub fn set_slot(value: usize) {
-    // SAFETY: writes the 8-byte thread-local `eltrace_fast_ring` of the calling thread (its
-    // TP offset comes from the GOT); no other memory is touched.
-    unsafe {
-        core::arch::asm!(
-            "mov {t}, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]",
-            "mov qword ptr fs:[{t}], {v}",
-            t = out(reg) _,
-            v = in(reg) value,
-            options(nostack, preserves_flags),
-        );
-    }
-}
-
-/// The calling thread's ring slot.
-#[inline]
-pub fn slot() -> usize {
-    let v: usize;
-    // SAFETY: reads the calling thread's 8-byte thread-local `eltrace_fast_ring`.
-    unsafe {
-        core::arch::asm!(
-            "mov {v}, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]",
-            "mov {v}, qword ptr fs:[{v}]",
-            v = out(reg) v,
-            options(nostack, preserves_flags, readonly),
-        );
-    }
-    v
 }
 
 macro_rules! trash_enter {
@@ -189,7 +135,7 @@ macro_rules! enter_stub {
                 mov rax, r14
                 shr rax, 62
                 jnz 9f
-                mov rax, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]
+                mov rax, qword ptr [rip + ", crate::slot::slot_symbol!(), "@GOTTPOFF]
                 mov r10, qword ptr fs:[rax]
                 cmp r10, 1
                 jbe 9f
@@ -280,7 +226,7 @@ macro_rules! leave_stub {
                 mov r8, rdi
                 shr r8, 62
                 jnz 9f
-                mov r8, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]
+                mov r8, qword ptr [rip + ", crate::slot::slot_symbol!(), "@GOTTPOFF]
                 mov r10, qword ptr fs:[r8]
                 cmp r10, 1
                 jbe 9f
@@ -439,26 +385,5 @@ pub fn stubs(v: Variant) -> Stubs {
         },
         leave,
         tailcall,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slot_is_per_thread() {
-        set_slot(0x1234);
-        assert_eq!(slot(), 0x1234);
-        let other = std::thread::spawn(|| {
-            let before = slot();
-            set_slot(7);
-            (before, slot())
-        })
-        .join()
-        .unwrap();
-        assert_eq!(other, (0, 7));
-        assert_eq!(slot(), 0x1234);
-        set_slot(0);
     }
 }

@@ -1,81 +1,29 @@
-//! The hot path: the ELT3 WithInfo hooks and [`record`], which appends one raw record to the
-//! calling thread's ring. After a thread's first event (warm-up: allocate and register its
-//! ring under a mutex) nothing here locks, allocates, logs or makes a system call.
-//!
-//! Also the per-thread bookkeeping for exception unwinding (`ExceptionUnwindFunctionEnter`
-//! gives the FunctionID, the matching `…Leave` does not), which is off the hot path.
+//! The hot path in Rust: [`record`], which appends one raw record to the calling thread's
+//! ring, the ELT3 WithInfo hooks of the slow path, the fast-path stubs' Rust fallback
+//! ([`fast_probe`]) and the client-id encoding the mapper and both paths share. After a
+//! thread's first event (its warm-up, slot.rs) nothing here locks, allocates, logs or makes a
+//! system call.
 
-use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use eltrace_trace::EventKind;
 
 use crate::clock;
 use crate::recorder::Recorder;
-use crate::ring::{RawRecord, Ring};
-
-/// `CURRENT` value of a thread whose ring was retired (thread exit) or that may not record.
-const DEAD: usize = 1;
-
-/// Whether the fast-path stubs' thread-local slot (fast.rs) mirrors `CURRENT`: set once
-/// before the hooks are installed, when the fast path records with the TSC clock.
-static FAST_SLOT: AtomicBool = AtomicBool::new(false);
-
-/// Makes warm-up and thread exit keep the fast path's slot in step with `CURRENT`.
-pub fn enable_fast_slot() {
-    FAST_SLOT.store(true, Ordering::Release);
-}
-
-#[inline(always)]
-fn fast_slot() -> bool {
-    FAST_SLOT.load(Ordering::Relaxed)
-}
-
-thread_local! {
-    /// The calling thread's ring: null before its first event, `DEAD` after its exit.
-    /// Const-initialised and without a destructor, so reading it is a plain TLS access.
-    static CURRENT: Cell<*mut Ring> = const { Cell::new(core::ptr::null_mut()) };
-    /// Retires the ring when the thread exits (registered at warm-up).
-    static GUARD: RetireGuard = const { RetireGuard(Cell::new(core::ptr::null_mut())) };
-    /// Function indices of the frames being unwound (`None`: not hooked), innermost last.
-    static UNWINDING: RefCell<Vec<Option<u32>>> = const { RefCell::new(Vec::new()) };
-}
-
-struct RetireGuard(Cell<*mut Ring>);
-
-impl Drop for RetireGuard {
-    fn drop(&mut self) {
-        let ring = self.0.get();
-        CURRENT.with(|c| c.set(DEAD as *mut Ring));
-        if fast_slot() {
-            crate::fast::set_slot(DEAD);
-        }
-        if !ring.is_null() {
-            // SAFETY: the ring stays allocated until the writer sees it retired and drained;
-            // this is the last access of its producer.
-            unsafe { &*ring }.retire();
-        }
-    }
-}
+use crate::ring::RawRecord;
+use crate::slot;
 
 /// Appends `{now, sp, func, kind}` to the calling thread's ring (or counts a drop).
 #[inline(always)]
 pub fn record(kind: u32, func: u32, sp: u64) {
     let ts = clock::now();
-    let mut ring = CURRENT.with(|c| c.get());
-    if (ring as usize) <= DEAD {
-        if ring.is_null() {
-            ring = warm_up();
-        }
-        if (ring as usize) <= DEAD {
-            if let Some(rec) = Recorder::global() {
-                rec.late_drops.fetch_add(1, Ordering::Relaxed);
-            }
-            return;
-        }
+    let ring = slot::ring();
+    if ring.is_null() {
+        late_drop();
+        return;
     }
-    // SAFETY: a non-sentinel CURRENT points at this thread's registered ring, which is freed
-    // only after this thread retired it.
+    // SAFETY: a non-null ring from the slot is this thread's registered ring, which is freed
+    // only after this thread retired it (at its exit).
     let ring = unsafe { &*ring };
     ring.push(RawRecord::new(ts, sp, func, kind));
     if ring.above_threshold() {
@@ -83,23 +31,13 @@ pub fn record(kind: u32, func: u32, sp: u64) {
     }
 }
 
-/// First event on this thread: create and register its ring.
+/// An event of a thread that may not record (its ring was retired, or recording had ended).
 #[cold]
 #[inline(never)]
-fn warm_up() -> *mut Ring {
-    let ring = Recorder::global()
-        .and_then(Recorder::register_current_thread)
-        .unwrap_or(DEAD as *mut Ring);
-    CURRENT.with(|c| c.set(ring));
-    if fast_slot() {
-        crate::fast::set_slot(ring as usize);
+fn late_drop() {
+    if let Some(rec) = Recorder::global() {
+        rec.late_drops.fetch_add(1, Ordering::Relaxed);
     }
-    if (ring as usize) > DEAD {
-        // If the thread is already tearing down its TLS, the guard cannot be registered and
-        // the ring is simply never freed.
-        let _ = GUARD.try_with(|g| g.0.set(ring));
-    }
-    ring
 }
 
 /// Reads the profiled method's caller SP from the runtime's ELT info, or returns 0.
@@ -263,27 +201,4 @@ pub extern "C" fn leave_hook(client_id: usize, elt_info: usize) {
 /// `FunctionTailcall3WithInfo`.
 pub extern "C" fn tailcall_hook(client_id: usize, elt_info: usize) {
     let _ = std::panic::catch_unwind(|| probe(EventKind::Tailcall, client_id, elt_info));
-}
-
-/// `ExceptionUnwindFunctionEnter(function)`: remember the frame being unwound.
-pub fn unwind_enter(hooked_idx: Option<u32>) {
-    let _ = UNWINDING.try_with(|u| u.borrow_mut().push(hooked_idx));
-}
-
-/// `ExceptionUnwindFunctionLeave()`: the frame remembered last is gone.
-pub fn unwind_leave() {
-    let top = UNWINDING.try_with(|u| u.borrow_mut().pop()).ok().flatten();
-    if let Some(Some(idx)) = top {
-        record(EventKind::Unwind.code() as u32, idx, 0);
-    }
-}
-
-/// `ExceptionCatcherEnter` for a hooked function.
-pub fn catch(idx: u32) {
-    record(EventKind::Catch.code() as u32, idx, 0);
-}
-
-/// `ExceptionThrown` (function unknown).
-pub fn throw() {
-    record(EventKind::Throw.code() as u32, u32::MAX, 0);
 }

@@ -16,7 +16,7 @@ use crate::config::{Config, HookMode};
 use crate::recorder::{RECORDER, Recorder};
 use crate::sys::lock;
 use crate::writer::{self, Sink};
-use crate::{clock, exit, hooks, names, sys};
+use crate::{clock, exceptions, exit, hooks, names, sys};
 
 /// The event mask eltrace asks for.
 ///
@@ -277,7 +277,7 @@ impl Profiler {
     /// # Safety
     /// None (the object id is not dereferenced).
     pub unsafe fn exception_thrown(&self, _object: ObjectID) -> HRESULT {
-        hooks::throw();
+        exceptions::throw();
         S_OK
     }
 
@@ -292,7 +292,7 @@ impl Profiler {
     /// # Safety
     /// None (ids are not dereferenced).
     pub unsafe fn exception_unwind_function_enter(&self, function: FunctionID) -> HRESULT {
-        hooks::unwind_enter(Self::hooked_index(function));
+        exceptions::unwind_enter(Self::hooked_index(function));
         S_OK
     }
 
@@ -301,7 +301,7 @@ impl Profiler {
     /// # Safety
     /// None.
     pub unsafe fn exception_unwind_function_leave(&self) -> HRESULT {
-        hooks::unwind_leave();
+        exceptions::unwind_leave();
         S_OK
     }
 
@@ -315,7 +315,7 @@ impl Profiler {
         _object: ObjectID,
     ) -> HRESULT {
         if let Some(idx) = Self::hooked_index(function) {
-            hooks::catch(idx);
+            exceptions::catch(idx);
         }
         S_OK
     }
@@ -474,9 +474,6 @@ fn install_hooks(info: &Info, config: &Config) -> Result<(), String> {
                 preserve_rcx: config.preserve_rcx,
                 empty: config.hooks == HookMode::FastEmpty,
             });
-            if clock::is_tsc() {
-                hooks::enable_fast_slot();
-            }
             // SAFETY: the stubs are 'static assembly functions following the JIT's probe
             // convention (fast.rs); the runtime only calls them, never through these
             // C signatures, so the pointer casts change no calling contract.

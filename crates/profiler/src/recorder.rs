@@ -14,6 +14,7 @@ use eltrace_trace::{
     protocol,
 };
 
+use crate::clock;
 use crate::config::Config;
 use crate::ring::Ring;
 use crate::sys::lock;
@@ -222,7 +223,11 @@ impl Recorder {
                 ),
             );
         }
-        let ring = Box::into_raw(Box::new(Ring::new(capacity)));
+        let mut ring = Ring::new(capacity);
+        if !clock::is_tsc() {
+            ring = ring.without_inline_writes();
+        }
+        let ring = Box::into_raw(Box::new(ring));
         let os_tid = crate::sys::current_tid();
         let managed = self.current_managed_thread.get().map_or(0, |f| f());
         let mut record = ThreadRecord::new(idx, os_tid);

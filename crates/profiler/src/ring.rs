@@ -39,7 +39,9 @@
 //! while `head - tail < inline_limit`. [`Ring::push`] keeps `inline_limit` at `threshold`
 //! (half the capacity) while no drops are pending and at 0 while some are, so a stub falls back
 //! to Rust when the ring is half full (the fallback wakes the writer, see
-//! `writer::wake_if_sleeping`) or a marker is due.
+//! `writer::wake_if_sleeping`) or a marker is due. A ring made
+//! [`without_inline_writes`](Ring::without_inline_writes) (the clock is not the TSC, whose
+//! ticks the stubs read) keeps `inline_limit` at 0: the stubs never write it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -136,6 +138,9 @@ pub struct Ring {
     retired: AtomicBool,
     /// Consumer only: drops already written to the trace.
     reported_drops: AtomicU64,
+    /// What `inline_limit` returns to once no drops are pending: `threshold`, or 0 for a ring
+    /// the stubs must not write.
+    inline_max: u64,
 }
 
 // SAFETY: the ring is shared between exactly one producer and one consumer that follow the
@@ -188,7 +193,16 @@ impl Ring {
             tail: AtomicU64::new(0),
             retired: AtomicBool::new(false),
             reported_drops: AtomicU64::new(0),
+            inline_max: capacity as u64 / 2,
         }
+    }
+
+    /// The same ring, but the fast-path stubs never write to it inline: they take the Rust
+    /// fallback for every event (for a clock other than the TSC).
+    pub fn without_inline_writes(mut self) -> Ring {
+        self.inline_max = 0;
+        *self.inline_limit.get_mut() = 0;
+        self
     }
 
     pub fn capacity(&self) -> usize {
@@ -217,7 +231,7 @@ impl Ring {
                     .write(rec);
             }
             self.pending_drops.store(0, Ordering::Relaxed);
-            self.inline_limit.store(self.threshold, Ordering::Relaxed);
+            self.inline_limit.store(self.inline_max, Ordering::Relaxed);
             self.head.store(head + 2, Ordering::Release);
         } else {
             self.inline_limit.store(0, Ordering::Relaxed);
@@ -428,6 +442,22 @@ mod tests {
         r.push(rec(5)); // marker + record
         assert_eq!(r.inline_limit(), 2);
         assert_eq!(Ring::new(0).inline_limit(), 0);
+    }
+
+    #[test]
+    fn a_ring_without_inline_writes_keeps_its_limit_at_zero() {
+        let r = Ring::new(4).without_inline_writes();
+        assert_eq!(r.inline_limit(), 0);
+        for i in 0..5 {
+            r.push(rec(i)); // the fifth is dropped
+        }
+        let mut out = Vec::new();
+        r.drain_to(r.published(), &mut out);
+        r.push(rec(5)); // marker + record
+        assert_eq!(r.pending_drops(), 0);
+        assert_eq!(r.inline_limit(), 0);
+        // The writer is still woken at half full.
+        assert!(r.above_threshold());
     }
 
     #[test]
