@@ -27,6 +27,11 @@
 //!    from the client id `idx + 1`) as two 16-bit stores over their top bytes; then
 //!    `head += 1` (an x86 store is a release store).
 //!
+//! Every offset, shift and constant the stubs use is a `const` operand computed from the
+//! Rust definitions (`ring::stub` from the `Ring`/`RawRecord` types, `slot::DEAD`, the
+//! client-id encoding of hooks.rs, the `EventKind` codes): a layout change moves the stubs
+//! with it, and one they cannot follow stops the build (`ring::stub`'s assertions).
+//!
 //! RDTSC clobbers RAX and RDX: Enter keeps RDX (an argument) in XMM8, Leave keeps RAX/RDX (the
 //! return value) in R8/R9. The inline path touches no other register and no stack.
 //!
@@ -52,7 +57,10 @@
 
 use core::arch::global_asm;
 
-use crate::hooks;
+use eltrace_trace::EventKind;
+
+use crate::ring::stub;
+use crate::{hooks, slot};
 
 /// Which stub set to install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,32 +141,32 @@ macro_rules! enter_stub {
                 $name, ":\n",
                 "
                 mov rax, r14
-                shr rax, 62
+                shr rax, {flags_shift}
                 jnz 9f
                 mov rax, qword ptr [rip + ", crate::slot::slot_symbol!(), "@GOTTPOFF]
                 mov r10, qword ptr fs:[rax]
-                cmp r10, 1
+                cmp r10, {dead}
                 jbe 9f
-                mov r11, qword ptr [r10]
+                mov r11, qword ptr [r10 + {head}]
                 mov rax, r11
-                sub rax, qword ptr [r10 + 64]
-                cmp rax, qword ptr [r10 + 48]
+                sub rax, qword ptr [r10 + {tail}]
+                cmp rax, qword ptr [r10 + {inline_limit}]
                 jae 9f
-                and r11, qword ptr [r10 + 32]
-                shl r11, 4
-                add r11, qword ptr [r10 + 24]
+                and r11, qword ptr [r10 + {mask}]
+                shl r11, {record_shift}
+                add r11, qword ptr [r10 + {records}]
                 movq xmm8, rdx
                 rdtsc
                 shl rdx, 32
                 or rax, rdx
                 movq rdx, xmm8
-                mov qword ptr [r11], rax
-                mov qword ptr [r11 + 8], r15
-                lea eax, [r14 - 1]
-                mov word ptr [r11 + 6], ax
-                shr eax, 16
-                mov word ptr [r11 + 14], ax
-                inc qword ptr [r10]
+                mov qword ptr [r11 + {tick}], rax
+                mov qword ptr [r11 + {sp}], r15
+                lea eax, [r14 + {key_kind} - {bias}]
+                mov word ptr [r11 + {key_lo}], ax
+                shr eax, {key_half}
+                mov word ptr [r11 + {key_hi}], ax
+                inc qword ptr [r10 + {head}]
                 ",
                 $epilogue,
                 "
@@ -179,7 +187,7 @@ macro_rules! enter_stub {
                 movdqu xmmword ptr [rsp + 80], xmm5
                 movdqu xmmword ptr [rsp + 96], xmm6
                 movdqu xmmword ptr [rsp + 112], xmm7
-                xor edi, edi
+                mov edi, {kind}
                 mov rsi, r14
                 mov rdx, r15
                 call {fallback}
@@ -206,6 +214,22 @@ macro_rules! enter_stub {
                 .popsection"
             ),
             fallback = sym fast_fallback,
+            kind = const EventKind::Enter.code(),
+            key_kind = const (EventKind::Enter.code() as u32) << stub::KIND_SHIFT,
+            flags_shift = const hooks::CLIENT_FLAGS_SHIFT,
+            bias = const hooks::CLIENT_INDEX_BIAS,
+            dead = const slot::DEAD,
+            head = const stub::HEAD,
+            tail = const stub::TAIL,
+            inline_limit = const stub::INLINE_LIMIT,
+            mask = const stub::MASK,
+            records = const stub::RECORDS,
+            record_shift = const stub::RECORD_SHIFT,
+            tick = const stub::TICK,
+            sp = const stub::SP,
+            key_lo = const stub::KEY_LO,
+            key_hi = const stub::KEY_HI,
+            key_half = const stub::KEY_HALF,
         );
     };
 }
@@ -213,7 +237,7 @@ macro_rules! enter_stub {
 /// A Leave or Tailcall stub recording `$kind`; `$push_rcx`/`$pop_rcx`/`$frame` select RCX
 /// preservation (the frame keeps the call 16-byte aligned either way).
 macro_rules! leave_stub {
-    ($name:literal, $kind:literal, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr) => {
+    ($name:literal, $kind:expr, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr) => {
         global_asm!(
             concat!(
                 ".pushsection .text.", $name, ",\"ax\",@progbits\n",
@@ -224,34 +248,34 @@ macro_rules! leave_stub {
                 $name, ":\n",
                 "
                 mov r8, rdi
-                shr r8, 62
+                shr r8, {flags_shift}
                 jnz 9f
                 mov r8, qword ptr [rip + ", crate::slot::slot_symbol!(), "@GOTTPOFF]
                 mov r10, qword ptr fs:[r8]
-                cmp r10, 1
+                cmp r10, {dead}
                 jbe 9f
-                mov r11, qword ptr [r10]
+                mov r11, qword ptr [r10 + {head}]
                 mov r8, r11
-                sub r8, qword ptr [r10 + 64]
-                cmp r8, qword ptr [r10 + 48]
+                sub r8, qword ptr [r10 + {tail}]
+                cmp r8, qword ptr [r10 + {inline_limit}]
                 jae 9f
-                and r11, qword ptr [r10 + 32]
-                shl r11, 4
-                add r11, qword ptr [r10 + 24]
+                and r11, qword ptr [r10 + {mask}]
+                shl r11, {record_shift}
+                add r11, qword ptr [r10 + {records}]
                 mov r8, rax
                 mov r9, rdx
                 rdtsc
                 shl rdx, 32
                 or rax, rdx
-                mov qword ptr [r11], rax
-                mov qword ptr [r11 + 8], rsi
-                lea esi, [rdi - 1 + (", $kind, " << 28)]
-                mov word ptr [r11 + 6], si
-                shr esi, 16
-                mov word ptr [r11 + 14], si
+                mov qword ptr [r11 + {tick}], rax
+                mov qword ptr [r11 + {sp}], rsi
+                lea esi, [rdi + {key_kind} - {bias}]
+                mov word ptr [r11 + {key_lo}], si
+                shr esi, {key_half}
+                mov word ptr [r11 + {key_hi}], si
                 mov rax, r8
                 mov rdx, r9
-                inc qword ptr [r10]
+                inc qword ptr [r10 + {head}]
                 ",
                 $epilogue,
                 "
@@ -265,7 +289,7 @@ macro_rules! leave_stub {
                 movdqu xmmword ptr [rsp + 16], xmm1
                 mov rdx, rsi
                 mov rsi, rdi
-                mov edi, ", $kind, "
+                mov edi, {kind}
                 call {fallback}
                 movdqu xmm0, xmmword ptr [rsp + 0]
                 movdqu xmm1, xmmword ptr [rsp + 16]
@@ -281,6 +305,22 @@ macro_rules! leave_stub {
                 .popsection"
             ),
             fallback = sym fast_fallback,
+            kind = const $kind.code(),
+            key_kind = const ($kind.code() as u32) << stub::KIND_SHIFT,
+            flags_shift = const hooks::CLIENT_FLAGS_SHIFT,
+            bias = const hooks::CLIENT_INDEX_BIAS,
+            dead = const slot::DEAD,
+            head = const stub::HEAD,
+            tail = const stub::TAIL,
+            inline_limit = const stub::INLINE_LIMIT,
+            mask = const stub::MASK,
+            records = const stub::RECORDS,
+            record_shift = const stub::RECORD_SHIFT,
+            tick = const stub::TICK,
+            sp = const stub::SP,
+            key_lo = const stub::KEY_LO,
+            key_hi = const stub::KEY_HI,
+            key_half = const stub::KEY_HALF,
         );
     };
 }
@@ -288,11 +328,25 @@ macro_rules! leave_stub {
 enter_stub!("eltrace_fast_enter", "");
 enter_stub!("eltrace_fast_enter_trash", trash_enter!());
 
-leave_stub!("eltrace_fast_leave", "1", "push rcx", "pop rcx", "32", "");
-leave_stub!("eltrace_fast_leave_norcx", "1", "", "", "40", "");
+leave_stub!(
+    "eltrace_fast_leave",
+    EventKind::Leave,
+    "push rcx",
+    "pop rcx",
+    "32",
+    ""
+);
+leave_stub!(
+    "eltrace_fast_leave_norcx",
+    EventKind::Leave,
+    "",
+    "",
+    "40",
+    ""
+);
 leave_stub!(
     "eltrace_fast_leave_trash",
-    "1",
+    EventKind::Leave,
     "push rcx",
     "pop rcx",
     "32",
@@ -300,7 +354,7 @@ leave_stub!(
 );
 leave_stub!(
     "eltrace_fast_leave_norcx_trash",
-    "1",
+    EventKind::Leave,
     "",
     "",
     "40",
@@ -308,16 +362,23 @@ leave_stub!(
 );
 leave_stub!(
     "eltrace_fast_tailcall",
-    "2",
+    EventKind::Tailcall,
     "push rcx",
     "pop rcx",
     "32",
     ""
 );
-leave_stub!("eltrace_fast_tailcall_norcx", "2", "", "", "40", "");
+leave_stub!(
+    "eltrace_fast_tailcall_norcx",
+    EventKind::Tailcall,
+    "",
+    "",
+    "40",
+    ""
+);
 leave_stub!(
     "eltrace_fast_tailcall_trash",
-    "2",
+    EventKind::Tailcall,
     "push rcx",
     "pop rcx",
     "32",
@@ -325,7 +386,7 @@ leave_stub!(
 );
 leave_stub!(
     "eltrace_fast_tailcall_norcx_trash",
-    "2",
+    EventKind::Tailcall,
     "",
     "",
     "40",

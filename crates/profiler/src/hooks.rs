@@ -111,16 +111,21 @@ macro_rules! leave_hook_rcx0 {
 pub(crate) use leave_hook_rcx0;
 
 /// Client-id flag: the function is probed only because it is a sentinel; record no events.
-pub const CLIENT_NO_EVENTS: usize = 1 << 62;
+pub const CLIENT_NO_EVENTS: usize = 1 << CLIENT_FLAGS_SHIFT;
 /// Client-id flag: the function is the unhandled-exception sentinel
 /// (`System.AppContext.OnUnhandledException`); its Leave ends the trace with End(Abort).
-pub const CLIENT_SENTINEL: usize = 1 << 63;
+pub const CLIENT_SENTINEL: usize = 1 << (CLIENT_FLAGS_SHIFT + 1);
+/// The client-id flags are the bits from here up: a client id shifted right by this is
+/// nonzero exactly when a flag is set (the fast-path stubs' first test).
+pub const CLIENT_FLAGS_SHIFT: u32 = 62;
+/// What the mapper adds to a function index to make its client id (never 0).
+pub const CLIENT_INDEX_BIAS: usize = 1;
 
 /// The client id the mapper returns: `idx + 1` (never 0) plus flags. A raw record holds 28
 /// bits of function index (ring.rs); a function beyond that (2^28 functions mapped) is probed
 /// without events.
 pub const fn client_id(idx: u32, record_events: bool, sentinel: bool) -> usize {
-    let mut c = idx as usize + 1;
+    let mut c = idx as usize + CLIENT_INDEX_BIAS;
     if !record_events || idx >= (1 << crate::ring::FUNC_BITS) {
         c |= CLIENT_NO_EVENTS;
     }
@@ -139,7 +144,7 @@ pub fn recorded_index(client_id: usize) -> Option<u32> {
 /// The function index the mapper encoded in the client id.
 #[inline(always)]
 fn func_of(client_id: usize) -> u32 {
-    (client_id & 0xFFFF_FFFF).wrapping_sub(1) as u32
+    (client_id & 0xFFFF_FFFF).wrapping_sub(CLIENT_INDEX_BIAS) as u32
 }
 
 #[inline(always)]
