@@ -12,6 +12,7 @@ use crate::clock;
 use crate::recorder::Recorder;
 use crate::ring::RawRecord;
 use crate::slot;
+use crate::writer::{self, Writer};
 
 /// Appends `{now, sp, func, kind}` to the calling thread's ring (or counts a drop).
 #[inline(always)]
@@ -27,7 +28,7 @@ pub fn record(kind: u32, func: u32, sp: u64) {
     let ring = unsafe { &*ring };
     ring.push(RawRecord::new(ts, sp, func, kind));
     if ring.above_threshold() {
-        crate::writer::wake_if_sleeping();
+        writer::wake_if_sleeping();
     }
 }
 
@@ -187,8 +188,8 @@ fn flagged(kind: EventKind, client_id: usize, sp: u64) {
         // The runtime's unhandled-exception path has run the UnhandledException handlers
         // and will now print the exception and abort. It resets SIGABRT to SIG_DFL before
         // raising it, so our SIGABRT handler never runs: finish here.
-        if let Some(rec) = Recorder::global() {
-            rec.finish(eltrace_trace::EndReason::Abort);
+        if let Some(writer) = Writer::global() {
+            writer.finish(eltrace_trace::EndReason::Abort);
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The composition root and the callbacks eltrace implements. Initialize starts the
-//! components in order — configuration → trace file and recorder → writer thread → event
-//! mask, hooks and mapper → exit handlers — and the end of recording (Shutdown, atexit or
-//! SIGABRT) stops them in reverse through `Recorder::finish`.
+//! components in order — configuration → trace file, recorder and writer → writer thread →
+//! event mask, hooks and mapper → exit handlers — and the end of recording (Shutdown, atexit,
+//! SIGABRT or the unhandled-exception sentinel) stops them in reverse through
+//! `Writer::finish`.
 
 use core::ffi::c_void;
 use std::io::Write as _;
@@ -15,7 +16,7 @@ use crate::com::resolve::Modules;
 use crate::config::{Config, HookMode};
 use crate::recorder::{RECORDER, Recorder};
 use crate::sys::lock;
-use crate::writer::{self, Sink};
+use crate::writer::{Sink, Writer};
 use crate::{clock, exceptions, exit, hooks, names, sys};
 
 /// The event mask eltrace asks for.
@@ -71,6 +72,13 @@ fn command_line() -> String {
                 .join(" ")
         })
         .unwrap_or_default()
+}
+
+/// Ends the trace with a diagnostic and refuses activation.
+fn decline(rec: &Recorder, writer: &Writer, message: &str) -> HRESULT {
+    rec.internal_error("init", &format!("{message}; not profiling"));
+    writer.finish(EndReason::Shutdown);
+    CORPROF_E_PROFILER_CANCEL_ACTIVATION
 }
 
 /// The runtime's ThreadID of the calling thread, 0 if unknown (used at ring creation).
@@ -165,12 +173,13 @@ impl Profiler {
             }
         };
         let warnings = config.warnings.clone();
-        let rec = Recorder::new(config);
-        *lock(&rec.sink) = Some(sink);
-        if RECORDER.set(rec).is_err() {
+        if RECORDER.set(Recorder::new(config)).is_err() {
             return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
         }
         let rec = RECORDER.get().expect("just set");
+        let Some(writer) = Writer::install(rec, sink) else {
+            return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
+        };
         let _ = self.info.set(info);
         let info = self.info.get().expect("just set");
         rec.set_managed_thread_source(current_managed_thread);
@@ -179,22 +188,30 @@ impl Profiler {
         }
 
         // Writer thread.
-        if let Err(e) = writer::start(rec) {
-            return self.decline(rec, &format!("cannot start the writer thread: {e}"));
+        if let Err(e) = writer.start() {
+            return decline(rec, writer, &format!("cannot start the writer thread: {e}"));
         }
 
         // Event mask, hooks, mapper.
         let mask = event_mask(rec.config.hooks, rec.config.values);
         let hr = info.set_event_mask(mask);
         if FAILED(hr) {
-            return self.decline(rec, &format!("SetEventMask({mask:#x}) failed: {hr:#010x}"));
+            return decline(
+                rec,
+                writer,
+                &format!("SetEventMask({mask:#x}) failed: {hr:#010x}"),
+            );
         }
         if let Err(e) = install_hooks(info, &rec.config) {
-            return self.decline(rec, &e);
+            return decline(rec, writer, &e);
         }
         let hr = info.set_function_id_mapper2(function_id_mapper);
         if FAILED(hr) {
-            return self.decline(rec, &format!("SetFunctionIDMapper2 failed: {hr:#010x}"));
+            return decline(
+                rec,
+                writer,
+                &format!("SetFunctionIDMapper2 failed: {hr:#010x}"),
+            );
         }
 
         // Exit handlers last: they only make sense once there is something to finish.
@@ -204,21 +221,14 @@ impl Profiler {
         S_OK
     }
 
-    /// Ends the trace with a diagnostic and refuses activation.
-    fn decline(&self, rec: &Recorder, message: &str) -> HRESULT {
-        rec.internal_error("init", &format!("{message}; not profiling"));
-        rec.finish(EndReason::Shutdown);
-        CORPROF_E_PROFILER_CANCEL_ACTIVATION
-    }
-
     /// `ICorProfilerCallback::Shutdown`.
     ///
     /// # Safety
     /// None beyond being called by the runtime.
     pub unsafe fn shutdown(&self) -> HRESULT {
         crate::check::shutdown();
-        if let Some(rec) = Recorder::global() {
-            rec.finish(EndReason::Shutdown);
+        if let Some(writer) = Writer::global() {
+            writer.finish(EndReason::Shutdown);
         }
         S_OK
     }
