@@ -20,6 +20,8 @@ pub mod exceptions;
 pub mod exit;
 pub mod fast;
 pub mod hooks;
+pub mod install;
+pub mod mapper;
 pub mod names;
 pub mod profiler;
 pub mod recorder;

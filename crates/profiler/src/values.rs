@@ -20,7 +20,6 @@ use crate::com::info::Info;
 use crate::com::metadata::MetaImport;
 use crate::com::resolve::{self, Modules};
 use crate::hooks;
-use crate::profiler::PROFILER;
 use crate::recorder::Recorder;
 use crate::sig::{self, AsyncRole, Objects, RetPlan, SigType, Slot};
 use crate::sys::lock;
@@ -92,14 +91,14 @@ fn token_name(md: &MetaImport, tok: u32) -> String {
     }
 }
 
+/// Hands the `--values` hooks the runtime's interfaces (before the hooks are installed).
+pub fn install(info: &'static Info, modules: &'static Modules) {
+    let _ = RUNTIME.set(Runtime { info, modules });
+}
+
 /// Builds and registers the value plan of a selected function (mapper time).
-pub fn prepare(
-    info: &Info,
-    modules: &Modules,
-    module: ModuleID,
-    idx: u32,
-    record: &FunctionRecord,
-) -> Result<(), String> {
+pub fn prepare(module: ModuleID, idx: u32, record: &FunctionRecord) -> Result<(), String> {
+    let Runtime { info, modules } = *RUNTIME.get().ok_or("the values hooks are not installed")?;
     let entry = modules.get(info, module)?;
     let md = entry
         .import
@@ -147,19 +146,22 @@ pub fn prepare(
     Ok(())
 }
 
-/// Objects described through the profiling API (valid only inside an ELT hook, where the
-/// thread is in cooperative mode and objects cannot move).
-struct Runtime<'a> {
-    info: &'a Info,
-    modules: &'a Modules,
+/// The runtime's interfaces, handed over by [`install`]. Objects are described through them
+/// only inside an ELT hook, where the thread is in cooperative mode and objects cannot move.
+#[derive(Clone, Copy)]
+struct Runtime {
+    info: &'static Info,
+    modules: &'static Modules,
 }
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
 /// ClassID → type name.
 static CLASS_NAMES: Mutex<Option<HashMap<ClassID, Arc<str>>>> = Mutex::new(None);
 /// `(length offset, buffer offset)` of string objects, or `None` if the runtime said no.
 static STRING_LAYOUT: OnceLock<Option<(u32, u32)>> = OnceLock::new();
 
-impl Runtime<'_> {
+impl Runtime {
     fn class_name(&self, class: ClassID, depth: u32) -> String {
         if let Some(n) = lock(&CLASS_NAMES).as_ref().and_then(|m| m.get(&class)) {
             return n.to_string();
@@ -209,7 +211,7 @@ impl Runtime<'_> {
     }
 }
 
-impl Objects for Runtime<'_> {
+impl Objects for Runtime {
     fn type_name(&self, obj: u64) -> String {
         match self.info.class_of_object(obj as ObjectID) {
             Ok(c) => self.class_name(c, 0),
@@ -256,7 +258,7 @@ fn failed(hr: HRESULT) -> (ValueStatus, String) {
 }
 
 /// The arguments of `f` at the Enter being reported (`count` = `this` + parameters, ≥ 1).
-fn enter_value(info: &Info, rt: &Runtime<'_>, f: &ValueFunc, elt: usize) -> (ValueStatus, String) {
+fn enter_value(info: &Info, rt: &Runtime, f: &ValueFunc, elt: usize) -> (ValueStatus, String) {
     let count = f.params.len() + usize::from(f.this.is_some());
     // Header (8 bytes) + 16 per range; the runtime asks for one range more than it fills.
     let words = 1 + 2 * (count + 1);
@@ -313,7 +315,7 @@ fn enter_value(info: &Info, rt: &Runtime<'_>, f: &ValueFunc, elt: usize) -> (Val
 /// The return value of `f` at the Leave being reported, per its plan.
 fn leave_value(
     info: &Info,
-    rt: &Runtime<'_>,
+    rt: &Runtime,
     f: &ValueFunc,
     slot: &Slot,
     elt: usize,
@@ -348,10 +350,10 @@ fn capture(kind: EventKind, client_id: usize, elt: usize, sp: u64) {
     let Some(f) = lookup(idx) else {
         return;
     };
-    let (Some(info), modules) = (PROFILER.info(), PROFILER.modules()) else {
+    let Some(&rt) = RUNTIME.get() else {
         return;
     };
-    let rt = Runtime { info, modules };
+    let info = rt.info;
     let (status, text) = match kind {
         EventKind::Enter => {
             if f.params.is_empty() && f.this.is_none() {
