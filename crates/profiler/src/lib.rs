@@ -12,25 +12,25 @@
 //! With `ELTRACE_CHECK` set, Initialize runs one experiment of `eltrace check` instead
 //! ([`check`]).
 
-pub mod check;
-pub mod clock;
-pub mod com;
-pub mod config;
-pub mod exceptions;
-pub mod exit;
-pub mod fast;
-pub mod hooks;
-pub mod install;
-pub mod mapper;
-pub mod names;
-pub mod profiler;
-pub mod recorder;
-pub mod ring;
-pub mod selection;
-pub mod sig;
-pub mod slot;
-pub mod sys;
-pub mod values;
-pub mod writer;
+mod check;
+mod clock;
+mod com;
+mod config;
+mod exceptions;
+mod exit;
+mod fast;
+mod hooks;
+mod install;
+mod mapper;
+mod names;
+mod profiler;
+mod recorder;
+mod ring;
+mod selection;
+mod sig;
+mod slot;
+mod sys;
+mod values;
+mod writer;
 
 pub use com::factory::{CLSID_ELTRACE, DllGetClassObject};

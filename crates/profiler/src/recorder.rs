@@ -170,10 +170,6 @@ impl Recorder {
         (idx, hooked)
     }
 
-    pub fn function_count(&self) -> u32 {
-        lock(&self.functions).next
-    }
-
     // ----- values -----------------------------------------------------------------------
 
     /// Queues a captured value and returns its id. The caller pushes the Value event that
@@ -253,10 +249,6 @@ impl Recorder {
             drop(t);
             lock(&self.queue).threads.push(rec);
         }
-    }
-
-    pub fn thread_count(&self) -> u32 {
-        self.next_thread.load(Ordering::Relaxed)
     }
 
     // ----- the end ----------------------------------------------------------------------

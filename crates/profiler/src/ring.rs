@@ -343,11 +343,13 @@ impl Ring {
     }
 
     /// The fast path's current fill limit (see the module doc).
+    #[cfg(test)]
     pub fn inline_limit(&self) -> u64 {
         self.inline_limit.load(Ordering::Relaxed)
     }
 
     /// Drops not yet covered by a marker record.
+    #[cfg(test)]
     pub fn pending_drops(&self) -> u64 {
         self.pending_drops.load(Ordering::Relaxed)
     }

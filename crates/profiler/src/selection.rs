@@ -57,6 +57,7 @@ impl Selection {
     }
 
     /// No include and no exclude globs.
+    #[cfg(test)]
     pub fn is_default(&self) -> bool {
         self.include.is_empty() && self.exclude.is_empty()
     }

@@ -13,6 +13,7 @@ use eltrace_abi::*;
 use super::experiment::{self, Experiment, State};
 use super::obs;
 use crate::com::resolve::Modules;
+use crate::names;
 use crate::sys::lock;
 
 /// The top 16 bits of every client id the check mapper returns.
@@ -54,11 +55,7 @@ pub struct Func {
 
 impl Func {
     pub fn full_name(&self) -> String {
-        if self.type_name.is_empty() {
-            self.method.clone()
-        } else {
-            format!("{}.{}", self.type_name, self.method)
-        }
+        names::full_name(&self.type_name, &self.method)
     }
 }
 
