@@ -27,7 +27,6 @@ mod profiler;
 mod recorder;
 mod ring;
 mod selection;
-mod sig;
 mod slot;
 mod sys;
 mod values;

@@ -6,9 +6,16 @@
 //! queried (`GetFunctionEnter3Info` / `GetFunctionLeave3Info`), rendered, queued as a VALUE
 //! record (`Recorder::add_value`) and only then its Value event is pushed into the ring.
 //!
+//! The signature parser ([`sig`]) and the plans and rendering ([`render`]) are pure; this
+//! module is what talks to the runtime, through the Info and module cache handed to
+//! [`install`].
+//!
 //! This mode takes locks in the hooks (the function table's RwLock, the recorder's queue, the
 //! class-name cache) and allocates: it is an opt-in slow mode. Without `ELTRACE_VALUES` none
 //! of this code is installed.
+
+mod render;
+mod sig;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -16,12 +23,14 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use eltrace_abi::*;
 use eltrace_trace::{EventKind, FunctionRecord, ValueStatus};
 
+use render::{AsyncRole, MAX_STRING_CHARS, Objects, RetPlan, Slot, render, ret_plan};
+use sig::SigType;
+
 use crate::com::info::Info;
 use crate::com::metadata::MetaImport;
 use crate::com::resolve::{self, Modules};
 use crate::hooks;
 use crate::recorder::Recorder;
-use crate::sig::{self, AsyncRole, Objects, RetPlan, SigType, Slot};
 use crate::sys::lock;
 
 /// How `this` is shown.
@@ -133,7 +142,7 @@ pub fn prepare(module: ModuleID, idx: u32, record: &FunctionRecord) -> Result<()
         .into_iter()
         .zip(msig.params.iter().map(|t| Slot::of(t, &name)))
         .collect();
-    let ret = sig::ret_plan(&msig.ret, role(record), &name);
+    let ret = ret_plan(&msig.ret, role(record), &name);
     register(
         idx,
         ValueFunc {
@@ -226,7 +235,7 @@ impl Objects for Runtime {
         // runtime's string layout puts the 32-bit length at `len_off`.
         let len = unsafe { ((obj as usize + len_off as usize) as *const u32).read_unaligned() };
         let total = len as usize;
-        let n = total.min(sig::MAX_STRING_CHARS);
+        let n = total.min(MAX_STRING_CHARS);
         // SAFETY: as above; the string holds `len` UTF-16 units at `buf_off`, of which we read
         // at most `n <= len`.
         let units = unsafe {
@@ -293,7 +302,7 @@ fn enter_value(info: &Info, rt: &Runtime, f: &ValueFunc, elt: usize) -> (ValueSt
             (0, Some(plan)) => {
                 let text = match plan {
                     ThisPlan::Declared(n) => n.clone(),
-                    ThisPlan::Object => sig::render(&Slot::Object, bytes, rt).unwrap_or_else(|e| e),
+                    ThisPlan::Object => render(&Slot::Object, bytes, rt).unwrap_or_else(|e| e),
                 };
                 ("this", text)
             }
@@ -302,7 +311,7 @@ fn enter_value(info: &Info, rt: &Runtime, f: &ValueFunc, elt: usize) -> (ValueSt
                 let text = if bytes.is_empty() {
                     "?".to_string()
                 } else {
-                    sig::render(slot, bytes, rt).unwrap_or_else(|e| e)
+                    render(slot, bytes, rt).unwrap_or_else(|e| e)
                 };
                 (name.as_str(), text)
             }
@@ -330,7 +339,7 @@ fn leave_value(
     }
     // SAFETY: the runtime just returned this range for the value being returned.
     let bytes = unsafe { range_bytes(range.startAddress, range.length) };
-    match sig::render(slot, bytes, rt) {
+    match render(slot, bytes, rt) {
         Ok(t) => (ValueStatus::Ok, t),
         Err(e) => (ValueStatus::Failed, e),
     }
