@@ -1,7 +1,7 @@
 //! The fast path: `SetEnterLeaveFunctionHooks3` stubs in assembly (x86-64 SysV, CoreCLR's JIT
 //! probe convention), called directly from JIT-compiled code.
 //!
-//! # Contract (docs: /work/shared/abi/unix_x64_elt.md §2-3)
+//! # Contract (docs/abi.md: "Parameters" and "Registers the call-out may modify", Unix x64)
 //!
 //! | stub | input | may modify | everything else comes back unchanged |
 //! |---|---|---|---|

@@ -43,9 +43,9 @@ fn late_drop() {
 
 /// Reads the profiled method's caller SP from the runtime's ELT info, or returns 0.
 ///
-/// This relies on runtime internals (docs: /work/shared/abi/structs.md, unix_x64_elt.md §4-6):
-/// `eltInfo` points at `COR_PRF_ELT_INFO_INTERNAL` on the stack of the runtime's ProfileEnter/
-/// Leave/Tailcall FCALL (our caller), whose first field points at the
+/// This relies on runtime internals (docs/abi.md, "Unix x64: where a WithInfo hook finds the
+/// caller SP"): `eltInfo` points at `COR_PRF_ELT_INFO_INTERNAL` on the stack of the runtime's
+/// ProfileEnter/Leave/Tailcall FCALL (our caller), whose first field points at the
 /// PROFILE_PLATFORM_SPECIFIC_DATA that ProfileEnterNaked built further up the same stack, and
 /// that struct holds `profiledRsp` at offset 0x20. Each pointer is checked to lie on this
 /// thread's stack just above our own frame before it is read, and the result must be above
@@ -70,7 +70,9 @@ pub fn profiled_sp(elt_info: usize) -> u64 {
     }
     // SAFETY: as above for `platform + 0x20` (it is at most NEAR + 0x20 above `here`, and the
     // 0x130-byte platform struct lies entirely in the runtime stub's frame).
-    let sp = unsafe { ((platform + 0x20) as *const u64).read() };
+    let sp = unsafe {
+        ((platform + eltrace_abi::PROFILE_PLATFORM_SPECIFIC_DATA__profiledRsp) as *const u64).read()
+    };
     let sp_usize = sp as usize;
     if sp_usize <= platform || sp_usize - platform > FAR || sp % 8 != 0 {
         return 0;

@@ -1,4 +1,4 @@
-//! The check mapper: names every function once (through the recorder's resolver), decides by
+//! The check mapper: names every function once (through com/resolve.rs), decides by
 //! experiment whether it gets probes, writes a `map` line for each hooked one, and returns a
 //! tagged client id (`CLIENT_TAG << 48 | index`) so the fast stubs can recognise a client id
 //! in a register and the slow hooks can find the FunctionID again. It also publishes the
