@@ -124,6 +124,10 @@ pub const CLIENT_FLAGS_SHIFT: u32 = 62;
 /// What the mapper adds to a function index to make its client id (never 0).
 pub const CLIENT_INDEX_BIAS: usize = 1;
 
+// The stubs build a record's key from the client id's low 32 bits (`idx + bias`, at most
+// 2^28): the flags must lie above them, each flag on its own bit.
+const _: () = assert!(CLIENT_FLAGS_SHIFT >= 32 && CLIENT_SENTINEL == CLIENT_NO_EVENTS << 1);
+
 /// The client id the mapper returns: `idx + 1` (never 0) plus flags. A raw record holds 28
 /// bits of function index (ring.rs); a function beyond that (2^28 functions mapped) is probed
 /// without events.

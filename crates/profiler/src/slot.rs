@@ -47,7 +47,7 @@ global_asm!(
 
 /// The calling thread's slot value.
 #[inline(always)]
-pub fn get() -> usize {
+fn get() -> usize {
     let v: usize;
     // SAFETY: reads the calling thread's 8-byte thread-local slot (its TP offset comes from the
     // GOT); no other memory is touched.
