@@ -65,7 +65,8 @@ pub use helpers_gen::*;
 pub use info_gen::*;
 pub use metadata_gen::*;
 
-/// `miAsync` under a Rust-style name: the method-impl flag of runtime-async methods (0x2000).
+/// The method-impl flag of a runtime-async method (`MethodImplOptions.Async`, 0x2000): the
+/// generated `miAsync` under the one name the rest of the workspace uses.
 pub const METHOD_IMPL_ASYNC: u32 = consts_gen::corhdr::miAsync;
 /// `ofRead`: open flags for `GetModuleMetaData` (read-only).
 #[allow(non_upper_case_globals)]

@@ -67,7 +67,8 @@ pub struct CheckArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Run only the checks whose name contains PATTERN (or matches it, with `*`).
+    /// Run only the checks whose name contains PATTERN, or, if it has a wildcard, whose whole
+    /// name the glob PATTERN matches (`*` any run of characters, `?` one character).
     #[arg(long, value_name = "PATTERN")]
     pub only: Option<String>,
     /// The dotnet executable that builds and runs the probes (default: `dotnet` on PATH).

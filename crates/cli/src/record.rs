@@ -9,15 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use eltrace_analysis::{Options, analyze};
+use eltrace_trace::protocol::{self, env};
 
 use crate::util::{Fail, fmt_bytes, io_msg, open_trace};
 
-/// eltrace's CLSID, the one `DllGetClassObject` answers.
-pub const PROFILER_CLSID: &str = "{7E6BA1DA-44E6-4198-B4E0-A9BCE1DE926B}";
 /// The profiler library's file name.
 pub const PROFILER_LIB: &str = "libeltrace_profiler.so";
-/// The variable naming the library when `--profiler` is not given.
-pub const PROFILER_ENV: &str = "ELTRACE_PROFILER_PATH";
 
 #[derive(Debug, Clone)]
 pub struct RecordOptions {
@@ -51,8 +48,8 @@ pub(crate) fn find_profiler(explicit: Option<&Path>) -> Result<PathBuf, Fail> {
     if let Some(p) = explicit {
         return check(p.to_owned(), "--profiler");
     }
-    if let Some(p) = std::env::var_os(PROFILER_ENV).filter(|p| !p.is_empty()) {
-        return check(PathBuf::from(p), PROFILER_ENV);
+    if let Some(p) = std::env::var_os(env::PROFILER_PATH).filter(|p| !p.is_empty()) {
+        return check(PathBuf::from(p), env::PROFILER_PATH);
     }
     let exe = std::env::current_exe().ok();
     let beside = exe
@@ -63,11 +60,12 @@ pub(crate) fn find_profiler(explicit: Option<&Path>) -> Result<PathBuf, Fail> {
         Some(p) if p.is_file() => Ok(p),
         _ => Err(Fail::new(format!(
             "cannot find {PROFILER_LIB} (looked in {}); build it with \
-             `cargo build -p eltrace-profiler`, or pass --profiler PATH or set {PROFILER_ENV}",
+             `cargo build -p eltrace-profiler`, or pass --profiler PATH or set {}",
             beside.as_deref().and_then(Path::parent).map_or_else(
                 || "the executable's directory".into(),
                 |d| d.display().to_string()
-            )
+            ),
+            env::PROFILER_PATH
         ))),
     }
 }
@@ -141,21 +139,22 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
 
     let mut cmd = Command::new(program);
     cmd.args(args)
-        .env("CORECLR_ENABLE_PROFILING", "1")
-        .env("CORECLR_PROFILER", PROFILER_CLSID)
-        .env("CORECLR_PROFILER_PATH", &profiler)
-        .env("ELTRACE_OUTPUT", &output);
+        .env(env::CORECLR_ENABLE_PROFILING, "1")
+        .env(env::CORECLR_PROFILER, protocol::CLSID_BRACED)
+        .env(env::CORECLR_PROFILER_PATH, &profiler)
+        .env(env::OUTPUT, &output);
+    let separator = protocol::LIST_SEPARATOR.to_string();
     if !opts.include.is_empty() {
-        cmd.env("ELTRACE_INCLUDE", opts.include.join(";"));
+        cmd.env(env::INCLUDE, opts.include.join(&separator));
     }
     if !opts.exclude.is_empty() {
-        cmd.env("ELTRACE_EXCLUDE", opts.exclude.join(";"));
+        cmd.env(env::EXCLUDE, opts.exclude.join(&separator));
     }
     if opts.slow_path || opts.values {
-        cmd.env("ELTRACE_HOOKS", "slow");
+        cmd.env(env::HOOKS, protocol::hooks::SLOW);
     }
     if opts.values {
-        cmd.env("ELTRACE_VALUES", "1");
+        cmd.env(env::VALUES, "1");
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,

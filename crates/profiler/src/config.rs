@@ -1,32 +1,14 @@
-//! Configuration from the environment: every `ELTRACE_*` variable name (module [`vars`]) and
-//! the pure parser [`Config::from_env`]. docs/design.md fixes the names and meanings.
+//! Configuration from the environment: the pure parser [`Config::from_env`] of the variables
+//! `eltrace_trace::protocol::env` names. docs/design.md fixes their meanings.
 //!
 //! Empty values count as unset. An invalid value falls back to the default and leaves a
 //! warning in [`Config::warnings`] (the profiler reports each once on stderr and in the trace).
 
 use std::path::PathBuf;
 
-use crate::glob::Selection;
+use eltrace_trace::protocol::{self, env};
 
-/// The environment variable names, in one place.
-pub mod vars {
-    pub const OUTPUT: &str = "ELTRACE_OUTPUT";
-    pub const INCLUDE: &str = "ELTRACE_INCLUDE";
-    pub const EXCLUDE: &str = "ELTRACE_EXCLUDE";
-    pub const HOOKS: &str = "ELTRACE_HOOKS";
-    pub const BUFFER_EVENTS: &str = "ELTRACE_BUFFER_EVENTS";
-    pub const MAX_BUFFER_MB: &str = "ELTRACE_MAX_BUFFER_MB";
-    pub const FLUSH_MS: &str = "ELTRACE_FLUSH_MS";
-    pub const DISABLE: &str = "ELTRACE_DISABLE";
-    /// Test only: fast-path stubs overwrite their whole trash set before returning.
-    pub const TEST_TRASH_REGISTERS: &str = "ELTRACE_TEST_TRASH_REGISTERS";
-    /// `0`: fast-path Leave/Tailcall stubs that do not preserve RCX (default `1`).
-    pub const PRESERVE_RCX: &str = "ELTRACE_PRESERVE_RCX";
-    /// `monotonic`: timestamps from CLOCK_MONOTONIC even where the TSC is invariant.
-    pub const CLOCK: &str = "ELTRACE_CLOCK";
-    /// `1`: capture arguments and return values (`record --values`; implies the slow path).
-    pub const VALUES: &str = "ELTRACE_VALUES";
-}
+use crate::selection::Selection;
 
 pub const DEFAULT_BUFFER_EVENTS: usize = 131_072;
 pub const MIN_BUFFER_EVENTS: usize = 16;
@@ -52,14 +34,28 @@ pub enum HookMode {
 }
 
 impl HookMode {
+    /// Every mode.
+    pub const ALL: [HookMode; 5] = [
+        HookMode::Slow,
+        HookMode::Fast,
+        HookMode::Off,
+        HookMode::SlowEmpty,
+        HookMode::FastEmpty,
+    ];
+
+    /// The mode an `ELTRACE_HOOKS` value selects.
+    pub fn parse(value: &str) -> Option<HookMode> {
+        HookMode::ALL.into_iter().find(|m| m.name() == value)
+    }
+
     /// The value of `ELTRACE_HOOKS` that selects this mode.
     pub fn name(self) -> &'static str {
         match self {
-            HookMode::Slow => "slow",
-            HookMode::Fast => "fast",
-            HookMode::Off => "off",
-            HookMode::SlowEmpty => "slow-empty",
-            HookMode::FastEmpty => "fast-empty",
+            HookMode::Slow => protocol::hooks::SLOW,
+            HookMode::Fast => protocol::hooks::FAST,
+            HookMode::Off => protocol::hooks::OFF,
+            HookMode::SlowEmpty => protocol::hooks::SLOW_EMPTY,
+            HookMode::FastEmpty => protocol::hooks::FAST_EMPTY,
         }
     }
 }
@@ -99,34 +95,30 @@ impl Config {
         let get = |k: &str| lookup(k).filter(|v| !v.trim().is_empty());
         let mut warnings = Vec::new();
 
-        let output = get(vars::OUTPUT).map(PathBuf::from);
-        let include = get(vars::INCLUDE).unwrap_or_default();
-        let exclude = get(vars::EXCLUDE).unwrap_or_default();
+        let output = get(env::OUTPUT).map(PathBuf::from);
+        let include = get(env::INCLUDE).unwrap_or_default();
+        let exclude = get(env::EXCLUDE).unwrap_or_default();
         let selection = Selection::parse(&include, &exclude);
 
-        let mut hooks = match get(vars::HOOKS).as_deref().map(str::trim) {
-            None | Some("fast") => HookMode::Fast,
-            Some("slow") => HookMode::Slow,
-            Some("off") => HookMode::Off,
-            Some("slow-empty") => HookMode::SlowEmpty,
-            Some("fast-empty") => HookMode::FastEmpty,
-            Some(other) => {
+        let mut hooks = match get(env::HOOKS).as_deref().map(str::trim) {
+            None => HookMode::Fast,
+            Some(value) => HookMode::parse(value).unwrap_or_else(|| {
                 warnings.push(format!(
-                    "{}={other:?} is not `fast`, `slow`, `off`, `slow-empty` or `fast-empty`; using `fast`",
-                    vars::HOOKS
+                    "{}={value:?} is not `fast`, `slow`, `off`, `slow-empty` or `fast-empty`; using `fast`",
+                    env::HOOKS
                 ));
                 HookMode::Fast
-            }
+            }),
         };
-        let mut values = flag(&get, vars::VALUES, false, &mut warnings);
+        let mut values = flag(&get, env::VALUES, false, &mut warnings);
         if values {
             match hooks {
                 HookMode::Slow => {}
                 HookMode::Fast => {
-                    if get(vars::HOOKS).is_some() {
+                    if get(env::HOOKS).is_some() {
                         warnings.push(format!(
                             "{}=1 needs the slow path; using `slow` instead of `fast`",
-                            vars::VALUES
+                            env::VALUES
                         ));
                     }
                     hooks = HookMode::Slow;
@@ -134,22 +126,22 @@ impl Config {
                 other => {
                     warnings.push(format!(
                         "{}=1 is ignored with the benchmark hook mode `{}`",
-                        vars::VALUES,
+                        env::VALUES,
                         other.name()
                     ));
                     values = false;
                 }
             }
         }
-        let trash_registers = flag(&get, vars::TEST_TRASH_REGISTERS, false, &mut warnings);
-        let preserve_rcx = flag(&get, vars::PRESERVE_RCX, true, &mut warnings);
-        let use_tsc = match get(vars::CLOCK).as_deref().map(str::trim) {
+        let trash_registers = flag(&get, env::TEST_TRASH_REGISTERS, false, &mut warnings);
+        let preserve_rcx = flag(&get, env::PRESERVE_RCX, true, &mut warnings);
+        let use_tsc = match get(env::CLOCK).as_deref().map(str::trim) {
             None | Some("tsc") => true,
             Some("monotonic") => false,
             Some(other) => {
                 warnings.push(format!(
                     "{}={other:?} is not `tsc` or `monotonic`; using `tsc`",
-                    vars::CLOCK
+                    env::CLOCK
                 ));
                 true
             }
@@ -157,7 +149,7 @@ impl Config {
 
         let buffer_events = number(
             &get,
-            vars::BUFFER_EVENTS,
+            env::BUFFER_EVENTS,
             DEFAULT_BUFFER_EVENTS,
             MIN_BUFFER_EVENTS,
             MAX_BUFFER_EVENTS,
@@ -165,7 +157,7 @@ impl Config {
         );
         let max_buffer_mb = number(
             &get,
-            vars::MAX_BUFFER_MB,
+            env::MAX_BUFFER_MB,
             DEFAULT_MAX_BUFFER_MB,
             1,
             MAX_MAX_BUFFER_MB,
@@ -173,21 +165,21 @@ impl Config {
         );
         let flush_ms = number(
             &get,
-            vars::FLUSH_MS,
+            env::FLUSH_MS,
             DEFAULT_FLUSH_MS as usize,
             1,
             MAX_FLUSH_MS as usize,
             &mut warnings,
         ) as u64;
 
-        let disable = match get(vars::DISABLE).map(|v| v.trim().to_ascii_lowercase()) {
+        let disable = match get(env::DISABLE).map(|v| v.trim().to_ascii_lowercase()) {
             None => false,
             Some(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
             Some(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
             Some(v) => {
                 warnings.push(format!(
                     "{}={v:?} is not 1 or 0; not disabling",
-                    vars::DISABLE
+                    env::DISABLE
                 ));
                 false
             }
@@ -296,37 +288,37 @@ mod tests {
 
     #[test]
     fn values_imply_the_slow_path() {
-        let c = cfg(&[(vars::VALUES, "1")]);
+        let c = cfg(&[(env::VALUES, "1")]);
         assert!(c.values);
         assert_eq!(c.hooks, HookMode::Slow);
         assert!(c.warnings.is_empty());
-        let c = cfg(&[(vars::VALUES, "1"), (vars::HOOKS, "slow")]);
+        let c = cfg(&[(env::VALUES, "1"), (env::HOOKS, "slow")]);
         assert!(c.values && c.hooks == HookMode::Slow && c.warnings.is_empty());
-        let c = cfg(&[(vars::VALUES, "1"), (vars::HOOKS, "fast")]);
+        let c = cfg(&[(env::VALUES, "1"), (env::HOOKS, "fast")]);
         assert!(c.values && c.hooks == HookMode::Slow);
         assert_eq!(c.warnings.len(), 1);
-        let c = cfg(&[(vars::VALUES, "1"), (vars::HOOKS, "off")]);
+        let c = cfg(&[(env::VALUES, "1"), (env::HOOKS, "off")]);
         assert!(!c.values && c.hooks == HookMode::Off);
         assert_eq!(c.warnings.len(), 1);
-        let c = cfg(&[(vars::VALUES, "0")]);
+        let c = cfg(&[(env::VALUES, "0")]);
         assert!(!c.values && c.hooks == HookMode::Fast);
     }
 
     #[test]
     fn empty_values_are_unset() {
         let all = [
-            vars::OUTPUT,
-            vars::INCLUDE,
-            vars::EXCLUDE,
-            vars::HOOKS,
-            vars::BUFFER_EVENTS,
-            vars::MAX_BUFFER_MB,
-            vars::FLUSH_MS,
-            vars::DISABLE,
-            vars::TEST_TRASH_REGISTERS,
-            vars::PRESERVE_RCX,
-            vars::CLOCK,
-            vars::VALUES,
+            env::OUTPUT,
+            env::INCLUDE,
+            env::EXCLUDE,
+            env::HOOKS,
+            env::BUFFER_EVENTS,
+            env::MAX_BUFFER_MB,
+            env::FLUSH_MS,
+            env::DISABLE,
+            env::TEST_TRASH_REGISTERS,
+            env::PRESERVE_RCX,
+            env::CLOCK,
+            env::VALUES,
         ];
         let pairs: Vec<(&str, &str)> = all.iter().map(|k| (*k, "")).collect();
         assert_eq!(cfg(&pairs), cfg(&[]));
@@ -336,19 +328,19 @@ mod tests {
 
     #[test]
     fn output() {
-        let c = cfg(&[(vars::OUTPUT, "/tmp/x.eltrace")]);
+        let c = cfg(&[(env::OUTPUT, "/tmp/x.eltrace")]);
         assert_eq!(c.output_path(1), PathBuf::from("/tmp/x.eltrace"));
     }
 
     #[test]
     fn include_exclude() {
-        let c = cfg(&[(vars::INCLUDE, "App!*;Foo.*"), (vars::EXCLUDE, "*.get_*")]);
+        let c = cfg(&[(env::INCLUDE, "App!*;Foo.*"), (env::EXCLUDE, "*.get_*")]);
         assert!(!c.selection.is_default());
         assert!(c.selection.selects("App", "A.B.C", true));
         assert!(!c.selection.selects("App", "A.B.get_X", false));
         assert!(c.selection.selects("Lib", "Foo.Bar", false));
         assert!(!c.selection.selects("Lib", "Bar.Foo", false));
-        let c = cfg(&[(vars::EXCLUDE, "Demo.*")]);
+        let c = cfg(&[(env::EXCLUDE, "Demo.*")]);
         assert!(!c.selection.selects("App", "Demo.X.Y", false));
         assert!(c.selection.selects("App", "Other.X.Y", false));
         assert!(!c.selection.selects("System.Runtime", "Other.X.Y", true));
@@ -363,31 +355,31 @@ mod tests {
             HookMode::SlowEmpty,
             HookMode::FastEmpty,
         ] {
-            let c = cfg(&[(vars::HOOKS, mode.name())]);
+            let c = cfg(&[(env::HOOKS, mode.name())]);
             assert_eq!(c.hooks, mode);
             assert!(c.warnings.is_empty());
         }
-        let c = cfg(&[(vars::HOOKS, "turbo")]);
+        let c = cfg(&[(env::HOOKS, "turbo")]);
         assert_eq!(c.hooks, HookMode::Fast);
         assert_eq!(c.warnings.len(), 1);
         let c = cfg(&[
-            (vars::TEST_TRASH_REGISTERS, "1"),
-            (vars::PRESERVE_RCX, "0"),
-            (vars::CLOCK, "monotonic"),
+            (env::TEST_TRASH_REGISTERS, "1"),
+            (env::PRESERVE_RCX, "0"),
+            (env::CLOCK, "monotonic"),
         ]);
         assert!(c.trash_registers && !c.preserve_rcx && !c.use_tsc);
         assert!(c.warnings.is_empty());
-        let c = cfg(&[(vars::PRESERVE_RCX, "maybe"), (vars::CLOCK, "sundial")]);
+        let c = cfg(&[(env::PRESERVE_RCX, "maybe"), (env::CLOCK, "sundial")]);
         assert!(c.preserve_rcx && c.use_tsc);
         assert_eq!(c.warnings.len(), 2);
     }
 
     #[test]
     fn buffer_events() {
-        assert_eq!(cfg(&[(vars::BUFFER_EVENTS, "1024")]).buffer_events, 1024);
-        assert_eq!(cfg(&[(vars::BUFFER_EVENTS, " 64 ")]).buffer_events, 64);
+        assert_eq!(cfg(&[(env::BUFFER_EVENTS, "1024")]).buffer_events, 1024);
+        assert_eq!(cfg(&[(env::BUFFER_EVENTS, " 64 ")]).buffer_events, 64);
         for bad in ["0", "8", "-5", "lots", "1e6", "99999999999"] {
-            let c = cfg(&[(vars::BUFFER_EVENTS, bad)]);
+            let c = cfg(&[(env::BUFFER_EVENTS, bad)]);
             assert_eq!(c.buffer_events, DEFAULT_BUFFER_EVENTS, "{bad}");
             assert_eq!(c.warnings.len(), 1, "{bad}");
         }
@@ -395,9 +387,9 @@ mod tests {
 
     #[test]
     fn max_buffer_mb() {
-        assert_eq!(cfg(&[(vars::MAX_BUFFER_MB, "1")]).max_buffer_mb, 1);
+        assert_eq!(cfg(&[(env::MAX_BUFFER_MB, "1")]).max_buffer_mb, 1);
         for bad in ["0", "x", "-1"] {
-            let c = cfg(&[(vars::MAX_BUFFER_MB, bad)]);
+            let c = cfg(&[(env::MAX_BUFFER_MB, bad)]);
             assert_eq!(c.max_buffer_mb, DEFAULT_MAX_BUFFER_MB);
             assert_eq!(c.warnings.len(), 1);
         }
@@ -405,9 +397,9 @@ mod tests {
 
     #[test]
     fn flush_ms() {
-        assert_eq!(cfg(&[(vars::FLUSH_MS, "5")]).flush_ms, 5);
+        assert_eq!(cfg(&[(env::FLUSH_MS, "5")]).flush_ms, 5);
         for bad in ["0", "soon", "600000"] {
-            let c = cfg(&[(vars::FLUSH_MS, bad)]);
+            let c = cfg(&[(env::FLUSH_MS, bad)]);
             assert_eq!(c.flush_ms, DEFAULT_FLUSH_MS);
             assert_eq!(c.warnings.len(), 1);
         }
@@ -416,14 +408,14 @@ mod tests {
     #[test]
     fn disable() {
         for yes in ["1", "true", "YES", "on"] {
-            assert!(cfg(&[(vars::DISABLE, yes)]).disable, "{yes}");
+            assert!(cfg(&[(env::DISABLE, yes)]).disable, "{yes}");
         }
         for no in ["0", "false", "no", "OFF"] {
-            let c = cfg(&[(vars::DISABLE, no)]);
+            let c = cfg(&[(env::DISABLE, no)]);
             assert!(!c.disable, "{no}");
             assert!(c.warnings.is_empty());
         }
-        let c = cfg(&[(vars::DISABLE, "maybe")]);
+        let c = cfg(&[(env::DISABLE, "maybe")]);
         assert!(!c.disable);
         assert_eq!(c.warnings.len(), 1);
     }

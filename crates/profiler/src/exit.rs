@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use eltrace_trace::EndReason;
 
-use crate::recorder::Recorder;
 use crate::sys::{self, SigAction};
+use crate::writer::Writer;
 
 /// How long the abort handler waits for the writer thread's final drain.
 const ABORT_WAIT_MS: u32 = 2000;
@@ -52,8 +52,8 @@ pub fn install() -> Result<(), String> {
 
 extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
-        if let Some(rec) = Recorder::global() {
-            rec.finish(EndReason::ProcessExit);
+        if let Some(writer) = Writer::global() {
+            writer.finish(EndReason::ProcessExit);
         }
     });
 }
@@ -61,8 +61,8 @@ extern "C" fn at_exit() {
 /// SIGABRT: ask the writer thread for the final drain (atomics + nanosleep only), then chain.
 unsafe extern "C" fn on_abort(sig: c_int, info: *mut c_void, ctx: *mut c_void) {
     let _ = std::panic::catch_unwind(|| {
-        if let Some(rec) = Recorder::global() {
-            rec.finish_from_signal(EndReason::Abort, ABORT_WAIT_MS);
+        if let Some(writer) = Writer::global() {
+            writer.finish_from_signal(EndReason::Abort, ABORT_WAIT_MS);
         }
     });
     // SAFETY: forwards the kernel's arguments unchanged to the previous disposition.

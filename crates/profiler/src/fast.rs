@@ -1,7 +1,7 @@
 //! The fast path: `SetEnterLeaveFunctionHooks3` stubs in assembly (x86-64 SysV, CoreCLR's JIT
 //! probe convention), called directly from JIT-compiled code.
 //!
-//! # Contract (docs: /work/shared/abi/unix_x64_elt.md §2-3)
+//! # Contract (docs/abi.md: "Parameters" and "Registers the call-out may modify", Unix x64)
 //!
 //! | stub | input | may modify | everything else comes back unchanged |
 //! |---|---|---|---|
@@ -18,15 +18,19 @@
 //!
 //! 1. Client ids with bit 62 or 63 set (no events / the unhandled-exception sentinel, see
 //!    hooks.rs) go to the Rust fallback.
-//! 2. Loads the thread's ring pointer from [`SLOT`], a thread-local defined here in `.tbss`
-//!    and reached with the initial-exec model (`sym@GOTTPOFF` + `fs:`): two loads, no call.
-//!    Null (no ring yet) or `DEAD` (1) → fallback.
+//! 2. Loads the thread's ring pointer from its ring slot (slot.rs: an initial-exec
+//!    thread-local, two loads, no call). 0 (no ring yet) or `DEAD` (1) → fallback.
 //! 3. `used = head - tail`; if `used >= inline_limit` → fallback (half full, or a drop marker is
 //!    due: ring.rs's module doc).
 //! 4. Writes the 16-byte [`RawRecord`](crate::ring::RawRecord) at `records[head & mask]`:
 //!    the RDTSC value and the SP as whole words, then the key `idx | kind << 28` (one `lea`
 //!    from the client id `idx + 1`) as two 16-bit stores over their top bytes; then
 //!    `head += 1` (an x86 store is a release store).
+//!
+//! Every offset, shift and constant the stubs use is a `const` operand computed from the
+//! Rust definitions (`ring::stub` from the `Ring`/`RawRecord` types, `slot::DEAD`, the
+//! client-id encoding of hooks.rs, the `EventKind` codes): a layout change moves the stubs
+//! with it, and one they cannot follow stops the build (`ring::stub`'s assertions).
 //!
 //! RDTSC clobbers RAX and RDX: Enter keeps RDX (an argument) in XMM8, Leave keeps RAX/RDX (the
 //! return value) in R8/R9. The inline path touches no other register and no stack.
@@ -38,14 +42,9 @@
 //! ring is half full. No locks, allocation or system calls on the inline path; the fallback
 //! makes a futex wake at most once per writer sleep.
 //!
-//! # Why a TLS slot in assembly
-//!
-//! Rust's `thread_local!` in a `cdylib` uses the general-dynamic model: every access is a call
-//! to `__tls_get_addr`, which the stub would have to wrap in a full register save. An
-//! initial-exec slot costs two loads; glibc reserves static TLS surplus for `dlopen`ed
-//! libraries, of which this takes 8 bytes. Rust writes the slot through [`set_slot`] (the
-//! same two instructions); the slot mirrors `hooks::CURRENT` and is set only when the clock is
-//! the TSC, so with the monotonic clock every event takes the fallback (correct, slower).
+//! The stubs read the TSC themselves, so they may write only while ticks are TSC counts: with
+//! the monotonic clock every ring's inline limit stays 0 (`Ring::without_inline_writes`) and
+//! every event takes the fallback (correct, slower).
 //!
 //! # Test and benchmark variants
 //!
@@ -58,10 +57,10 @@
 
 use core::arch::global_asm;
 
-use crate::hooks;
+use eltrace_trace::EventKind;
 
-/// The ring-pointer value of a thread that may not record (mirrors `hooks::DEAD`).
-pub const DEAD: usize = 1;
+use crate::ring::stub;
+use crate::{hooks, slot};
 
 /// Which stub set to install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,51 +85,6 @@ pub struct Stubs {
 /// client id, `sp` the caller SP the JIT passed.
 extern "C" fn fast_fallback(kind: u32, client: usize, sp: u64) {
     let _ = std::panic::catch_unwind(|| hooks::fast_probe(kind, client, sp));
-}
-
-// The thread-local ring slot (initial-exec TLS) and its accessors.
-global_asm!(
-    ".pushsection .tbss,\"awT\",@nobits",
-    ".p2align 3",
-    ".globl eltrace_fast_ring",
-    ".hidden eltrace_fast_ring",
-    ".type eltrace_fast_ring, @object",
-    ".size eltrace_fast_ring, 8",
-    "eltrace_fast_ring:",
-    ".zero 8",
-    ".popsection",
-);
-
-/// Sets the calling thread's ring slot (a ring pointer, 0 or [`DEAD`]).
-#[inline]
-pub fn set_slot(value: usize) {
-    // SAFETY: writes the 8-byte thread-local `eltrace_fast_ring` of the calling thread (its
-    // TP offset comes from the GOT); no other memory is touched.
-    unsafe {
-        core::arch::asm!(
-            "mov {t}, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]",
-            "mov qword ptr fs:[{t}], {v}",
-            t = out(reg) _,
-            v = in(reg) value,
-            options(nostack, preserves_flags),
-        );
-    }
-}
-
-/// The calling thread's ring slot.
-#[inline]
-pub fn slot() -> usize {
-    let v: usize;
-    // SAFETY: reads the calling thread's 8-byte thread-local `eltrace_fast_ring`.
-    unsafe {
-        core::arch::asm!(
-            "mov {v}, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]",
-            "mov {v}, qword ptr fs:[{v}]",
-            v = out(reg) v,
-            options(nostack, preserves_flags, readonly),
-        );
-    }
-    v
 }
 
 macro_rules! trash_enter {
@@ -187,32 +141,32 @@ macro_rules! enter_stub {
                 $name, ":\n",
                 "
                 mov rax, r14
-                shr rax, 62
+                shr rax, {flags_shift}
                 jnz 9f
-                mov rax, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]
+                mov rax, qword ptr [rip + ", crate::slot::slot_symbol!(), "@GOTTPOFF]
                 mov r10, qword ptr fs:[rax]
-                cmp r10, 1
+                cmp r10, {dead}
                 jbe 9f
-                mov r11, qword ptr [r10]
+                mov r11, qword ptr [r10 + {head}]
                 mov rax, r11
-                sub rax, qword ptr [r10 + 64]
-                cmp rax, qword ptr [r10 + 48]
+                sub rax, qword ptr [r10 + {tail}]
+                cmp rax, qword ptr [r10 + {inline_limit}]
                 jae 9f
-                and r11, qword ptr [r10 + 32]
-                shl r11, 4
-                add r11, qword ptr [r10 + 24]
+                and r11, qword ptr [r10 + {mask}]
+                shl r11, {record_shift}
+                add r11, qword ptr [r10 + {records}]
                 movq xmm8, rdx
                 rdtsc
                 shl rdx, 32
                 or rax, rdx
                 movq rdx, xmm8
-                mov qword ptr [r11], rax
-                mov qword ptr [r11 + 8], r15
-                lea eax, [r14 - 1]
-                mov word ptr [r11 + 6], ax
-                shr eax, 16
-                mov word ptr [r11 + 14], ax
-                inc qword ptr [r10]
+                mov qword ptr [r11 + {tick}], rax
+                mov qword ptr [r11 + {sp}], r15
+                lea eax, [r14 + {key_kind} - {bias}]
+                mov word ptr [r11 + {key_lo}], ax
+                shr eax, {key_half}
+                mov word ptr [r11 + {key_hi}], ax
+                inc qword ptr [r10 + {head}]
                 ",
                 $epilogue,
                 "
@@ -233,7 +187,7 @@ macro_rules! enter_stub {
                 movdqu xmmword ptr [rsp + 80], xmm5
                 movdqu xmmword ptr [rsp + 96], xmm6
                 movdqu xmmword ptr [rsp + 112], xmm7
-                xor edi, edi
+                mov edi, {kind}
                 mov rsi, r14
                 mov rdx, r15
                 call {fallback}
@@ -260,6 +214,22 @@ macro_rules! enter_stub {
                 .popsection"
             ),
             fallback = sym fast_fallback,
+            kind = const EventKind::Enter.code(),
+            key_kind = const (EventKind::Enter.code() as u32) << stub::KIND_SHIFT,
+            flags_shift = const hooks::CLIENT_FLAGS_SHIFT,
+            bias = const hooks::CLIENT_INDEX_BIAS,
+            dead = const slot::DEAD,
+            head = const stub::HEAD,
+            tail = const stub::TAIL,
+            inline_limit = const stub::INLINE_LIMIT,
+            mask = const stub::MASK,
+            records = const stub::RECORDS,
+            record_shift = const stub::RECORD_SHIFT,
+            tick = const stub::TICK,
+            sp = const stub::SP,
+            key_lo = const stub::KEY_LO,
+            key_hi = const stub::KEY_HI,
+            key_half = const stub::KEY_HALF,
         );
     };
 }
@@ -267,7 +237,7 @@ macro_rules! enter_stub {
 /// A Leave or Tailcall stub recording `$kind`; `$push_rcx`/`$pop_rcx`/`$frame` select RCX
 /// preservation (the frame keeps the call 16-byte aligned either way).
 macro_rules! leave_stub {
-    ($name:literal, $kind:literal, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr) => {
+    ($name:literal, $kind:expr, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr) => {
         global_asm!(
             concat!(
                 ".pushsection .text.", $name, ",\"ax\",@progbits\n",
@@ -278,34 +248,34 @@ macro_rules! leave_stub {
                 $name, ":\n",
                 "
                 mov r8, rdi
-                shr r8, 62
+                shr r8, {flags_shift}
                 jnz 9f
-                mov r8, qword ptr [rip + eltrace_fast_ring@GOTTPOFF]
+                mov r8, qword ptr [rip + ", crate::slot::slot_symbol!(), "@GOTTPOFF]
                 mov r10, qword ptr fs:[r8]
-                cmp r10, 1
+                cmp r10, {dead}
                 jbe 9f
-                mov r11, qword ptr [r10]
+                mov r11, qword ptr [r10 + {head}]
                 mov r8, r11
-                sub r8, qword ptr [r10 + 64]
-                cmp r8, qword ptr [r10 + 48]
+                sub r8, qword ptr [r10 + {tail}]
+                cmp r8, qword ptr [r10 + {inline_limit}]
                 jae 9f
-                and r11, qword ptr [r10 + 32]
-                shl r11, 4
-                add r11, qword ptr [r10 + 24]
+                and r11, qword ptr [r10 + {mask}]
+                shl r11, {record_shift}
+                add r11, qword ptr [r10 + {records}]
                 mov r8, rax
                 mov r9, rdx
                 rdtsc
                 shl rdx, 32
                 or rax, rdx
-                mov qword ptr [r11], rax
-                mov qword ptr [r11 + 8], rsi
-                lea esi, [rdi - 1 + (", $kind, " << 28)]
-                mov word ptr [r11 + 6], si
-                shr esi, 16
-                mov word ptr [r11 + 14], si
+                mov qword ptr [r11 + {tick}], rax
+                mov qword ptr [r11 + {sp}], rsi
+                lea esi, [rdi + {key_kind} - {bias}]
+                mov word ptr [r11 + {key_lo}], si
+                shr esi, {key_half}
+                mov word ptr [r11 + {key_hi}], si
                 mov rax, r8
                 mov rdx, r9
-                inc qword ptr [r10]
+                inc qword ptr [r10 + {head}]
                 ",
                 $epilogue,
                 "
@@ -319,7 +289,7 @@ macro_rules! leave_stub {
                 movdqu xmmword ptr [rsp + 16], xmm1
                 mov rdx, rsi
                 mov rsi, rdi
-                mov edi, ", $kind, "
+                mov edi, {kind}
                 call {fallback}
                 movdqu xmm0, xmmword ptr [rsp + 0]
                 movdqu xmm1, xmmword ptr [rsp + 16]
@@ -335,6 +305,22 @@ macro_rules! leave_stub {
                 .popsection"
             ),
             fallback = sym fast_fallback,
+            kind = const $kind.code(),
+            key_kind = const ($kind.code() as u32) << stub::KIND_SHIFT,
+            flags_shift = const hooks::CLIENT_FLAGS_SHIFT,
+            bias = const hooks::CLIENT_INDEX_BIAS,
+            dead = const slot::DEAD,
+            head = const stub::HEAD,
+            tail = const stub::TAIL,
+            inline_limit = const stub::INLINE_LIMIT,
+            mask = const stub::MASK,
+            records = const stub::RECORDS,
+            record_shift = const stub::RECORD_SHIFT,
+            tick = const stub::TICK,
+            sp = const stub::SP,
+            key_lo = const stub::KEY_LO,
+            key_hi = const stub::KEY_HI,
+            key_half = const stub::KEY_HALF,
         );
     };
 }
@@ -342,11 +328,25 @@ macro_rules! leave_stub {
 enter_stub!("eltrace_fast_enter", "");
 enter_stub!("eltrace_fast_enter_trash", trash_enter!());
 
-leave_stub!("eltrace_fast_leave", "1", "push rcx", "pop rcx", "32", "");
-leave_stub!("eltrace_fast_leave_norcx", "1", "", "", "40", "");
+leave_stub!(
+    "eltrace_fast_leave",
+    EventKind::Leave,
+    "push rcx",
+    "pop rcx",
+    "32",
+    ""
+);
+leave_stub!(
+    "eltrace_fast_leave_norcx",
+    EventKind::Leave,
+    "",
+    "",
+    "40",
+    ""
+);
 leave_stub!(
     "eltrace_fast_leave_trash",
-    "1",
+    EventKind::Leave,
     "push rcx",
     "pop rcx",
     "32",
@@ -354,7 +354,7 @@ leave_stub!(
 );
 leave_stub!(
     "eltrace_fast_leave_norcx_trash",
-    "1",
+    EventKind::Leave,
     "",
     "",
     "40",
@@ -362,16 +362,23 @@ leave_stub!(
 );
 leave_stub!(
     "eltrace_fast_tailcall",
-    "2",
+    EventKind::Tailcall,
     "push rcx",
     "pop rcx",
     "32",
     ""
 );
-leave_stub!("eltrace_fast_tailcall_norcx", "2", "", "", "40", "");
+leave_stub!(
+    "eltrace_fast_tailcall_norcx",
+    EventKind::Tailcall,
+    "",
+    "",
+    "40",
+    ""
+);
 leave_stub!(
     "eltrace_fast_tailcall_trash",
-    "2",
+    EventKind::Tailcall,
     "push rcx",
     "pop rcx",
     "32",
@@ -379,7 +386,7 @@ leave_stub!(
 );
 leave_stub!(
     "eltrace_fast_tailcall_norcx_trash",
-    "2",
+    EventKind::Tailcall,
     "",
     "",
     "40",
@@ -439,26 +446,5 @@ pub fn stubs(v: Variant) -> Stubs {
         },
         leave,
         tailcall,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slot_is_per_thread() {
-        set_slot(0x1234);
-        assert_eq!(slot(), 0x1234);
-        let other = std::thread::spawn(|| {
-            let before = slot();
-            set_slot(7);
-            (before, slot())
-        })
-        .join()
-        .unwrap();
-        assert_eq!(other, (0, 7));
-        assert_eq!(slot(), 0x1234);
-        set_slot(0);
     }
 }

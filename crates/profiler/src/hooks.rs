@@ -1,112 +1,51 @@
-//! The hot path: the ELT3 WithInfo hooks and [`record`], which appends one raw record to the
-//! calling thread's ring. After a thread's first event (warm-up: allocate and register its
-//! ring under a mutex) nothing here locks, allocates, logs or makes a system call.
-//!
-//! Also the per-thread bookkeeping for exception unwinding (`ExceptionUnwindFunctionEnter`
-//! gives the FunctionID, the matching `…Leave` does not), which is off the hot path.
+//! The hot path in Rust: [`record`], which appends one raw record to the calling thread's
+//! ring, the ELT3 WithInfo hooks of the slow path, the fast-path stubs' Rust fallback
+//! ([`fast_probe`]) and the client-id encoding the mapper and both paths share. After a
+//! thread's first event (its warm-up, slot.rs) nothing here locks, allocates, logs or makes a
+//! system call.
 
-use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use eltrace_trace::EventKind;
 
 use crate::clock;
 use crate::recorder::Recorder;
-use crate::ring::{RawRecord, Ring};
-
-/// `CURRENT` value of a thread whose ring was retired (thread exit) or that may not record.
-const DEAD: usize = 1;
-
-/// Whether the fast-path stubs' thread-local slot (fast.rs) mirrors `CURRENT`: set once
-/// before the hooks are installed, when the fast path records with the TSC clock.
-static FAST_SLOT: AtomicBool = AtomicBool::new(false);
-
-/// Makes warm-up and thread exit keep the fast path's slot in step with `CURRENT`.
-pub fn enable_fast_slot() {
-    FAST_SLOT.store(true, Ordering::Release);
-}
-
-#[inline(always)]
-fn fast_slot() -> bool {
-    FAST_SLOT.load(Ordering::Relaxed)
-}
-
-thread_local! {
-    /// The calling thread's ring: null before its first event, `DEAD` after its exit.
-    /// Const-initialised and without a destructor, so reading it is a plain TLS access.
-    static CURRENT: Cell<*mut Ring> = const { Cell::new(core::ptr::null_mut()) };
-    /// Retires the ring when the thread exits (registered at warm-up).
-    static GUARD: RetireGuard = const { RetireGuard(Cell::new(core::ptr::null_mut())) };
-    /// Function indices of the frames being unwound (`None`: not hooked), innermost last.
-    static UNWINDING: RefCell<Vec<Option<u32>>> = const { RefCell::new(Vec::new()) };
-}
-
-struct RetireGuard(Cell<*mut Ring>);
-
-impl Drop for RetireGuard {
-    fn drop(&mut self) {
-        let ring = self.0.get();
-        CURRENT.with(|c| c.set(DEAD as *mut Ring));
-        if fast_slot() {
-            crate::fast::set_slot(DEAD);
-        }
-        if !ring.is_null() {
-            // SAFETY: the ring stays allocated until the writer sees it retired and drained;
-            // this is the last access of its producer.
-            unsafe { &*ring }.retire();
-        }
-    }
-}
+use crate::ring::RawRecord;
+use crate::slot;
+use crate::writer::{self, Writer};
 
 /// Appends `{now, sp, func, kind}` to the calling thread's ring (or counts a drop).
 #[inline(always)]
 pub fn record(kind: u32, func: u32, sp: u64) {
     let ts = clock::now();
-    let mut ring = CURRENT.with(|c| c.get());
-    if (ring as usize) <= DEAD {
-        if ring.is_null() {
-            ring = warm_up();
-        }
-        if (ring as usize) <= DEAD {
-            if let Some(rec) = Recorder::global() {
-                rec.late_drops.fetch_add(1, Ordering::Relaxed);
-            }
-            return;
-        }
+    let ring = slot::ring();
+    if ring.is_null() {
+        late_drop();
+        return;
     }
-    // SAFETY: a non-sentinel CURRENT points at this thread's registered ring, which is freed
-    // only after this thread retired it.
+    // SAFETY: a non-null ring from the slot is this thread's registered ring, which is freed
+    // only after this thread retired it (at its exit).
     let ring = unsafe { &*ring };
     ring.push(RawRecord::new(ts, sp, func, kind));
     if ring.above_threshold() {
-        crate::writer::wake_if_sleeping();
+        writer::wake_if_sleeping();
     }
 }
 
-/// First event on this thread: create and register its ring.
+/// An event of a thread that may not record (its ring was retired, or recording had ended).
 #[cold]
 #[inline(never)]
-fn warm_up() -> *mut Ring {
-    let ring = Recorder::global()
-        .and_then(Recorder::register_current_thread)
-        .unwrap_or(DEAD as *mut Ring);
-    CURRENT.with(|c| c.set(ring));
-    if fast_slot() {
-        crate::fast::set_slot(ring as usize);
+fn late_drop() {
+    if let Some(rec) = Recorder::global() {
+        rec.late_drops.fetch_add(1, Ordering::Relaxed);
     }
-    if (ring as usize) > DEAD {
-        // If the thread is already tearing down its TLS, the guard cannot be registered and
-        // the ring is simply never freed.
-        let _ = GUARD.try_with(|g| g.0.set(ring));
-    }
-    ring
 }
 
 /// Reads the profiled method's caller SP from the runtime's ELT info, or returns 0.
 ///
-/// This relies on runtime internals (docs: /work/shared/abi/structs.md, unix_x64_elt.md §4-6):
-/// `eltInfo` points at `COR_PRF_ELT_INFO_INTERNAL` on the stack of the runtime's ProfileEnter/
-/// Leave/Tailcall FCALL (our caller), whose first field points at the
+/// This relies on runtime internals (docs/abi.md, "Unix x64: where a WithInfo hook finds the
+/// caller SP"): `eltInfo` points at `COR_PRF_ELT_INFO_INTERNAL` on the stack of the runtime's
+/// ProfileEnter/Leave/Tailcall FCALL (our caller), whose first field points at the
 /// PROFILE_PLATFORM_SPECIFIC_DATA that ProfileEnterNaked built further up the same stack, and
 /// that struct holds `profiledRsp` at offset 0x20. Each pointer is checked to lie on this
 /// thread's stack just above our own frame before it is read, and the result must be above
@@ -131,7 +70,9 @@ pub fn profiled_sp(elt_info: usize) -> u64 {
     }
     // SAFETY: as above for `platform + 0x20` (it is at most NEAR + 0x20 above `here`, and the
     // 0x130-byte platform struct lies entirely in the runtime stub's frame).
-    let sp = unsafe { ((platform + 0x20) as *const u64).read() };
+    let sp = unsafe {
+        ((platform + eltrace_abi::PROFILE_PLATFORM_SPECIFIC_DATA__profiledRsp) as *const u64).read()
+    };
     let sp_usize = sp as usize;
     if sp_usize <= platform || sp_usize - platform > FAR || sp % 8 != 0 {
         return 0;
@@ -173,16 +114,25 @@ macro_rules! leave_hook_rcx0 {
 pub(crate) use leave_hook_rcx0;
 
 /// Client-id flag: the function is probed only because it is a sentinel; record no events.
-pub const CLIENT_NO_EVENTS: usize = 1 << 62;
+pub const CLIENT_NO_EVENTS: usize = 1 << CLIENT_FLAGS_SHIFT;
 /// Client-id flag: the function is the unhandled-exception sentinel
 /// (`System.AppContext.OnUnhandledException`); its Leave ends the trace with End(Abort).
-pub const CLIENT_SENTINEL: usize = 1 << 63;
+pub const CLIENT_SENTINEL: usize = 1 << (CLIENT_FLAGS_SHIFT + 1);
+/// The client-id flags are the bits from here up: a client id shifted right by this is
+/// nonzero exactly when a flag is set (the fast-path stubs' first test).
+pub const CLIENT_FLAGS_SHIFT: u32 = 62;
+/// What the mapper adds to a function index to make its client id (never 0).
+pub const CLIENT_INDEX_BIAS: usize = 1;
+
+// The stubs build a record's key from the client id's low 32 bits (`idx + bias`, at most
+// 2^28): the flags must lie above them, each flag on its own bit.
+const _: () = assert!(CLIENT_FLAGS_SHIFT >= 32 && CLIENT_SENTINEL == CLIENT_NO_EVENTS << 1);
 
 /// The client id the mapper returns: `idx + 1` (never 0) plus flags. A raw record holds 28
 /// bits of function index (ring.rs); a function beyond that (2^28 functions mapped) is probed
 /// without events.
 pub const fn client_id(idx: u32, record_events: bool, sentinel: bool) -> usize {
-    let mut c = idx as usize + 1;
+    let mut c = idx as usize + CLIENT_INDEX_BIAS;
     if !record_events || idx >= (1 << crate::ring::FUNC_BITS) {
         c |= CLIENT_NO_EVENTS;
     }
@@ -201,7 +151,7 @@ pub fn recorded_index(client_id: usize) -> Option<u32> {
 /// The function index the mapper encoded in the client id.
 #[inline(always)]
 fn func_of(client_id: usize) -> u32 {
-    (client_id & 0xFFFF_FFFF).wrapping_sub(1) as u32
+    (client_id & 0xFFFF_FFFF).wrapping_sub(CLIENT_INDEX_BIAS) as u32
 }
 
 #[inline(always)]
@@ -244,8 +194,8 @@ fn flagged(kind: EventKind, client_id: usize, sp: u64) {
         // The runtime's unhandled-exception path has run the UnhandledException handlers
         // and will now print the exception and abort. It resets SIGABRT to SIG_DFL before
         // raising it, so our SIGABRT handler never runs: finish here.
-        if let Some(rec) = Recorder::global() {
-            rec.finish(eltrace_trace::EndReason::Abort);
+        if let Some(writer) = Writer::global() {
+            writer.finish(eltrace_trace::EndReason::Abort);
         }
     }
 }
@@ -263,27 +213,4 @@ pub extern "C" fn leave_hook(client_id: usize, elt_info: usize) {
 /// `FunctionTailcall3WithInfo`.
 pub extern "C" fn tailcall_hook(client_id: usize, elt_info: usize) {
     let _ = std::panic::catch_unwind(|| probe(EventKind::Tailcall, client_id, elt_info));
-}
-
-/// `ExceptionUnwindFunctionEnter(function)`: remember the frame being unwound.
-pub fn unwind_enter(hooked_idx: Option<u32>) {
-    let _ = UNWINDING.try_with(|u| u.borrow_mut().push(hooked_idx));
-}
-
-/// `ExceptionUnwindFunctionLeave()`: the frame remembered last is gone.
-pub fn unwind_leave() {
-    let top = UNWINDING.try_with(|u| u.borrow_mut().pop()).ok().flatten();
-    if let Some(Some(idx)) = top {
-        record(EventKind::Unwind.code() as u32, idx, 0);
-    }
-}
-
-/// `ExceptionCatcherEnter` for a hooked function.
-pub fn catch(idx: u32) {
-    record(EventKind::Catch.code() as u32, idx, 0);
-}
-
-/// `ExceptionThrown` (function unknown).
-pub fn throw() {
-    record(EventKind::Throw.code() as u32, u32::MAX, 0);
 }

@@ -7,7 +7,8 @@ pub fn from_wide(buf: &[u16]) -> String {
     String::from_utf16_lossy(&buf[..end])
 }
 
-/// NUL-terminated UTF-16 of `s`.
+/// NUL-terminated UTF-16 of `s` (the tests' way back to what metadata returns).
+#[cfg(test)]
 pub fn to_wide(s: &str) -> Vec<u16> {
     s.encode_utf16().chain(std::iter::once(0)).collect()
 }

@@ -1,29 +1,26 @@
 //! The recording state shared by every component, independent of COM: the registry of
 //! per-thread rings (with the memory cap), the function table (FunctionID → FunctionIdx), the
 //! thread table, the queue of metadata records for the writer, internal-error accounting, and
-//! the once-only end of recording. One process-wide instance lives in [`RECORDER`].
+//! the end request (once an end is requested, new threads get no ring; the writer writes the
+//! End record). One process-wide instance lives in [`RECORDER`].
 
 use std::collections::HashMap;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use eltrace_trace::{
     EndReason, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord, ValueRecord, ValueStatus,
+    protocol,
 };
 
+use crate::clock;
 use crate::config::Config;
 use crate::ring::Ring;
-use crate::writer::Sink;
+use crate::sys::lock;
 
 /// The one recorder of this process (set once in Initialize, never freed).
 pub static RECORDER: OnceLock<Recorder> = OnceLock::new();
-
-/// Locks a mutex, ignoring poisoning (a panic elsewhere must not stop recording).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A registered ring (owned by the registry; freed by the writer once retired and drained).
 pub struct RingRef {
@@ -79,11 +76,7 @@ pub struct Recorder {
     /// Drops of rings that were freed.
     pub freed_drops: AtomicU64,
     /// 0: recording; otherwise `EndReason::code() + 1` of the requested end.
-    pub finish_request: AtomicU32,
-    pub finished: AtomicBool,
-    pub sink: Mutex<Option<Sink>>,
-    pub writer: Mutex<Option<JoinHandle<()>>>,
-    pub writer_tid: AtomicU64,
+    end_request: AtomicU32,
     /// The runtime's ThreadID of the calling thread (0 if unknown); set by the COM layer.
     current_managed_thread: OnceLock<fn() -> u64>,
 }
@@ -105,11 +98,7 @@ impl Recorder {
             reported_kinds: Mutex::new(Vec::new()),
             late_drops: AtomicU64::new(0),
             freed_drops: AtomicU64::new(0),
-            finish_request: AtomicU32::new(0),
-            finished: AtomicBool::new(false),
-            sink: Mutex::new(None),
-            writer: Mutex::new(None),
-            writer_tid: AtomicU64::new(0),
+            end_request: AtomicU32::new(0),
             current_managed_thread: OnceLock::new(),
         }
     }
@@ -123,7 +112,7 @@ impl Recorder {
     }
 
     pub fn is_recording(&self) -> bool {
-        self.finish_request.load(Ordering::Acquire) == 0
+        self.end_request.load(Ordering::Acquire) == 0
     }
 
     // ----- internal errors and notes -------------------------------------------------------
@@ -181,10 +170,6 @@ impl Recorder {
         (idx, hooked)
     }
 
-    pub fn function_count(&self) -> u32 {
-        lock(&self.functions).next
-    }
-
     // ----- values -----------------------------------------------------------------------
 
     /// Queues a captured value and returns its id. The caller pushes the Value event that
@@ -217,14 +202,19 @@ impl Recorder {
             self.note(
                 "memory-cap",
                 &format!(
-                    "thread {} gets no buffer: {} KiB of {} KiB (ELTRACE_MAX_BUFFER_MB) are in use; its events are dropped",
+                    "thread {} gets no buffer: {} KiB of {} KiB ({}) are in use; its events are dropped",
                     idx.0,
                     before >> 10,
-                    max >> 10
+                    max >> 10,
+                    protocol::env::MAX_BUFFER_MB
                 ),
             );
         }
-        let ring = Box::into_raw(Box::new(Ring::new(capacity)));
+        let mut ring = Ring::new(capacity);
+        if !clock::is_tsc() {
+            ring = ring.without_inline_writes();
+        }
+        let ring = Box::into_raw(Box::new(ring));
         let os_tid = crate::sys::current_tid();
         let managed = self.current_managed_thread.get().map_or(0, |f| f());
         let mut record = ThreadRecord::new(idx, os_tid);
@@ -261,77 +251,22 @@ impl Recorder {
         }
     }
 
-    pub fn thread_count(&self) -> u32 {
-        self.next_thread.load(Ordering::Relaxed)
-    }
-
     // ----- the end ----------------------------------------------------------------------
 
-    /// Ends recording from ordinary code (Shutdown callback, atexit): asks the writer thread
-    /// for the final drain and End record and waits for it (bounded); if the writer thread is
-    /// gone, does the final drain on this thread.
-    pub fn finish(&self, reason: EndReason) {
-        if self.finished.load(Ordering::Acquire) {
-            return;
-        }
-        let _ = self.finish_request.compare_exchange(
+    /// Asks for the end of recording with `reason` (the first request wins; async-signal-safe:
+    /// one atomic). From now on no thread gets a ring.
+    pub fn request_end(&self, reason: EndReason) {
+        let _ = self.end_request.compare_exchange(
             0,
             reason.code() + 1,
             Ordering::AcqRel,
             Ordering::Acquire,
         );
-        let on_writer = crate::sys::current_tid() == self.writer_tid.load(Ordering::Relaxed);
-        if !on_writer {
-            for _ in 0..5000 {
-                if self.finished.load(Ordering::Acquire) {
-                    break;
-                }
-                let alive = lock(&self.writer)
-                    .as_ref()
-                    .is_some_and(|h| !h.is_finished());
-                if !alive {
-                    break;
-                }
-                crate::sys::sleep_ns(1_000_000);
-            }
-        }
-        if !self.finished.load(Ordering::Acquire) {
-            // The writer thread is gone or stuck: finish here (the sink lock orders us with it).
-            crate::writer::final_drain(self);
-        }
-        if let Some(h) = lock(&self.writer).take() {
-            if h.is_finished() || !on_writer {
-                let _ = h.join();
-            }
-        }
-    }
-
-    /// Ends recording from a signal handler: only atomics and nanosleep. Asks the writer
-    /// thread for the final drain and waits up to `timeout_ms`.
-    pub fn finish_from_signal(&self, reason: EndReason, timeout_ms: u32) {
-        if self.finished.load(Ordering::Acquire) {
-            return;
-        }
-        let _ = self.finish_request.compare_exchange(
-            0,
-            reason.code() + 1,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-        if crate::sys::current_tid() == self.writer_tid.load(Ordering::Relaxed) {
-            return; // the writer itself is aborting; it cannot drain for us
-        }
-        for _ in 0..timeout_ms {
-            if self.finished.load(Ordering::Acquire) {
-                return;
-            }
-            crate::sys::sleep_ns(1_000_000);
-        }
     }
 
     /// The requested end reason, if any.
     pub fn requested_end(&self) -> Option<EndReason> {
-        match self.finish_request.load(Ordering::Acquire) {
+        match self.end_request.load(Ordering::Acquire) {
             0 => None,
             c => Some(EndReason::from_code(c - 1)),
         }

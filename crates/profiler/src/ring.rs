@@ -2,9 +2,9 @@
 //! [`RawRecord`]s. The producer is the thread the ring belongs to (ELT hooks, exception
 //! callbacks); the consumer is the writer thread.
 //!
-//! The layout of [`RawRecord`] and of [`Ring`]'s first cache lines is a contract for a later
-//! hand-written (naked asm) fast-path stub, which must write records exactly like
-//! [`Ring::push`]:
+//! The layout of [`RawRecord`] and of [`Ring`]'s first cache lines is a contract with the
+//! hand-written fast-path stubs (fast.rs), which write records exactly like [`Ring::push`];
+//! they take every offset from [`stub`], computed from the types:
 //!
 //! ```text
 //! RawRecord (16 bytes, align 8)               Ring (repr(C), align 64)
@@ -39,7 +39,9 @@
 //! while `head - tail < inline_limit`. [`Ring::push`] keeps `inline_limit` at `threshold`
 //! (half the capacity) while no drops are pending and at 0 while some are, so a stub falls back
 //! to Rust when the ring is half full (the fallback wakes the writer, see
-//! `writer::wake_if_sleeping`) or a marker is due.
+//! `writer::wake_if_sleeping`) or a marker is due. A ring made
+//! [`without_inline_writes`](Ring::without_inline_writes) (the clock is not the TSC, whose
+//! ticks the stubs read) keeps `inline_limit` at 0: the stubs never write it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -50,7 +52,11 @@ pub const KIND_DROPPED: u32 = 7;
 /// `hooks::client_id`).
 pub const FUNC_BITS: u32 = 28;
 const FUNC_MASK: u32 = (1 << FUNC_BITS) - 1;
-const LOW48: u64 = (1 << 48) - 1;
+/// Bits of a record word's payload (tick or SP); the key's half takes the bits above.
+const PAYLOAD_BITS: u32 = 48;
+/// Bits of each half of the key.
+const KEY_HALF_BITS: u32 = 64 - PAYLOAD_BITS;
+const LOW48: u64 = (1 << PAYLOAD_BITS) - 1;
 
 /// One hook's raw record, as written on the hot path (packed: see the module doc).
 #[repr(C)]
@@ -68,13 +74,13 @@ impl RawRecord {
     pub const fn new(ts: u64, sp: u64, func: u32, kind: u32) -> RawRecord {
         let key = ((func & FUNC_MASK) | (kind << FUNC_BITS)) as u64;
         RawRecord {
-            w0: (ts & LOW48) | (key << 48),
-            w1: (sp & LOW48) | ((key >> 16) << 48),
+            w0: (ts & LOW48) | (key << PAYLOAD_BITS),
+            w1: (sp & LOW48) | ((key >> KEY_HALF_BITS) << PAYLOAD_BITS),
         }
     }
 
     fn key(self) -> u32 {
-        ((self.w0 >> 48) | ((self.w1 >> 48) << 16)) as u32
+        ((self.w0 >> PAYLOAD_BITS) | ((self.w1 >> PAYLOAD_BITS) << KEY_HALF_BITS)) as u32
     }
 
     /// The event kind code (or [`KIND_DROPPED`]).
@@ -136,6 +142,9 @@ pub struct Ring {
     retired: AtomicBool,
     /// Consumer only: drops already written to the trace.
     reported_drops: AtomicU64,
+    /// What `inline_limit` returns to once no drops are pending: `threshold`, or 0 for a ring
+    /// the stubs must not write.
+    inline_max: u64,
 }
 
 // SAFETY: the ring is shared between exactly one producer and one consumer that follow the
@@ -155,6 +164,53 @@ const _: () = {
     assert!(core::mem::offset_of!(Ring, threshold) == 56);
     assert!(core::mem::offset_of!(Ring, tail) == 64);
 };
+
+/// What the fast-path stubs (fast.rs) rely on, computed from [`Ring`] and [`RawRecord`]: the
+/// stubs take these as `const` operands, so a layout change moves their offsets with it, and
+/// the assertions below stop the build when the layout no longer has the shape the stubs'
+/// instructions assume (8-byte fields, a power-of-two record, 16-bit key halves).
+pub mod stub {
+    use core::mem::{offset_of, size_of};
+    use core::sync::atomic::AtomicU64;
+
+    use super::{FUNC_BITS, KEY_HALF_BITS, PAYLOAD_BITS, RawRecord, Ring};
+
+    /// `Ring::head` (u64, the producer's next sequence).
+    pub const HEAD: usize = offset_of!(Ring, head);
+    /// `Ring::records` (the buffer pointer).
+    pub const RECORDS: usize = offset_of!(Ring, records);
+    /// `Ring::mask` (u64, capacity - 1).
+    pub const MASK: usize = offset_of!(Ring, mask);
+    /// `Ring::inline_limit` (u64, the stubs' fill limit).
+    pub const INLINE_LIMIT: usize = offset_of!(Ring, inline_limit);
+    /// `Ring::tail` (u64, the consumer's next sequence).
+    pub const TAIL: usize = offset_of!(Ring, tail);
+    /// A record's byte offset in the buffer is its index shifted left by this.
+    pub const RECORD_SHIFT: u32 = size_of::<RawRecord>().trailing_zeros();
+    /// The record word holding the tick (in its payload bits).
+    pub const TICK: usize = offset_of!(RawRecord, w0);
+    /// The record word holding the caller SP (in its payload bits).
+    pub const SP: usize = offset_of!(RawRecord, w1);
+    /// The key's low half: the 16 bits above the tick.
+    pub const KEY_LO: usize = TICK + (PAYLOAD_BITS / 8) as usize;
+    /// The key's high half: the 16 bits above the SP.
+    pub const KEY_HI: usize = SP + (PAYLOAD_BITS / 8) as usize;
+    /// Shift from the key's low half to its high half.
+    pub const KEY_HALF: u32 = KEY_HALF_BITS;
+    /// `key = func | kind << KIND_SHIFT`.
+    pub const KIND_SHIFT: u32 = FUNC_BITS;
+
+    const _: () = {
+        // The stubs load and store these fields as qwords.
+        assert!(size_of::<AtomicU64>() == 8 && size_of::<u64>() == 8);
+        assert!(size_of::<*mut RawRecord>() == 8);
+        // `shl index, RECORD_SHIFT` must be the multiplication by the record size.
+        assert!(size_of::<RawRecord>().is_power_of_two());
+        // The key halves are stored with `mov word ptr`, the tick and SP as whole words.
+        assert!(KEY_HALF_BITS == 16 && PAYLOAD_BITS % 8 == 0);
+        assert!(size_of::<RawRecord>() == 16 && SP == TICK + 8);
+    };
+}
 
 impl Ring {
     /// The capacity a request for `events` gets: the next power of two (at least 2).
@@ -188,7 +244,16 @@ impl Ring {
             tail: AtomicU64::new(0),
             retired: AtomicBool::new(false),
             reported_drops: AtomicU64::new(0),
+            inline_max: capacity as u64 / 2,
         }
+    }
+
+    /// The same ring, but the fast-path stubs never write to it inline: they take the Rust
+    /// fallback for every event (for a clock other than the TSC).
+    pub fn without_inline_writes(mut self) -> Ring {
+        self.inline_max = 0;
+        *self.inline_limit.get_mut() = 0;
+        self
     }
 
     pub fn capacity(&self) -> usize {
@@ -217,7 +282,7 @@ impl Ring {
                     .write(rec);
             }
             self.pending_drops.store(0, Ordering::Relaxed);
-            self.inline_limit.store(self.threshold, Ordering::Relaxed);
+            self.inline_limit.store(self.inline_max, Ordering::Relaxed);
             self.head.store(head + 2, Ordering::Release);
         } else {
             self.inline_limit.store(0, Ordering::Relaxed);
@@ -278,11 +343,13 @@ impl Ring {
     }
 
     /// The fast path's current fill limit (see the module doc).
+    #[cfg(test)]
     pub fn inline_limit(&self) -> u64 {
         self.inline_limit.load(Ordering::Relaxed)
     }
 
     /// Drops not yet covered by a marker record.
+    #[cfg(test)]
     pub fn pending_drops(&self) -> u64 {
         self.pending_drops.load(Ordering::Relaxed)
     }
@@ -347,6 +414,7 @@ mod tests {
         let mut bytes = [0u8; 16];
         bytes[..8].copy_from_slice(&0x0000_1111_2222_3333u64.to_le_bytes());
         bytes[8..].copy_from_slice(&0x0000_7fff_0000_1000u64.to_le_bytes());
+        assert_eq!((stub::KEY_LO, stub::KEY_HI, stub::KEY_HALF), (6, 14, 16));
         bytes[6..8].copy_from_slice(&(key as u16).to_le_bytes());
         bytes[14..16].copy_from_slice(&((key >> 16) as u16).to_le_bytes());
         // SAFETY: RawRecord is two plain u64 words (repr(C), 16 bytes); any bits are valid.
@@ -428,6 +496,22 @@ mod tests {
         r.push(rec(5)); // marker + record
         assert_eq!(r.inline_limit(), 2);
         assert_eq!(Ring::new(0).inline_limit(), 0);
+    }
+
+    #[test]
+    fn a_ring_without_inline_writes_keeps_its_limit_at_zero() {
+        let r = Ring::new(4).without_inline_writes();
+        assert_eq!(r.inline_limit(), 0);
+        for i in 0..5 {
+            r.push(rec(i)); // the fifth is dropped
+        }
+        let mut out = Vec::new();
+        r.drain_to(r.published(), &mut out);
+        r.push(rec(5)); // marker + record
+        assert_eq!(r.pending_drops(), 0);
+        assert_eq!(r.inline_limit(), 0);
+        // The writer is still woken at half full.
+        assert!(r.above_threshold());
     }
 
     #[test]

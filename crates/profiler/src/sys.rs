@@ -1,11 +1,18 @@
 //! The few C library functions and structs the profiler needs, declared by hand
-//! (glibc on Linux x86-64) so the crate has no dependencies.
+//! (glibc on Linux x86-64) so the crate has no dependencies, and [`lock`], the one way the
+//! profiler takes a mutex.
 //!
 //! Layouts follow glibc's `<bits/sigaction.h>`, `<bits/types/struct_timespec.h>` and
 //! `<bits/types/__sigset_t.h>` for x86-64. Nothing here has behaviour of its own; the thin
 //! safe wrappers below are the only callers of the raw declarations.
 
 use core::ffi::{c_int, c_long, c_void};
+use std::sync::{Mutex, MutexGuard};
+
+/// Locks a mutex, ignoring poisoning (a panic elsewhere must not stop recording).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// `struct timespec`.
 #[repr(C)]

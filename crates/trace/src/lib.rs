@@ -33,7 +33,9 @@
 
 mod crc;
 mod events;
+pub mod glob;
 mod model;
+pub mod protocol;
 mod reader;
 mod varint;
 mod writer;

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use eltrace_trace::protocol::experiment;
+
 use super::obs::{Event, Observations};
 
 /// PASS: as documented. DIFFERS: a documented behaviour difference (e.g. a pre-fix runtime).
@@ -51,127 +53,127 @@ pub const CORPROF_E_UNSUPPORTED_CALL_SEQUENCE: u32 = 0x8013_1363;
 pub const CHECKS: &[Check] = &[
     Check {
         name: "async.counts",
-        experiment: "async",
+        experiment: experiment::ASYNC,
         eval: async_counts,
     },
     Check {
         name: "async.suspension-leave",
-        experiment: "async",
+        experiment: experiment::ASYNC,
         eval: async_suspension_leave,
     },
     Check {
         name: "async.balance",
-        experiment: "async",
+        experiment: experiment::ASYNC,
         eval: async_balance,
     },
     Check {
         name: "info.enter.initial",
-        experiment: "info",
+        experiment: experiment::INFO,
         eval: info_enter_initial,
     },
     Check {
         name: "info.enter.resume",
-        experiment: "info",
+        experiment: experiment::INFO,
         eval: info_enter_resume,
     },
     Check {
         name: "info.leave.suspension",
-        experiment: "info",
+        experiment: experiment::INFO,
         eval: info_leave_suspension,
     },
     Check {
         name: "info.leave.completion",
-        experiment: "info",
+        experiment: experiment::INFO,
         eval: info_leave_completion,
     },
     Check {
         name: "info.tailcall",
-        experiment: "info",
+        experiment: experiment::INFO,
         eval: info_tailcall,
     },
     Check {
         name: "info.async-no-tailcall",
-        experiment: "info",
+        experiment: experiment::INFO,
         eval: info_async_no_tailcall,
     },
     Check {
         name: "info.undisturbed",
-        experiment: "info",
+        experiment: experiment::INFO,
         eval: info_undisturbed,
     },
     Check {
         name: "regs.slow.clobber-all",
-        experiment: "regs-slow",
+        experiment: experiment::REGS_SLOW,
         eval: regs_slow,
     },
     Check {
         name: "regs.slow.async-rcx",
-        experiment: "regs-slow-async",
+        experiment: experiment::REGS_SLOW_ASYNC,
         eval: regs_slow_async,
     },
     Check {
         name: "regs.slow.async-rcx0",
-        experiment: "regs-slow-async-rcx0",
+        experiment: experiment::REGS_SLOW_ASYNC_RCX0,
         eval: regs_slow_async_rcx0,
     },
     Check {
         name: "regs.fast.trash-sets",
-        experiment: "fast-trash",
+        experiment: experiment::FAST_TRASH,
         eval: fast_trash,
     },
     Check {
         name: "regs.fast.parameters",
-        experiment: "fast-trash",
+        experiment: experiment::FAST_TRASH,
         eval: fast_parameters,
     },
     Check {
         name: "regs.fast.rax-after-leave",
-        experiment: "fast-rax-after-leave",
+        experiment: experiment::FAST_RAX_AFTER_LEAVE,
         eval: fast_rax,
     },
     Check {
         name: "regs.fast.rdi-after-enter",
-        experiment: "fast-rdi-after-enter",
+        experiment: experiment::FAST_RDI_AFTER_ENTER,
         eval: fast_rdi,
     },
     Check {
         name: "regs.fast.r14-after-enter",
-        experiment: "fast-r14-after-enter",
+        experiment: experiment::FAST_R14_AFTER_ENTER,
         eval: fast_r14,
     },
     Check {
         name: "hook.stack-snapshot",
-        experiment: "snapshot",
+        experiment: experiment::SNAPSHOT,
         eval: stack_snapshot,
     },
     Check {
         name: "hook.force-gc",
-        experiment: "snapshot",
+        experiment: experiment::SNAPSHOT,
         eval: force_gc,
     },
     Check {
         name: "flags.inconsistent",
-        experiment: "flags",
+        experiment: experiment::FLAGS,
         eval: flags_inconsistent,
     },
     Check {
         name: "flags.slow-after-startup",
-        experiment: "flags",
+        experiment: experiment::FLAGS,
         eval: flags_after_startup,
     },
     Check {
         name: "flags.enterleave-after-startup",
-        experiment: "flags",
+        experiment: experiment::FLAGS,
         eval: flags_enterleave_late,
     },
     Check {
         name: "pinvoke.stubs",
-        experiment: "pinvoke",
+        experiment: experiment::PINVOKE,
         eval: pinvoke_stubs,
     },
     Check {
         name: "pinvoke.reverse",
-        experiment: "pinvoke",
+        experiment: experiment::PINVOKE,
         eval: pinvoke_reverse,
     },
 ];

@@ -16,6 +16,8 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use eltrace_trace::glob;
+use eltrace_trace::protocol::{env, experiment};
 use serde_json::json;
 
 use crate::util::{Fail, print_stdout};
@@ -30,18 +32,18 @@ const PARALLEL: usize = 2;
 /// The experiments: name (= `ELTRACE_CHECK` value), probe mode, and whether it records a
 /// real trace with the production profiler instead of running a check-mode experiment.
 pub const EXPERIMENTS: &[(&str, &str, bool)] = &[
-    ("async", "async", true),
-    ("info", "info", false),
-    ("regs-slow", "regs", false),
-    ("regs-slow-async", "async", false),
-    ("regs-slow-async-rcx0", "async", false),
-    ("fast-trash", "regs", false),
-    ("fast-rax-after-leave", "regs", false),
-    ("fast-rdi-after-enter", "regs", false),
-    ("fast-r14-after-enter", "regs", false),
-    ("snapshot", "snapshot", false),
-    ("flags", "flags", false),
-    ("pinvoke", "pinvoke", false),
+    (experiment::ASYNC, "async", true),
+    (experiment::INFO, "info", false),
+    (experiment::REGS_SLOW, "regs", false),
+    (experiment::REGS_SLOW_ASYNC, "async", false),
+    (experiment::REGS_SLOW_ASYNC_RCX0, "async", false),
+    (experiment::FAST_TRASH, "regs", false),
+    (experiment::FAST_RAX_AFTER_LEAVE, "regs", false),
+    (experiment::FAST_RDI_AFTER_ENTER, "regs", false),
+    (experiment::FAST_R14_AFTER_ENTER, "regs", false),
+    (experiment::SNAPSHOT, "snapshot", false),
+    (experiment::FLAGS, "flags", false),
+    (experiment::PINVOKE, "pinvoke", false),
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -52,17 +54,12 @@ pub struct CheckOptions {
     pub profiler: Option<PathBuf>,
 }
 
-/// `*` matches any run of characters; a pattern without `*` matches as a substring.
+/// Whether `--only PATTERN` selects the check `name`: a glob (`eltrace_trace::glob`, the
+/// rules of the profiler's selection) matches the whole name; a pattern without a wildcard
+/// matches every name that contains it.
 pub fn selects(pattern: &str, name: &str) -> bool {
-    fn glob(p: &[u8], t: &[u8]) -> bool {
-        match p.split_first() {
-            None => t.is_empty(),
-            Some((b'*', rest)) => (0..=t.len()).any(|i| glob(rest, &t[i..])),
-            Some((c, rest)) => t.first() == Some(c) && glob(rest, &t[1..]),
-        }
-    }
-    if pattern.contains('*') {
-        glob(pattern.as_bytes(), name.as_bytes())
+    if glob::has_wildcard(pattern) {
+        glob::matches(pattern, name)
     } else {
         name.contains(pattern)
     }
@@ -148,7 +145,7 @@ pub fn check(opts: CheckOptions) -> Result<ExitCode, Fail> {
         }
     });
     let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    if std::env::var_os("ELTRACE_CHECK_KEEP").is_some() {
+    if std::env::var_os(env::CHECK_KEEP).is_some() {
         eprintln!("eltrace: check files kept in {}", setup.work_dir.display());
     } else {
         let _ = std::fs::remove_dir_all(&setup.work_dir);

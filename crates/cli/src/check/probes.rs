@@ -67,7 +67,7 @@ pub fn cache_root() -> PathBuf {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    if let Some(d) = env("ELTRACE_CACHE_DIR") {
+    if let Some(d) = env(eltrace_trace::protocol::env::CACHE_DIR) {
         return d;
     }
     if let Some(d) = env("XDG_CACHE_HOME") {

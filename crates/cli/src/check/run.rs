@@ -9,10 +9,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use eltrace_analysis::{Options, analyze};
+use eltrace_trace::protocol::{self, env};
 use eltrace_trace::{EventKind, Record, TraceReader};
 
 use super::obs::Observations;
-use crate::record::PROFILER_CLSID;
 
 /// How one child ended.
 #[derive(Debug, Clone, Copy, Default)]
@@ -90,23 +90,22 @@ pub fn run_experiment(setup: &Setup, name: &str, mode: &str, record: bool) -> Ob
     let mut cmd = Command::new(&setup.dotnet);
     cmd.arg(&setup.probes_dll)
         .arg(mode)
-        .env("CORECLR_ENABLE_PROFILING", "1")
-        .env("CORECLR_PROFILER", PROFILER_CLSID)
-        .env("CORECLR_PROFILER_PATH", &setup.profiler)
-        .env("DOTNET_RuntimeAsync", "1")
+        .env(env::CORECLR_ENABLE_PROFILING, "1")
+        .env(env::CORECLR_PROFILER, protocol::CLSID_BRACED)
+        .env(env::CORECLR_PROFILER_PATH, &setup.profiler)
+        .env(env::DOTNET_RUNTIME_ASYNC, "1")
         .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
-        .env_remove("ELTRACE_CHECK")
-        .env_remove("ELTRACE_INCLUDE")
-        .env_remove("ELTRACE_EXCLUDE")
+        .env_remove(env::CHECK)
+        .env_remove(env::INCLUDE)
+        .env_remove(env::EXCLUDE)
         .stdin(Stdio::null())
         .stdout(so)
         .stderr(se);
     if record {
-        cmd.env("ELTRACE_OUTPUT", &trace)
-            .env("ELTRACE_INCLUDE", "Probes!Probes.AsyncProbe.*");
+        cmd.env(env::OUTPUT, &trace)
+            .env(env::INCLUDE, "Probes!Probes.AsyncProbe.*");
     } else {
-        cmd.env("ELTRACE_CHECK", name)
-            .env("ELTRACE_CHECK_OUT", &out);
+        cmd.env(env::CHECK, name).env(env::CHECK_OUT, &out);
     }
     let ended = match run_with_timeout(&mut cmd, setup.timeout) {
         Ok(e) => e,

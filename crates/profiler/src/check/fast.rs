@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use eltrace_abi::*;
 
-use super::funcs::CLIENT_TAG;
-use super::{Experiment, State, obs, set_mapper, set_mask};
+use super::experiment::{Experiment, State, set_mask};
+use super::funcs::{self, CLIENT_TAG, CLIENT_TAG_SHIFT, LEAF_CLIENT};
+use super::obs;
 
 /// Mode bits read by the stubs.
 const MODE_TRASH: u64 = 1;
@@ -19,7 +20,6 @@ const MODE_RDI_AFTER_ENTER: u64 = 4;
 const MODE_R14_AFTER_ENTER: u64 = 8;
 
 static MODE: AtomicU64 = AtomicU64::new(0);
-static LEAF_ID: AtomicU64 = AtomicU64::new(0);
 static LEAF_ENTER_SP: AtomicU64 = AtomicU64::new(0);
 
 static ENTERS: AtomicU64 = AtomicU64::new(0);
@@ -32,11 +32,6 @@ static LEAF_LEAVES: AtomicU64 = AtomicU64::new(0);
 static LEAF_SP_MATCH: AtomicU64 = AtomicU64::new(0);
 static TAILCALLS: AtomicU64 = AtomicU64::new(0);
 static TAILCALL_RDI_TAGGED: AtomicU64 = AtomicU64::new(0);
-
-/// The mapper found `Probes.RegsProbe.Leaf`; the stubs compare client ids against this one.
-pub fn set_leaf(client: u64) {
-    LEAF_ID.store(client, Ordering::Relaxed);
-}
 
 /// Registers the three stubs with `SetEnterLeaveFunctionHooks3`.
 pub fn set_fast_hooks(st: &State) -> HRESULT {
@@ -77,7 +72,7 @@ pub fn install(st: &State) -> HRESULT {
     if FAILED(hr) {
         return hr;
     }
-    set_mapper(st)
+    funcs::install(st)
 }
 
 /// The counters, as `fast.*` lines.
@@ -110,13 +105,13 @@ unsafe extern "C" fn enter_stub(_id: FunctionIDOrClientID) {
     core::arch::naked_asm!(
         "lock inc qword ptr [rip + {enters}]",
         "mov rax, r14",
-        "shr rax, 48",
+        "shr rax, {tag_shift}",
         "cmp rax, {tag}",
         "jne 2f",
         "lock inc qword ptr [rip + {r14_tagged}]",
         "2:",
         "mov rax, rdi",
-        "shr rax, 48",
+        "shr rax, {tag_shift}",
         "cmp rax, {tag}",
         "jne 3f",
         "lock inc qword ptr [rip + {rdi_tagged}]",
@@ -155,11 +150,12 @@ unsafe extern "C" fn enter_stub(_id: FunctionIDOrClientID) {
         enters = sym ENTERS,
         r14_tagged = sym ENTER_R14_TAGGED,
         rdi_tagged = sym ENTER_RDI_TAGGED,
-        leaf_id = sym LEAF_ID,
+        leaf_id = sym LEAF_CLIENT,
         leaf_sp = sym LEAF_ENTER_SP,
         leaf_enters = sym LEAF_ENTERS,
         mode = sym MODE,
         tag = const CLIENT_TAG,
+        tag_shift = const CLIENT_TAG_SHIFT,
         trash = const MODE_TRASH,
         rdi = const MODE_RDI_AFTER_ENTER,
         r14 = const MODE_R14_AFTER_ENTER,
@@ -176,7 +172,7 @@ macro_rules! leave_like_stub {
             core::arch::naked_asm!(
                 "lock inc qword ptr [rip + {calls}]",
                 "mov r10, rdi",
-                "shr r10, 48",
+                "shr r10, {tag_shift}",
                 "cmp r10, {tag}",
                 "jne 2f",
                 "lock inc qword ptr [rip + {tagged}]",
@@ -223,12 +219,13 @@ macro_rules! leave_like_stub {
                 "ret",
                 calls = sym $calls,
                 tagged = sym $tagged,
-                leaf_id = sym LEAF_ID,
+                leaf_id = sym LEAF_CLIENT,
                 leaf_sp = sym LEAF_ENTER_SP,
                 leaf_leaves = sym LEAF_LEAVES,
                 sp_match = sym LEAF_SP_MATCH,
                 mode = sym MODE,
                 tag = const CLIENT_TAG,
+                tag_shift = const CLIENT_TAG_SHIFT,
                 trash = const MODE_TRASH,
                 rax = const MODE_RAX_AFTER_LEAVE,
             )

@@ -1,28 +1,38 @@
-//! The check mapper: names every function once (through the recorder's resolver), decides by
+//! The check mapper: names every function once (through com/resolve.rs), decides by
 //! experiment whether it gets probes, writes a `map` line for each hooked one, and returns a
 //! tagged client id (`CLIENT_TAG << 48 | index`) so the fast stubs can recognise a client id
-//! in a register and the slow hooks can find the FunctionID again.
+//! in a register and the slow hooks can find the FunctionID again. It also publishes the
+//! client id of `Probes.RegsProbe.Leaf` ([`LEAF_CLIENT`]) for the fast stubs.
 
 use core::ffi::c_void;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use eltrace_abi::*;
 
+use super::experiment::{self, Experiment, State};
 use super::obs;
 use crate::com::resolve::Modules;
-use crate::recorder::lock;
+use crate::names;
+use crate::sys::lock;
 
 /// The top 16 bits of every client id the check mapper returns.
 pub const CLIENT_TAG: u64 = 0xE17C;
+/// Where the tag starts in a client id.
+pub const CLIENT_TAG_SHIFT: u32 = 48;
+
+/// The client id of `Probes.RegsProbe.Leaf`, once mapped (0 before); the fast stubs compare
+/// client ids against it.
+pub static LEAF_CLIENT: AtomicU64 = AtomicU64::new(0);
 
 /// The client id of the function at `index`.
 pub const fn client_id(index: u32) -> u64 {
-    (CLIENT_TAG << 48) | index as u64
+    (CLIENT_TAG << CLIENT_TAG_SHIFT) | index as u64
 }
 
 /// The registry index of a client id, if it carries the tag.
 pub const fn index_of(client: u64) -> Option<u32> {
-    if client >> 48 == CLIENT_TAG {
+    if client >> CLIENT_TAG_SHIFT == CLIENT_TAG {
         Some((client & 0xFFFF_FFFF) as u32)
     } else {
         None
@@ -45,28 +55,26 @@ pub struct Func {
 
 impl Func {
     pub fn full_name(&self) -> String {
-        if self.type_name.is_empty() {
-            self.method.clone()
-        } else {
-            format!("{}.{}", self.type_name, self.method)
-        }
+        names::full_name(&self.type_name, &self.method)
     }
 }
 
 /// Hooked functions by index, and the module cache.
-pub struct Registry {
+struct Registry {
     funcs: Mutex<Vec<Func>>,
     modules: Modules,
 }
 
-impl Default for Registry {
-    fn default() -> Self {
-        Registry::new()
-    }
+/// The functions this experiment's mapper gave probes to.
+static REGISTRY: Registry = Registry::new();
+
+/// The hooked function behind a client id.
+pub fn get(client: u64) -> Option<Func> {
+    REGISTRY.get(client)
 }
 
 impl Registry {
-    pub const fn new() -> Registry {
+    const fn new() -> Registry {
         Registry {
             funcs: Mutex::new(Vec::new()),
             modules: Modules::new(),
@@ -74,7 +82,7 @@ impl Registry {
     }
 
     /// The function behind a client id.
-    pub fn get(&self, client: u64) -> Option<Func> {
+    fn get(&self, client: u64) -> Option<Func> {
         let i = index_of(client)? as usize;
         lock(&self.funcs).get(i).cloned()
     }
@@ -87,9 +95,35 @@ impl Registry {
     }
 }
 
+/// Whether the mapper gives probes to a function (by its resolved name) in `experiment`.
+fn selects(experiment: Experiment, f: &Func) -> bool {
+    let t = f.type_name.as_str();
+    match experiment {
+        Experiment::Info => t == "Probes.AsyncProbe" || t == "Probes.Emitted",
+        Experiment::RegsSlowAsync | Experiment::RegsSlowAsyncRcx0 => t == "Probes.AsyncProbe",
+        Experiment::Snapshot => t == "Probes.SnapshotProbe",
+        Experiment::Flags => t == "Probes.RegsProbe" && f.method == "Leaf",
+        Experiment::RegsSlow
+        | Experiment::FastTrash
+        | Experiment::FastRaxAfterLeave
+        | Experiment::FastRdiAfterEnter
+        | Experiment::FastR14AfterEnter => t == "Probes.RegsProbe",
+        Experiment::PInvoke => {
+            !f.framework || !f.resolved || f.method.contains("IL_STUB") || t.contains("ILStub")
+        }
+    }
+}
+
+/// Registers the check mapper.
+pub fn install(st: &State) -> HRESULT {
+    let hr = st.info.set_function_id_mapper2(mapper);
+    obs::line("mapper", &format!("{hr:#010x}"));
+    hr
+}
+
 fn map(function: FunctionID) -> Option<(u64, bool)> {
-    let st = super::state()?;
-    let (d, failure) = st.funcs.modules.describe(&st.info, function);
+    let st = experiment::state()?;
+    let (d, failure) = REGISTRY.modules.describe(&st.info, function);
     let f = Func {
         fid: function as u64,
         module: d.record.module,
@@ -100,7 +134,7 @@ fn map(function: FunctionID) -> Option<(u64, bool)> {
         framework: d.framework,
         resolved: failure.is_none(),
     };
-    if !st.experiment.selects(&f) {
+    if !selects(st.experiment, &f) {
         return None;
     }
     let line = format!(
@@ -114,10 +148,10 @@ fn map(function: FunctionID) -> Option<(u64, bool)> {
         f.full_name()
     );
     let leaf = f.type_name == "Probes.RegsProbe" && f.method == "Leaf";
-    let client = st.funcs.add(f);
+    let client = REGISTRY.add(f);
     obs::line("map", &format!("client={client:#x} {line}"));
     if leaf {
-        super::fast::set_leaf(client);
+        LEAF_CLIENT.store(client, Ordering::Relaxed);
     }
     Some((client, true))
 }
@@ -126,7 +160,7 @@ fn map(function: FunctionID) -> Option<(u64, bool)> {
 ///
 /// # Safety
 /// Called by the runtime: `hook` is null or writable.
-pub unsafe extern "C" fn mapper(
+unsafe extern "C" fn mapper(
     function: FunctionID,
     _client_data: *mut c_void,
     hook: *mut BOOL,

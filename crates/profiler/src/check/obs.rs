@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Write as _;
 use std::sync::{Mutex, OnceLock};
 
-use crate::recorder::lock;
+use crate::sys::lock;
 
 static OUT: OnceLock<Mutex<File>> = OnceLock::new();
 

@@ -10,8 +10,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use eltrace_abi::*;
 
-use super::funcs::Func;
-use super::{Experiment, State, obs, set_mapper, set_mask};
+use super::experiment::{self, Experiment, State, set_mask};
+use super::fast;
+use super::funcs::{self, Func};
+use super::obs;
 use crate::sys;
 
 const BASE: DWORD = COR_PRF_MONITOR_ENTERLEAVE | COR_PRF_DISABLE_INLINING;
@@ -57,7 +59,7 @@ pub fn install(st: &State) -> HRESULT {
     if FAILED(hr) {
         return hr;
     }
-    set_mapper(st)
+    funcs::install(st)
 }
 
 fn set_with_info(
@@ -80,7 +82,7 @@ fn install_flags(st: &State) -> HRESULT {
     set_with_info(st, "with_info_without_slow_flags", enter, leave, tailcall);
     // Fast-path hooks are refused while a slow-path flag is set.
     set_mask(st, "frame_info", BASE | COR_PRF_ENABLE_FRAME_INFO);
-    let hr = super::fast::set_fast_hooks(st);
+    let hr = fast::set_fast_hooks(st);
     obs::line("hooks.fast_with_frame_info", &format!("{hr:#010x}"));
     // The consistent setup.
     let hr = set_with_info(st, "with_info", enter, leave, tailcall);
@@ -89,7 +91,7 @@ fn install_flags(st: &State) -> HRESULT {
     }
     // Clearing every slow-path flag while WithInfo hooks are set is refused.
     set_mask(st, "clear_slow_flags_with_info_hooks", BASE);
-    set_mapper(st)
+    funcs::install(st)
 }
 
 /// Once, from the first hook (after startup): ELT flags may no longer change.
@@ -238,8 +240,10 @@ fn snapshot(st: &State) {
 }
 
 fn event(kind: &str, client: usize, elt: COR_PRF_ELT_INFO) {
-    let Some(st) = super::state() else { return };
-    let Some(f) = st.funcs.get(client as u64) else {
+    let Some(st) = experiment::state() else {
+        return;
+    };
+    let Some(f) = funcs::get(client as u64) else {
         obs::line("unknown_client", &format!("kind={kind} client={client:#x}"));
         return;
     };

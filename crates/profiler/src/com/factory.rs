@@ -7,8 +7,8 @@ use eltrace_abi::*;
 
 use super::callback::query_callback;
 
-/// eltrace's CLSID `{7E6BA1DA-44E6-4198-B4E0-A9BCE1DE926B}` (docs/design.md).
-pub const CLSID_ELTRACE: GUID = GUID::from_u128(0x7E6BA1DA_44E6_4198_B4E0_A9BCE1DE926B);
+/// eltrace's CLSID (`eltrace_trace::protocol::CLSID`, docs/design.md).
+pub const CLSID_ELTRACE: GUID = GUID::from_u128(eltrace_trace::protocol::CLSID);
 
 /// The class factory; static and never freed (AddRef/Release are no-ops, as for the callback
 /// object).

@@ -88,16 +88,6 @@ impl Info {
         unsafe { (self.vt().SetEventMask)(self.this(), mask) }
     }
 
-    /// `SetEventMask2`, only when the runtime offers ICorProfilerInfo5.
-    pub fn set_event_mask2(&self, low: DWORD, high: DWORD) -> Option<HRESULT> {
-        if self.version < 5 {
-            return None;
-        }
-        let p = self.ptr as *mut ICorProfilerInfo5;
-        // SAFETY: version ≥ 5 means `ptr` came from a QI for ICorProfilerInfo5 or later.
-        Some(unsafe { ((*(*p).vtbl).SetEventMask2)(p.cast(), low, high) })
-    }
-
     pub fn set_hooks_with_info(
         &self,
         enter: FunctionEnter3WithInfo,

@@ -12,7 +12,7 @@ use eltrace_trace::{FunctionFlags, FunctionRecord};
 use super::info::Info;
 use super::metadata::MetaImport;
 use crate::names;
-use crate::recorder::lock;
+use crate::sys::lock;
 
 /// The file whose directory is the framework directory (docs/design.md).
 const CORELIB: &str = "System.Private.CoreLib.dll";

@@ -1,32 +1,9 @@
-//! Selection globs (docs/design.md "Selection"): pure matching of `*`/`?` patterns and the
-//! include/exclude decision for one function.
+//! The selection (docs/design.md "Selection"): which functions get probes, from the
+//! include/exclude glob lists. Globs match with `eltrace_trace::glob`; one that contains `!`
+//! is matched against `Module!Namespace.Type.Method`, any other against the name alone.
 
-/// `*` matches any run of characters (dots included), `?` exactly one character, anything
-/// else itself, case-sensitively.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0usize, 0usize);
-    // Position of the last `*` in the pattern and the text position it was tried at.
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || (p[pi] != '*' && p[pi] == t[ti])) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            // Let the last `*` swallow one more character and retry.
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
+use eltrace_trace::glob;
+use eltrace_trace::protocol::LIST_SEPARATOR;
 
 /// One glob and what it is matched against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,16 +25,16 @@ impl Glob {
     pub fn matches(&self, module: &str, name: &str) -> bool {
         if self.qualified {
             let full = format!("{module}!{name}");
-            glob_match(&self.pattern, &full)
+            glob::matches(&self.pattern, &full)
         } else {
-            glob_match(&self.pattern, name)
+            glob::matches(&self.pattern, name)
         }
     }
 }
 
-/// `glob;glob;…` with empty entries ignored.
+/// `glob;glob;…` ([`LIST_SEPARATOR`]) with empty entries ignored.
 pub fn parse_list(list: &str) -> Vec<Glob> {
-    list.split(';')
+    list.split(LIST_SEPARATOR)
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(Glob::new)
@@ -80,6 +57,7 @@ impl Selection {
     }
 
     /// No include and no exclude globs.
+    #[cfg(test)]
     pub fn is_default(&self) -> bool {
         self.include.is_empty() && self.exclude.is_empty()
     }
@@ -100,50 +78,6 @@ impl Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literal() {
-        assert!(glob_match("abc", "abc"));
-        assert!(!glob_match("abc", "abd"));
-        assert!(!glob_match("abc", "ab"));
-        assert!(!glob_match("ab", "abc"));
-        assert!(glob_match("", ""));
-        assert!(!glob_match("", "a"));
-    }
-
-    #[test]
-    fn case_sensitive() {
-        assert!(!glob_match("Foo", "foo"));
-    }
-
-    #[test]
-    fn star() {
-        assert!(glob_match("*", ""));
-        assert!(glob_match("*", "A.B.C"));
-        assert!(glob_match("A.*", "A.B.C"));
-        assert!(!glob_match("A.*", "B.A.C"));
-        assert!(glob_match("*.get_*", "Ns.T.get_Value"));
-        assert!(!glob_match("*.get_*", "Ns.T.set_Value"));
-        assert!(glob_match("*a*b*c", "xxaxxbxxbxc"));
-        assert!(!glob_match("*a*b*c", "xxaxxbxxbx"));
-        assert!(glob_match("**", "abc"));
-        assert!(glob_match("a*", "a"));
-    }
-
-    #[test]
-    fn question() {
-        assert!(glob_match("a?c", "abc"));
-        assert!(!glob_match("a?c", "ac"));
-        assert!(glob_match("???", "äöü"));
-        assert!(glob_match("List`?.*", "List`1.Add"));
-    }
-
-    #[test]
-    fn backtracking() {
-        assert!(glob_match("*ab", "aab"));
-        assert!(glob_match("a*a*a", "aaaaa"));
-        assert!(!glob_match("a*a*a*b", "aaaaa"));
-    }
 
     #[test]
     fn qualified_globs() {

@@ -6,9 +6,16 @@
 //! queried (`GetFunctionEnter3Info` / `GetFunctionLeave3Info`), rendered, queued as a VALUE
 //! record (`Recorder::add_value`) and only then its Value event is pushed into the ring.
 //!
+//! The signature parser ([`sig`]) and the plans and rendering ([`render`]) are pure; this
+//! module is what talks to the runtime, through the Info and module cache handed to
+//! [`install`].
+//!
 //! This mode takes locks in the hooks (the function table's RwLock, the recorder's queue, the
 //! class-name cache) and allocates: it is an opt-in slow mode. Without `ELTRACE_VALUES` none
 //! of this code is installed.
+
+mod render;
+mod sig;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -16,13 +23,15 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use eltrace_abi::*;
 use eltrace_trace::{EventKind, FunctionRecord, ValueStatus};
 
+use render::{AsyncRole, MAX_STRING_CHARS, Objects, RetPlan, Slot, render, ret_plan};
+use sig::SigType;
+
 use crate::com::info::Info;
 use crate::com::metadata::MetaImport;
 use crate::com::resolve::{self, Modules};
 use crate::hooks;
-use crate::profiler::{MIPL_ASYNC, PROFILER};
-use crate::recorder::{Recorder, lock};
-use crate::sig::{self, AsyncRole, Objects, RetPlan, SigType, Slot};
+use crate::recorder::Recorder;
+use crate::sys::lock;
 
 /// How `this` is shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +74,7 @@ fn role(record: &FunctionRecord) -> AsyncRole {
         AsyncRole::Thunk
     } else if record.flags.async_variant() {
         AsyncRole::Variant
-    } else if record.impl_flags & MIPL_ASYNC != 0 {
+    } else if record.impl_flags & METHOD_IMPL_ASYNC != 0 {
         AsyncRole::Unknown
     } else {
         AsyncRole::NotAsync
@@ -91,14 +100,14 @@ fn token_name(md: &MetaImport, tok: u32) -> String {
     }
 }
 
+/// Hands the `--values` hooks the runtime's interfaces (before the hooks are installed).
+pub fn install(info: &'static Info, modules: &'static Modules) {
+    let _ = RUNTIME.set(Runtime { info, modules });
+}
+
 /// Builds and registers the value plan of a selected function (mapper time).
-pub fn prepare(
-    info: &Info,
-    modules: &Modules,
-    module: ModuleID,
-    idx: u32,
-    record: &FunctionRecord,
-) -> Result<(), String> {
+pub fn prepare(module: ModuleID, idx: u32, record: &FunctionRecord) -> Result<(), String> {
+    let Runtime { info, modules } = *RUNTIME.get().ok_or("the values hooks are not installed")?;
     let entry = modules.get(info, module)?;
     let md = entry
         .import
@@ -133,7 +142,7 @@ pub fn prepare(
         .into_iter()
         .zip(msig.params.iter().map(|t| Slot::of(t, &name)))
         .collect();
-    let ret = sig::ret_plan(&msig.ret, role(record), &name);
+    let ret = ret_plan(&msig.ret, role(record), &name);
     register(
         idx,
         ValueFunc {
@@ -146,19 +155,22 @@ pub fn prepare(
     Ok(())
 }
 
-/// Objects described through the profiling API (valid only inside an ELT hook, where the
-/// thread is in cooperative mode and objects cannot move).
-struct Runtime<'a> {
-    info: &'a Info,
-    modules: &'a Modules,
+/// The runtime's interfaces, handed over by [`install`]. Objects are described through them
+/// only inside an ELT hook, where the thread is in cooperative mode and objects cannot move.
+#[derive(Clone, Copy)]
+struct Runtime {
+    info: &'static Info,
+    modules: &'static Modules,
 }
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
 /// ClassID → type name.
 static CLASS_NAMES: Mutex<Option<HashMap<ClassID, Arc<str>>>> = Mutex::new(None);
 /// `(length offset, buffer offset)` of string objects, or `None` if the runtime said no.
 static STRING_LAYOUT: OnceLock<Option<(u32, u32)>> = OnceLock::new();
 
-impl Runtime<'_> {
+impl Runtime {
     fn class_name(&self, class: ClassID, depth: u32) -> String {
         if let Some(n) = lock(&CLASS_NAMES).as_ref().and_then(|m| m.get(&class)) {
             return n.to_string();
@@ -208,7 +220,7 @@ impl Runtime<'_> {
     }
 }
 
-impl Objects for Runtime<'_> {
+impl Objects for Runtime {
     fn type_name(&self, obj: u64) -> String {
         match self.info.class_of_object(obj as ObjectID) {
             Ok(c) => self.class_name(c, 0),
@@ -223,7 +235,7 @@ impl Objects for Runtime<'_> {
         // runtime's string layout puts the 32-bit length at `len_off`.
         let len = unsafe { ((obj as usize + len_off as usize) as *const u32).read_unaligned() };
         let total = len as usize;
-        let n = total.min(sig::MAX_STRING_CHARS);
+        let n = total.min(MAX_STRING_CHARS);
         // SAFETY: as above; the string holds `len` UTF-16 units at `buf_off`, of which we read
         // at most `n <= len`.
         let units = unsafe {
@@ -255,7 +267,7 @@ fn failed(hr: HRESULT) -> (ValueStatus, String) {
 }
 
 /// The arguments of `f` at the Enter being reported (`count` = `this` + parameters, ≥ 1).
-fn enter_value(info: &Info, rt: &Runtime<'_>, f: &ValueFunc, elt: usize) -> (ValueStatus, String) {
+fn enter_value(info: &Info, rt: &Runtime, f: &ValueFunc, elt: usize) -> (ValueStatus, String) {
     let count = f.params.len() + usize::from(f.this.is_some());
     // Header (8 bytes) + 16 per range; the runtime asks for one range more than it fills.
     let words = 1 + 2 * (count + 1);
@@ -290,7 +302,7 @@ fn enter_value(info: &Info, rt: &Runtime<'_>, f: &ValueFunc, elt: usize) -> (Val
             (0, Some(plan)) => {
                 let text = match plan {
                     ThisPlan::Declared(n) => n.clone(),
-                    ThisPlan::Object => sig::render(&Slot::Object, bytes, rt).unwrap_or_else(|e| e),
+                    ThisPlan::Object => render(&Slot::Object, bytes, rt).unwrap_or_else(|e| e),
                 };
                 ("this", text)
             }
@@ -299,7 +311,7 @@ fn enter_value(info: &Info, rt: &Runtime<'_>, f: &ValueFunc, elt: usize) -> (Val
                 let text = if bytes.is_empty() {
                     "?".to_string()
                 } else {
-                    sig::render(slot, bytes, rt).unwrap_or_else(|e| e)
+                    render(slot, bytes, rt).unwrap_or_else(|e| e)
                 };
                 (name.as_str(), text)
             }
@@ -312,7 +324,7 @@ fn enter_value(info: &Info, rt: &Runtime<'_>, f: &ValueFunc, elt: usize) -> (Val
 /// The return value of `f` at the Leave being reported, per its plan.
 fn leave_value(
     info: &Info,
-    rt: &Runtime<'_>,
+    rt: &Runtime,
     f: &ValueFunc,
     slot: &Slot,
     elt: usize,
@@ -327,7 +339,7 @@ fn leave_value(
     }
     // SAFETY: the runtime just returned this range for the value being returned.
     let bytes = unsafe { range_bytes(range.startAddress, range.length) };
-    match sig::render(slot, bytes, rt) {
+    match render(slot, bytes, rt) {
         Ok(t) => (ValueStatus::Ok, t),
         Err(e) => (ValueStatus::Failed, e),
     }
@@ -347,10 +359,10 @@ fn capture(kind: EventKind, client_id: usize, elt: usize, sp: u64) {
     let Some(f) = lookup(idx) else {
         return;
     };
-    let (Some(info), modules) = (PROFILER.info(), PROFILER.modules()) else {
+    let Some(&rt) = RUNTIME.get() else {
         return;
     };
-    let rt = Runtime { info, modules };
+    let info = rt.info;
     let (status, text) = match kind {
         EventKind::Enter => {
             if f.params.is_empty() && f.this.is_none() {

@@ -1,0 +1,192 @@
+//! The FunctionIDMapper2: names each function once (com/resolve.rs), decides whether it gets
+//! probes (the selection, and the unhandled-exception sentinel), marks its runtime-async role,
+//! registers it with the recorder (and, with `--values`, its value plan) and returns the
+//! client id the hooks decode (hooks.rs). Runs at JIT time, never on the hot path.
+
+use core::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use eltrace_abi::*;
+use eltrace_trace::{FunctionFlags, FunctionIdx, FunctionRecord};
+
+use crate::com::info::Info;
+use crate::com::resolve::Modules;
+use crate::config::HookMode;
+use crate::recorder::Recorder;
+use crate::sys::lock;
+use crate::{hooks, values};
+
+/// The unhandled-exception sentinel: CoreLib's `System.AppContext.OnUnhandledException`,
+/// which raises `AppDomain.UnhandledException` just before the runtime prints the exception
+/// and aborts (measured on CoreCLR 10.0.12: it is JIT-compiled and called on that path).
+const SENTINEL_MODULE: &str = "System.Private.CoreLib.dll";
+const SENTINEL_TYPE: &str = "System.AppContext";
+const SENTINEL_METHOD: &str = "OnUnhandledException";
+
+struct Mapper {
+    info: &'static Info,
+    modules: &'static Modules,
+    rec: &'static Recorder,
+    /// FunctionIDs of sentinel functions (see [`SENTINEL_METHOD`]).
+    sentinels: Mutex<Vec<u64>>,
+}
+
+/// The one mapper (set once, by [`install`]).
+static MAPPER: OnceLock<Mapper> = OnceLock::new();
+
+/// Registers the mapper with the runtime; functions are named through `info` and `modules` and
+/// recorded in `rec`.
+pub fn install(info: &'static Info, modules: &'static Modules, rec: &'static Recorder) -> HRESULT {
+    let _ = MAPPER.set(Mapper {
+        info,
+        modules,
+        rec,
+        sentinels: Mutex::new(Vec::new()),
+    });
+    info.set_function_id_mapper2(function_id_mapper)
+}
+
+impl Mapper {
+    /// The mapper's work: the client id and whether the function gets probes (resolving it
+    /// on first sight). Selected functions get probes that record events; the
+    /// unhandled-exception sentinel gets probes even when not selected.
+    fn map_function(&self, function: FunctionID) -> Option<(usize, bool)> {
+        let rec = self.rec;
+        let (idx, hooked) = match rec.function(function as u64) {
+            Some(e) => e,
+            None => self.add_function(rec, function)?,
+        };
+        let sentinel = lock(&self.sentinels).contains(&(function as u64));
+        Some((
+            hooks::client_id(idx.0, hooked, sentinel),
+            hooked || sentinel,
+        ))
+    }
+
+    fn add_function(&self, rec: &Recorder, function: FunctionID) -> Option<(FunctionIdx, bool)> {
+        let info = self.info;
+        let (described, failure) = self.modules.describe(info, function);
+        if let Some(why) = failure {
+            rec.internal_error("metadata", &format!("naming function {function:#x}: {why}"));
+        }
+        let mut record = described.record;
+        let mut hooked = rec.config.selection.selects(
+            &described.glob_module,
+            &record.full_name(),
+            described.framework,
+        );
+        if hooked && slow_path_async_unsafe(rec.config.hooks, record.impl_flags) {
+            // On .NET 10 the runtime's slow-path Leave stub does not keep RCX, which carries a
+            // runtime-async variant's continuation back to its caller. eltrace's own slow-path
+            // Leave hooks return with RCX = 0 (`hooks::leave_hook_rcx0`), but the benchmark's empty
+            // hooks do not: there runtime-async methods get no probes, so as not to crash the
+            // process (docs/async-observations.md).
+            hooked = false;
+            if !SLOW_ASYNC_NOTED.swap(true, Ordering::Relaxed) {
+                rec.note(
+                    "slow-path",
+                    "runtime-async methods get no probes with the empty slow-path hooks (the \
+                     runtime's slow-path Leave does not keep the continuation register RCX)",
+                );
+            }
+        }
+        if hooked {
+            record.flags.0 |= FunctionFlags::HOOKED;
+        }
+        record.flags.0 |= async_role(info, described.module_id, &record);
+        if described.framework
+            && record.module == SENTINEL_MODULE
+            && record.type_name == SENTINEL_TYPE
+            && record.method == SENTINEL_METHOD
+        {
+            lock(&self.sentinels).push(function as u64);
+        }
+        let for_values = (rec.config.values && hooked).then(|| record.clone());
+        let (idx, hooked) = rec.add_function(record, hooked);
+        if let Some(mut r) = for_values {
+            r.idx = idx;
+            if let Err(e) = values::prepare(described.module_id, idx.0, &r) {
+                rec.internal_error("values", &format!("no values for {}: {e}", r.full_name()));
+            }
+        }
+        Some((idx, hooked))
+    }
+}
+
+/// `FunctionIDMapper2`: returns `idx + 1` plus flags (never 0, see `hooks::client_id`) so the
+/// hooks get the index without a lookup; unselected functions get `*hook = FALSE`.
+unsafe extern "C" fn function_id_mapper(
+    function: FunctionID,
+    _client_data: *mut c_void,
+    hook: *mut BOOL,
+) -> UINT_PTR {
+    let mapped = std::panic::catch_unwind(|| MAPPER.get()?.map_function(function));
+    let (client, hooked) = match mapped {
+        Ok(Some(m)) => m,
+        _ => {
+            if let Some(rec) = Recorder::global() {
+                rec.internal_error("mapper", &format!("could not map function {function:#x}"));
+            }
+            (function, false)
+        }
+    };
+    if !hook.is_null() {
+        // SAFETY: non-null out pointer from the runtime.
+        unsafe { *hook = BOOL::from(hooked) };
+    }
+    client
+}
+
+/// The runtime-async role of a function: for a method with impl flag `METHOD_IMPL_ASYNC`,
+/// `ASYNC_THUNK` when `GetFunctionFromToken(module, token)` returns this very FunctionID (the
+/// token maps to the Task-returning thunk), `ASYNC_VARIANT` when it returns another one (this
+/// one runs the method's code); nothing when the call fails (e.g. generic methods) or the
+/// method is not runtime-async. Called at mapper time, never on the hot path.
+fn async_role(info: &Info, module: ModuleID, record: &FunctionRecord) -> u32 {
+    if record.impl_flags & METHOD_IMPL_ASYNC == 0 || module == 0 {
+        return 0;
+    }
+    role_from_lookup(
+        record.function_id,
+        info.function_from_token(module, record.token).ok(),
+    )
+}
+
+/// The role bits given this function's id and what the token lookup returned.
+pub fn role_from_lookup(function_id: u64, by_token: Option<FunctionID>) -> u32 {
+    match by_token {
+        Some(f) if f as u64 == function_id => FunctionFlags::ASYNC_THUNK,
+        Some(f) if f != 0 => FunctionFlags::ASYNC_VARIANT,
+        _ => 0,
+    }
+}
+
+/// Whether a method must not get probes in hook mode `mode`: runtime-async methods (impl
+/// flag `METHOD_IMPL_ASYNC`) with the benchmark's empty slow-path hooks, which do not clear
+/// RCX after a Leave as eltrace's recording slow-path hooks do.
+pub fn slow_path_async_unsafe(mode: HookMode, impl_flags: u32) -> bool {
+    matches!(mode, HookMode::SlowEmpty) && impl_flags & METHOD_IMPL_ASYNC != 0
+}
+
+/// Set once the slow-path note about runtime-async methods was written.
+static SLOW_ASYNC_NOTED: AtomicBool = AtomicBool::new(false);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn async_roles_from_the_token_lookup() {
+        assert_eq!(
+            role_from_lookup(0x100, Some(0x100)),
+            FunctionFlags::ASYNC_THUNK
+        );
+        assert_eq!(
+            role_from_lookup(0x200, Some(0x100)),
+            FunctionFlags::ASYNC_VARIANT
+        );
+        assert_eq!(role_from_lookup(0x200, None), 0);
+        assert_eq!(role_from_lookup(0x200, Some(0)), 0);
+    }
+}

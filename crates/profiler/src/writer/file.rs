@@ -1,0 +1,126 @@
+//! The trace file and its I/O thread: the trace writer encodes into a [`PipeWriter`], which
+//! hands full blocks to a thread of its own that writes them, so a slow `write(2)` never
+//! stalls the draining of the rings.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::time::Duration;
+
+use eltrace_trace::{TraceInfo, TraceWriter};
+
+use crate::recorder::Recorder;
+
+/// Encoded bytes are handed to the I/O thread in blocks of this size.
+const IO_BLOCK: usize = 256 * 1024;
+/// Blocks that may wait for the I/O thread (bounds memory if the disk is slow).
+const IO_QUEUE: usize = 64;
+/// How long the final drain waits for the I/O thread to write everything.
+const IO_SYNC_TIMEOUT: Duration = Duration::from_secs(2);
+
+enum IoMsg {
+    Data(Vec<u8>),
+    /// Reply once everything before this message is written.
+    Sync(mpsc::Sender<()>),
+}
+
+/// The `Write` the trace writer encodes into: it collects bytes and passes full blocks to the
+/// I/O thread, so that a slow `write(2)` (a 1 MB write can take ~4 ms here) never stalls the
+/// draining of the rings.
+pub struct PipeWriter {
+    buf: Vec<u8>,
+    tx: SyncSender<IoMsg>,
+}
+
+impl PipeWriter {
+    fn send(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let block = std::mem::replace(&mut self.buf, Vec::with_capacity(IO_BLOCK + 4096));
+        self.tx
+            .send(IoMsg::Data(block))
+            .map_err(|_| io::Error::other("the I/O thread is gone"))
+    }
+}
+
+impl Write for PipeWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= IO_BLOCK {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    /// Hands the partial block to the I/O thread (which writes it promptly).
+    fn flush(&mut self) -> io::Result<()> {
+        self.send()
+    }
+}
+
+fn io_thread(mut file: File, rx: Receiver<IoMsg>) {
+    let mut failed = false;
+    for msg in rx {
+        match msg {
+            IoMsg::Data(block) => {
+                if let Err(e) = file.write_all(&block) {
+                    if !failed {
+                        failed = true;
+                        if let Some(rec) = Recorder::global() {
+                            rec.internal_error(
+                                "io",
+                                &format!("writing the trace file failed: {e}"),
+                            );
+                        }
+                    }
+                }
+            }
+            IoMsg::Sync(reply) => {
+                let _ = reply.send(());
+            }
+        }
+    }
+}
+
+/// The open trace: the encoder and a second handle on the I/O thread's queue.
+pub struct TraceFile {
+    pub out: TraceWriter<PipeWriter>,
+    /// For [`TraceFile::sync_io`].
+    io: SyncSender<IoMsg>,
+    /// The End record is written.
+    pub ended: bool,
+}
+
+impl TraceFile {
+    /// Creates the file, starts its I/O thread and writes the header and info chunk.
+    pub fn create(path: &Path, info: &TraceInfo) -> io::Result<TraceFile> {
+        let file = File::create(path)?;
+        let (tx, rx) = mpsc::sync_channel(IO_QUEUE);
+        std::thread::Builder::new()
+            .name("eltrace-io".into())
+            .spawn(move || io_thread(file, rx))?;
+        let pipe = PipeWriter {
+            buf: Vec::with_capacity(IO_BLOCK + 4096),
+            tx: tx.clone(),
+        };
+        let mut out = TraceWriter::new(pipe, info)?;
+        out.flush()?;
+        Ok(TraceFile {
+            out,
+            io: tx,
+            ended: false,
+        })
+    }
+
+    /// Waits (bounded) until the I/O thread has written everything flushed so far.
+    pub fn sync_io(&self) -> io::Result<()> {
+        let (tx, rx) = mpsc::channel();
+        self.io
+            .send(IoMsg::Sync(tx))
+            .map_err(|_| io::Error::other("the I/O thread is gone"))?;
+        rx.recv_timeout(IO_SYNC_TIMEOUT)
+            .map_err(|_| io::Error::other("the I/O thread did not finish writing in time"))
+    }
+}

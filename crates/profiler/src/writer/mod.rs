@@ -1,0 +1,237 @@
+//! The writer: it owns the trace output ([`Sink`]), the writer thread and the end of the
+//! trace. Every `ELTRACE_FLUSH_MS` the thread drains every registered ring ([`drain`]): queued
+//! function/thread/diagnostic/value records first, then the events, and flushes so that a
+//! killed process leaves a readable trace. Between rounds it sleeps on a futex that a producer
+//! whose ring is half full wakes ([`wake_if_sleeping`]). Ending the recording (Shutdown,
+//! atexit, the unhandled-exception sentinel: [`Writer::finish`]; SIGABRT:
+//! [`Writer::finish_from_signal`]) asks the recorder to stop and the thread for the final
+//! drain and End record, written once.
+
+mod drain;
+mod file;
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use eltrace_trace::{EndReason, EndRecord};
+
+pub use drain::Sink;
+use drain::{ENCODE_SLICE, check, round};
+
+use crate::clock;
+use crate::recorder::Recorder;
+use crate::sys::{self, lock};
+
+/// The one writer of this process (installed once in Initialize, never freed).
+static WRITER: OnceLock<Writer> = OnceLock::new();
+
+pub struct Writer {
+    rec: &'static Recorder,
+    sink: Mutex<Sink>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    /// The writer thread's kernel tid (0 before it runs).
+    tid: AtomicU64,
+    /// The final drain is done.
+    finished: AtomicBool,
+}
+
+impl Writer {
+    /// Makes `sink` the process's trace, fed from `rec`. `None` if a writer exists already.
+    pub fn install(rec: &'static Recorder, sink: Sink) -> Option<&'static Writer> {
+        let writer = Writer {
+            rec,
+            sink: Mutex::new(sink),
+            thread: Mutex::new(None),
+            tid: AtomicU64::new(0),
+            finished: AtomicBool::new(false),
+        };
+        WRITER.set(writer).ok()?;
+        WRITER.get()
+    }
+
+    pub fn global() -> Option<&'static Writer> {
+        WRITER.get()
+    }
+
+    /// Starts the writer thread.
+    pub fn start(&'static self) -> io::Result<()> {
+        let handle = std::thread::Builder::new()
+            .name("eltrace-writer".into())
+            .spawn(move || {
+                self.tid.store(sys::current_tid(), Ordering::Relaxed);
+                self.run();
+            })?;
+        *lock(&self.thread) = Some(handle);
+        Ok(())
+    }
+
+    fn run(&self) {
+        let rec = self.rec;
+        let period = Duration::from_millis(rec.config.flush_ms);
+        // Poll often: an end request (possibly from a signal handler, which cannot wake us) is
+        // seen within ~1 ms, and a ring that is a quarter full is drained early instead of
+        // dropping.
+        let step = Duration::from_millis(1).min(period);
+        let mut last_flush = Instant::now();
+        let mut backlog = false;
+        loop {
+            // While staged records wait or a ring is filling, go again at once: under a burst
+            // the producer (≈15-20 M events/s on the slow path) is about as fast as the
+            // encoder.
+            let busy = backlog || any_ring_filling(rec);
+            if !busy {
+                sleep(rec, step);
+            }
+            if !rec.is_recording() {
+                self.final_drain();
+                return;
+            }
+            let due = last_flush.elapsed() >= period;
+            if !due && !busy && !any_ring_filling(rec) {
+                continue;
+            }
+            let result = std::panic::catch_unwind(|| {
+                let mut sink = lock(&self.sink);
+                round(rec, &mut sink, due, ENCODE_SLICE);
+                sink.backlog()
+            });
+            if due {
+                last_flush = Instant::now();
+            }
+            match result {
+                Ok(b) => backlog = b,
+                Err(_) => {
+                    backlog = false;
+                    rec.internal_error(
+                        "writer-panic",
+                        "the writer thread panicked in a drain round",
+                    );
+                }
+            }
+        }
+    }
+
+    /// Ends recording from ordinary code (Shutdown callback, atexit, the sentinel): asks the
+    /// writer thread for the final drain and End record and waits for it (bounded); if the
+    /// writer thread is gone or stuck, does the final drain on this thread.
+    pub fn finish(&self, reason: EndReason) {
+        if self.finished.load(Ordering::Acquire) {
+            return;
+        }
+        self.rec.request_end(reason);
+        let on_writer = sys::current_tid() == self.tid.load(Ordering::Relaxed);
+        if !on_writer {
+            for _ in 0..5000 {
+                if self.finished.load(Ordering::Acquire) {
+                    break;
+                }
+                let alive = lock(&self.thread)
+                    .as_ref()
+                    .is_some_and(|h| !h.is_finished());
+                if !alive {
+                    break;
+                }
+                sys::sleep_ns(1_000_000);
+            }
+        }
+        if !self.finished.load(Ordering::Acquire) {
+            // The writer thread is gone or stuck: finish here (the sink lock orders us with it).
+            self.final_drain();
+        }
+        if let Some(h) = lock(&self.thread).take() {
+            if h.is_finished() || !on_writer {
+                let _ = h.join();
+            }
+        }
+    }
+
+    /// Ends recording from a signal handler: only atomics and nanosleep. Asks the writer
+    /// thread for the final drain and waits up to `timeout_ms`.
+    pub fn finish_from_signal(&self, reason: EndReason, timeout_ms: u32) {
+        if self.finished.load(Ordering::Acquire) {
+            return;
+        }
+        self.rec.request_end(reason);
+        if sys::current_tid() == self.tid.load(Ordering::Relaxed) {
+            return; // the writer itself is aborting; it cannot drain for us
+        }
+        for _ in 0..timeout_ms {
+            if self.finished.load(Ordering::Acquire) {
+                return;
+            }
+            sys::sleep_ns(1_000_000);
+        }
+    }
+
+    /// The final drain and End record (once; later calls do nothing).
+    fn final_drain(&self) {
+        let rec = self.rec;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut sink = lock(&self.sink);
+            if sink.file.ended {
+                return;
+            }
+            round(rec, &mut sink, true, usize::MAX);
+            // Drops that no marker record will announce any more.
+            let mut total_drops =
+                rec.late_drops.load(Ordering::Relaxed) + rec.freed_drops.load(Ordering::Relaxed);
+            for r in lock(&rec.rings).iter() {
+                // SAFETY: registered rings stay allocated while they are in the registry, and
+                // the registry is locked.
+                let ring = unsafe { &*r.ring };
+                let n = ring.take_unreported_drops();
+                if n > 0 {
+                    check(rec, sink.file.out.write_dropped(r.thread, n));
+                }
+                total_drops += ring.total_drops();
+            }
+            let reason = rec.requested_end().unwrap_or(EndReason::Shutdown);
+            let end = EndRecord {
+                reason,
+                ts: clock::to_ns(clock::now()),
+                events_written: sink.file.out.events_written(),
+                events_dropped: total_drops,
+                internal_errors: rec.internal_errors(),
+            };
+            check(rec, sink.file.out.write_end(&end));
+            check(rec, sink.file.sync_io());
+            sink.file.ended = true;
+        }));
+        if result.is_err() {
+            rec.internal_error("writer-panic", "panic in the final drain");
+        }
+        self.finished.store(true, Ordering::Release);
+    }
+}
+
+/// 1 while the writer thread sleeps between rounds (a futex word).
+static SLEEPING: AtomicU32 = AtomicU32::new(0);
+
+/// Producer side: a ring crossed its threshold; wake the writer if it sleeps. One load when it
+/// is awake; one `FUTEX_WAKE` per sleep otherwise (never on the fast path's inline branch).
+#[inline(always)]
+pub fn wake_if_sleeping() {
+    if SLEEPING.load(Ordering::Relaxed) != 0 && SLEEPING.swap(0, Ordering::AcqRel) != 0 {
+        sys::futex_wake(&SLEEPING);
+    }
+}
+
+/// Sleeps up to `step`, or until a producer calls [`wake_if_sleeping`].
+fn sleep(rec: &Recorder, step: Duration) {
+    SLEEPING.store(1, Ordering::SeqCst);
+    if !any_ring_filling(rec) {
+        sys::futex_wait(&SLEEPING, 1, step.as_nanos() as u64);
+    }
+    SLEEPING.store(0, Ordering::Relaxed);
+}
+
+fn any_ring_filling(rec: &Recorder) -> bool {
+    lock(&rec.rings).iter().any(|r| {
+        // SAFETY: registered rings stay allocated while in the (locked) registry.
+        let ring = unsafe { &*r.ring };
+        ring.fill() * 4 >= ring.capacity() && ring.capacity() > 0
+    })
+}

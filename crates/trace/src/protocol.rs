@@ -1,0 +1,155 @@
+//! The protocol across the process boundary between `eltrace` and the profiler library: the
+//! class id the runtime loads the profiler by, the name of every environment variable either
+//! side reads or sets, the values both sides must agree on, and the names of the
+//! `eltrace check` experiments. This is the one place these names are spelled; what each
+//! variable means is in docs/design.md ("Process boundary").
+
+/// eltrace's CLSID, the only class the profiler's `DllGetClassObject` serves, as the 128-bit
+/// number its GUID is built from.
+pub const CLSID: u128 = 0x7E6B_A1DA_44E6_4198_B4E0_A9BC_E1DE_926B;
+
+/// [`CLSID`] in the braced form `CORECLR_PROFILER` takes.
+pub const CLSID_BRACED: &str = "{7E6BA1DA-44E6-4198-B4E0-A9BCE1DE926B}";
+
+/// Separates the globs of [`env::INCLUDE`] and [`env::EXCLUDE`] (`glob;glob`).
+pub const LIST_SEPARATOR: char = ';';
+
+/// Environment variable names.
+pub mod env {
+    // Read by the runtime: whether and which profiler it loads.
+
+    /// `1`: the runtime loads a profiler.
+    pub const CORECLR_ENABLE_PROFILING: &str = "CORECLR_ENABLE_PROFILING";
+    /// The profiler's CLSID ([`CLSID_BRACED`](super::CLSID_BRACED)).
+    pub const CORECLR_PROFILER: &str = "CORECLR_PROFILER";
+    /// The profiler library's absolute path.
+    pub const CORECLR_PROFILER_PATH: &str = "CORECLR_PROFILER_PATH";
+    /// `1`: the runtime compiles `MethodImplOptions.Async` methods as runtime-async methods
+    /// (the check's probe programs need it).
+    pub const DOTNET_RUNTIME_ASYNC: &str = "DOTNET_RuntimeAsync";
+
+    // Read by the profiler (`eltrace record` and `eltrace check` set them; so may a user).
+
+    /// Where the trace goes.
+    pub const OUTPUT: &str = "ELTRACE_OUTPUT";
+    /// Selection globs, separated by [`LIST_SEPARATOR`](super::LIST_SEPARATOR).
+    pub const INCLUDE: &str = "ELTRACE_INCLUDE";
+    /// Globs removed from the selection.
+    pub const EXCLUDE: &str = "ELTRACE_EXCLUDE";
+    /// The hook mode, one of [`hooks`](super::hooks).
+    pub const HOOKS: &str = "ELTRACE_HOOKS";
+    /// `1`: capture arguments and return values (implies the slow path).
+    pub const VALUES: &str = "ELTRACE_VALUES";
+    /// Per-thread ring capacity in events.
+    pub const BUFFER_EVENTS: &str = "ELTRACE_BUFFER_EVENTS";
+    /// Cap on all per-thread buffers together, in MiB.
+    pub const MAX_BUFFER_MB: &str = "ELTRACE_MAX_BUFFER_MB";
+    /// How often the writer thread drains the buffers, in ms.
+    pub const FLUSH_MS: &str = "ELTRACE_FLUSH_MS";
+    /// `1`: the profiler declines to load.
+    pub const DISABLE: &str = "ELTRACE_DISABLE";
+    /// Test only, `1`: fast-path stubs overwrite their whole trash set before returning.
+    pub const TEST_TRASH_REGISTERS: &str = "ELTRACE_TEST_TRASH_REGISTERS";
+    /// `0`: fast-path Leave/Tailcall stubs that do not preserve RCX (default `1`).
+    pub const PRESERVE_RCX: &str = "ELTRACE_PRESERVE_RCX";
+    /// `monotonic`: timestamps from CLOCK_MONOTONIC even where the TSC is invariant.
+    pub const CLOCK: &str = "ELTRACE_CLOCK";
+    /// `eltrace check` only: the experiment to run instead of recording, one of
+    /// [`experiment`](super::experiment).
+    pub const CHECK: &str = "ELTRACE_CHECK";
+    /// With [`CHECK`]: the file the experiment writes its observations to.
+    pub const CHECK_OUT: &str = "ELTRACE_CHECK_OUT";
+
+    // Read by the CLI only.
+
+    /// The profiler library when `--profiler` is not given.
+    pub const PROFILER_PATH: &str = "ELTRACE_PROFILER_PATH";
+    /// Where `eltrace check` builds its probe programs.
+    pub const CACHE_DIR: &str = "ELTRACE_CACHE_DIR";
+    /// Set: `eltrace check` keeps its working directory.
+    pub const CHECK_KEEP: &str = "ELTRACE_CHECK_KEEP";
+}
+
+/// The values of [`env::HOOKS`].
+pub mod hooks {
+    /// `SetEnterLeaveFunctionHooks3` with the assembly stubs (the default).
+    pub const FAST: &str = "fast";
+    /// `SetEnterLeaveFunctionHooks3WithInfo` (`record --slow-path`, `record --values`).
+    pub const SLOW: &str = "slow";
+    /// Benchmark only: no probes.
+    pub const OFF: &str = "off";
+    /// Benchmark only: slow-path hooks that do nothing.
+    pub const SLOW_EMPTY: &str = "slow-empty";
+    /// Benchmark only: fast-path stubs that only return.
+    pub const FAST_EMPTY: &str = "fast-empty";
+}
+
+/// The `eltrace check` experiments. Each but [`ASYNC`] is a value of [`env::CHECK`] (a
+/// check-mode experiment of the profiler); `async` records a real trace instead.
+pub mod experiment {
+    /// A recording of the runtime-async probe with the production profiler.
+    pub const ASYNC: &str = "async";
+    /// Slow path with ARGS|RETVAL|FRAME_INFO: every event with its Get*3Info results.
+    pub const INFO: &str = "info";
+    /// Slow-path hooks that overwrite every volatile register before returning.
+    pub const REGS_SLOW: &str = "regs-slow";
+    /// The same hooks on the runtime-async probe.
+    pub const REGS_SLOW_ASYNC: &str = "regs-slow-async";
+    /// The same, with the Leave hook returning RCX = 0.
+    pub const REGS_SLOW_ASYNC_RCX0: &str = "regs-slow-async-rcx0";
+    /// Fast-path stubs that overwrite exactly the documented trash sets.
+    pub const FAST_TRASH: &str = "fast-trash";
+    /// A fast-path Leave stub that overwrites RAX (the return value).
+    pub const FAST_RAX_AFTER_LEAVE: &str = "fast-rax-after-leave";
+    /// A fast-path Enter stub that overwrites RDI (the first argument).
+    pub const FAST_RDI_AFTER_ENTER: &str = "fast-rdi-after-enter";
+    /// A fast-path Enter stub that overwrites R14.
+    pub const FAST_R14_AFTER_ENTER: &str = "fast-r14-after-enter";
+    /// DoStackSnapshot and ForceGC from an Enter hook.
+    pub const SNAPSHOT: &str = "snapshot";
+    /// SetEventMask / hook registration consistency rules.
+    pub const FLAGS: &str = "flags";
+    /// Are P/Invoke stubs and reverse P/Invokes reported?
+    pub const PINVOKE: &str = "pinvoke";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_braced_clsid_is_the_number() {
+        let hex = format!("{CLSID:032X}");
+        let braced = format!(
+            "{{{}-{}-{}-{}-{}}}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        );
+        assert_eq!(braced, CLSID_BRACED);
+    }
+
+    #[test]
+    fn experiment_names_are_distinct() {
+        let all = [
+            experiment::ASYNC,
+            experiment::INFO,
+            experiment::REGS_SLOW,
+            experiment::REGS_SLOW_ASYNC,
+            experiment::REGS_SLOW_ASYNC_RCX0,
+            experiment::FAST_TRASH,
+            experiment::FAST_RAX_AFTER_LEAVE,
+            experiment::FAST_RDI_AFTER_ENTER,
+            experiment::FAST_R14_AFTER_ENTER,
+            experiment::SNAPSHOT,
+            experiment::FLAGS,
+            experiment::PINVOKE,
+        ];
+        let mut sorted = all.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), all.len());
+    }
+}
