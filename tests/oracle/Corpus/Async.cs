@@ -50,9 +50,10 @@ public static class AsyncProgram
         }
         int throttled = await Throttled(10);
         int signalled = await FromThread(41);
+        int shapes = await Shapes();
 
-        string result = $"{chain} {fanned.Sum()} {cached} {values} {lambdas} {tree} {caught} {throttled} {signalled}";
-        return Program.Expect("async", result, "89 506 320 20 42 127 3 45 42");
+        string result = $"{chain} {fanned.Sum()} {cached} {values} {lambdas} {tree} {caught} {throttled} {signalled} {shapes}";
+        return Program.Expect("async", result, "89 506 320 20 42 127 3 45 42 37");
     }
 
     /// Each level awaits the next, then a yield and a short delay.
@@ -163,4 +164,55 @@ public static class AsyncProgram
     }
 
     private static int Compute(int v) => v + 1;
+
+    /// Where the compiler puts state machines: a generic method's (`<Echo>d__N`1`), a generic
+    /// type's (`AsyncBox`1+<GetAsync>d__N`), a static local function's
+    /// (`<<Shapes>g__Twice|N_0>d`), a nested async lambda's, a Task-returning (no value) method's.
+    private static async Task<int> Shapes()
+    {
+        static async Task<int> Twice(int x)
+        {
+            await Task.Yield();
+            return 2 * x;
+        }
+        int sum = 0;
+        for (int i = 0; i < 3; i++)
+        {
+            sum += (await Echo("abc")).Length + await Echo(i) + await Twice(i);
+            sum += await new AsyncBox<int>(i).GetAsync() + (await new AsyncBox<string>("xy").GetAsync()).Length;
+        }
+        Func<int, Task<int>> outer = async n =>
+        {
+            Func<Task<int>> inner = async () =>
+            {
+                await Task.Delay(1);
+                return n + 1;
+            };
+            return await inner() + await inner();
+        };
+        sum += await outer(4);
+        await Pause();
+        return sum;
+    }
+
+    private static async Task<T> Echo<T>(T value)
+    {
+        await Task.Yield();
+        return value;
+    }
+
+    private static async Task Pause() => await Task.Yield();
+}
+
+public sealed class AsyncBox<T>
+{
+    private readonly T value;
+
+    public AsyncBox(T value) => this.value = value;
+
+    public async Task<T> GetAsync()
+    {
+        await Task.Delay(1);
+        return value;
+    }
 }

@@ -22,6 +22,7 @@ public static class Program
             case "threads": return Threads.Run();
             case "lambdas": return Lambdas.Run();
             case "async": return AsyncProgram.Run();
+            case "tailrec": return TailRec.Run();
             default:
                 Console.Error.WriteLine("usage: Corpus <" + string.Join("|", Names) + ">");
                 return 2;
@@ -30,7 +31,7 @@ public static class Program
 
     /// The programs, in the order the oracle script runs them.
     public static readonly string[] Names =
-        { "recursion", "json", "interp", "iterators", "generics", "threads", "lambdas", "async" };
+        { "recursion", "json", "interp", "iterators", "generics", "threads", "lambdas", "async", "tailrec" };
 
     /// Prints `program: result` and returns 0 when it is the expected one, 1 otherwise.
     public static int Expect(string program, string actual, string expected)

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The oracle test (tests/oracle/README.md): builds the oracle tool and the corpus (one dotnet
+# build), instruments a copy of Corpus.dll, then for each program runs the instrumented copy
+# without eltrace (the oracle counts) and the plain Corpus.dll under `eltrace record`, in the
+# fast and the slow path, and compares every method's calls (`Oracle compare`).
+#
+#   tests/oracle/run.sh [PROGRAM...]        default: every program of the corpus
+#
+# Environment: ELTRACE (default target/debug/eltrace; build the workspace first),
+# ORACLE_OUT (default out/oracle), ORACLE_MODES (default "fast slow").
+# Prints one line per program and mode, and closes with `oracle: N passed, N failed`.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+
+ELTRACE="${ELTRACE:-$REPO_ROOT/target/debug/eltrace}"
+OUT="${ORACLE_OUT:-$REPO_ROOT/out/oracle}"
+MODES="${ORACLE_MODES:-fast slow}"
+[ -x "$ELTRACE" ] || die "no eltrace at $ELTRACE (cargo build --workspace first, or set ELTRACE)"
+mkdir -p "$OUT"
+
+start=$SECONDS
+note "oracle: building the tool and the corpus"
+dotnet build "$REPO_ROOT/tests/oracle/oracle.slnx" -c Release --artifacts-path "$OUT/build" \
+    -nologo -clp:NoSummary -v:q >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log" >&2; die "dotnet build failed"; }
+ORACLE=(dotnet "$OUT/build/bin/Oracle/release/Oracle.dll")
+CORPUS="$OUT/build/bin/Corpus/release/Corpus.dll"
+"${ORACLE[@]}" instrument "$CORPUS" "$OUT/instrumented"
+note "oracle: built and instrumented in $((SECONDS - start)) s"
+
+if [ $# -gt 0 ]; then
+    programs=("$@")
+else
+    # The program list is the corpus's own (the usage line of `Corpus` without arguments).
+    read -r -a programs <<<"$(dotnet "$CORPUS" 2>&1 | sed -n 's/^usage: Corpus <\(.*\)>$/\1/p' | tr '|' ' ')"
+fi
+
+passed=0
+failed=0
+for p in "${programs[@]}"; do
+    counts="$OUT/$p.oracle.tsv"
+    rm -f "$counts"
+    if ! ORACLE_COUNTS="$counts" dotnet "$OUT/instrumented/Corpus.dll" "$p" >"$OUT/$p.oracle.out" 2>&1; then
+        cat "$OUT/$p.oracle.out" >&2
+        printf 'FAIL %s: the instrumented run failed\n' "$p"
+        failed=$((failed + 1))
+        continue
+    fi
+    for mode in $MODES; do
+        case "$mode" in
+            fast) args=() ;;
+            slow) args=(--slow-path) ;;
+            *) die "unknown mode $mode" ;;
+        esac
+        base="$OUT/$p.$mode"
+        if ! "$ELTRACE" record "${args[@]}" -o "$base.eltrace" -- dotnet "$CORPUS" "$p" >"$base.out" 2>&1 ||
+            ! "$ELTRACE" report "$base.eltrace" --json --top 100000 >"$base.json" 2>>"$base.out"; then
+            cat "$base.out" >&2
+            printf 'FAIL %s %s: eltrace failed\n' "$p" "$mode"
+            failed=$((failed + 1))
+            continue
+        fi
+        if "${ORACLE[@]}" compare "$counts" "$base.json" >"$base.compare"; then
+            printf 'ok   %s %s: %s\n' "$p" "$mode" "$(tail -n 1 "$base.compare")"
+            passed=$((passed + 1))
+        else
+            printf 'FAIL %s %s\n' "$p" "$mode"
+            sed 's/^/    /' "$base.compare"
+            failed=$((failed + 1))
+        fi
+    done
+done
+note "oracle: done in $((SECONDS - start)) s"
+printf 'oracle: %d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
