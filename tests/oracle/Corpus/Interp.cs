@@ -17,8 +17,8 @@ public static class Interp
         let fib = fn(n) if n < 2 then n else fib(n - 1) + fib(n - 2);
         let fold = fn(f, acc, lo, hi) { let i = lo; while i < hi do { acc = f(acc, i); i = i + 1 }; acc };
         let square = fn(x) x * x;
-        let total = fold(fn(a, i) a + square(i) % 7, 0, 0, 300);
-        fib(16) * 1000 + total";
+        let total = fold(fn(a, i) a + square(i) % 7, 0, 0, 120);
+        fib(12) * 1000 + total";
 
     private static readonly string[] Arithmetic =
     {
@@ -26,7 +26,7 @@ public static class Interp
         "-(3 + 4) * (2 - 5) % 11",
         "if 3 < 4 then 10 * 10 else 0 - 1",
         "{ let a = 6; let b = 7; a * b + (a - b) * (a + b) }",
-        "{ let n = 0; let s = 0; while n < 40 do { s = s + n * n; n = n + 1 }; s }",
+        "{ let n = 0; let s = 0; while n < 25 do { s = s + n * n; n = n + 1 }; s }",
     };
 
     public static int Run()
@@ -45,7 +45,7 @@ public static class Interp
             }
             vmSum += vm;
         }
-        return Program.Expect("interp", $"{result} {vmSum}", "987601 20684");
+        return Program.Expect("interp", $"{result} {vmSum}", "144238 5044");
     }
 
     // ---- lexer ----

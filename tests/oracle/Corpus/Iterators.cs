@@ -15,11 +15,11 @@ public static class Iterators
     {
         int prime200 = Primes().Take(200).Last();
         var tree = new SortedTree();
-        foreach (int k in Scramble(300))
+        foreach (int k in Scramble(200))
         {
             tree.Insert(k);
         }
-        bool inOrder = tree.InOrder().SequenceEqual(Enumerable.Range(0, 300));
+        bool inOrder = tree.InOrder().SequenceEqual(Enumerable.Range(0, 200));
         int twins = Pairs(Primes().Take(50)).Count(p => p.B - p.A == 2);
         long groups = Enumerable.Range(1, 400)
             .Where(n => n % 3 != 0)

@@ -11,7 +11,7 @@ public static class Recursion
 {
     public static int Run()
     {
-        int[] data = RandomArray(2000, seed: 12345);
+        int[] data = RandomArray(800, seed: 12345);
         int[] q = (int[])data.Clone();
         QuickSort(q, 0, q.Length - 1);
         int[] m = MergeSort(data);

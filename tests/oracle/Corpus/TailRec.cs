@@ -27,7 +27,7 @@ public static class TailRec
             list = new ListNode(i, list);
         }
         long gcds = 0, sums = 0, found = 0, digits = 0;
-        for (int round = 0; round < 4000; round++)
+        for (int round = 0; round < 1500; round++)
         {
             gcds += Gcd(round + 1, 360);
             if (round % 10 == 0)
@@ -37,7 +37,7 @@ public static class TailRec
             found += Search(sorted, round * 3 % 3500, 0, sorted.Length - 1) >= 0 ? 1 : 0;
             digits += DigitSum(round * 7919L, 0);
         }
-        return Program.Expect("tailrec", $"{gcds} {sums} {found} {digits}", "41890 2020000 1524 129387");
+        return Program.Expect("tailrec", $"{gcds} {sums} {found} {digits}", "15630 757500 1024 46434");
     }
 
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
