@@ -2,12 +2,14 @@
 # The oracle test (tests/oracle/README.md): builds the oracle tool and the corpus (one dotnet
 # build), instruments a copy of Corpus.dll, then for each program runs the instrumented copy
 # without eltrace (the oracle counts) and the plain Corpus.dll under `eltrace record`, in the
-# fast and the slow path, and compares every method's calls (`Oracle compare`).
+# fast and the slow path (and, on request, the fast path's register-trashing contract mode), and
+# compares every method's calls (`Oracle compare`).
 #
 #   tests/oracle/run.sh [PROGRAM...]        default: every program of the corpus
 #
 # Environment: ELTRACE (default target/debug/eltrace; build the workspace first),
-# ORACLE_OUT (default out/oracle), ORACLE_MODES (default "fast slow").
+# ORACLE_OUT (default out/oracle), ORACLE_MODES (default "fast slow"; also "trash": the fast
+# path with ELTRACE_TEST_TRASH_REGISTERS=1).
 # Prints one line per program and mode, and closes with `oracle: N passed, N failed`.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
@@ -46,13 +48,15 @@ for p in "${programs[@]}"; do
         continue
     fi
     for mode in $MODES; do
+        envs=()
         case "$mode" in
             fast) args=() ;;
             slow) args=(--slow-path) ;;
+            trash) args=() envs=(ELTRACE_TEST_TRASH_REGISTERS=1) ;;
             *) die "unknown mode $mode" ;;
         esac
         base="$OUT/$p.$mode"
-        if ! "$ELTRACE" record "${args[@]}" -o "$base.eltrace" -- dotnet "$CORPUS" "$p" >"$base.out" 2>&1 ||
+        if ! env "${envs[@]}" "$ELTRACE" record "${args[@]}" -o "$base.eltrace" -- dotnet "$CORPUS" "$p" >"$base.out" 2>&1 ||
             ! "$ELTRACE" report "$base.eltrace" --json --top 100000 >"$base.json" 2>>"$base.out"; then
             cat "$base.out" >&2
             printf 'FAIL %s %s: eltrace failed\n' "$p" "$mode"
