@@ -23,7 +23,8 @@ public static class Program
                 return Compare.Run(args[1], args[2], args.Length == 4 ? args[3] : "Corpus.dll");
             }
         }
-        catch (Exception e) when (e is System.IO.IOException or InvalidOperationException or System.Text.Json.JsonException)
+        catch (Exception e) when (e is System.IO.IOException or InvalidOperationException or FormatException
+            or System.Collections.Generic.KeyNotFoundException or System.Text.Json.JsonException or BadImageFormatException)
         {
             Console.Error.WriteLine($"oracle: {e.Message}");
             return 2;
