@@ -1,0 +1,123 @@
+// `Oracle instrument`: copies a build output folder and rewrites its main assembly so that every
+// method body starts with `OracleRuntime.Counts.Hit(id)`, one id per method. Writes the manifest
+// `<App>.oracle.tsv` beside it, which the runtime half (Corpus/OracleRuntime.cs) reads at exit:
+//
+//   # id  name                              kind      calls_from
+//   12    Corpus.Recursion.Partition        method    12
+//   40    Corpus.Async+<Leaf>d__4.MoveNext  async     39
+//
+// `calls_from` is the method whose entries count this method's calls: itself, except for the
+// MoveNext of an async state machine, whose logical calls are its kickoff method's entries.
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+using System.Text;
+using Mono.Cecil;
+using Mono.Cecil.Cil;
+
+namespace Oracle;
+
+public static class Instrument
+{
+    /// The runtime half; its namespace is never instrumented.
+    const string RuntimeNamespace = "OracleRuntime";
+    const string RuntimeType = "OracleRuntime.Counts";
+    const string HitMethod = "Hit";
+
+    const string AsyncAttr = "System.Runtime.CompilerServices.AsyncStateMachineAttribute";
+    const string IteratorAttr = "System.Runtime.CompilerServices.IteratorStateMachineAttribute";
+    const string AsyncIteratorAttr = "System.Runtime.CompilerServices.AsyncIteratorStateMachineAttribute";
+
+    public static int Run(string inputDll, string outDir)
+    {
+        string inDir = Path.GetDirectoryName(Path.GetFullPath(inputDll))!;
+        Directory.CreateDirectory(outDir);
+        foreach (string file in Directory.GetFiles(inDir))
+        {
+            File.Copy(file, Path.Combine(outDir, Path.GetFileName(file)), overwrite: true);
+        }
+        string outDll = Path.Combine(outDir, Path.GetFileName(inputDll));
+
+        var resolver = new DefaultAssemblyResolver();
+        resolver.AddSearchDirectory(inDir);
+        resolver.AddSearchDirectory(Path.GetDirectoryName(typeof(object).Assembly.Location)!);
+        var parameters = new ReaderParameters { ReadingMode = ReadingMode.Immediate, InMemory = true, AssemblyResolver = resolver };
+        using ModuleDefinition module = ModuleDefinition.ReadModule(inputDll, parameters);
+
+        MethodDefinition hit = module.GetType(RuntimeType)?.Methods.FirstOrDefault(m => m.Name == HitMethod)
+            ?? throw new InvalidOperationException($"{inputDll} has no {RuntimeType}.{HitMethod}(int)");
+
+        // Every method with a body outside the runtime half, in metadata order.
+        var methods = new List<MethodDefinition>();
+        foreach (TypeDefinition t in module.GetTypes())
+        {
+            if (t.Name == "<Module>" || Names.OuterNamespace(t) == RuntimeNamespace)
+            {
+                continue;
+            }
+            methods.AddRange(t.Methods.Where(m => m.HasBody));
+        }
+        var ids = new Dictionary<MethodDefinition, int>();
+        for (int i = 0; i < methods.Count; i++)
+        {
+            ids[methods[i]] = i;
+        }
+
+        var roles = StateMachines(methods, inputDll);
+        var manifest = new StringBuilder("# id\tname\tkind\tcalls_from\n");
+        foreach (MethodDefinition m in methods)
+        {
+            int id = ids[m];
+            (string kind, int from) = roles.TryGetValue(m, out var r)
+                ? (r.Kind, r.Kind == "async" ? ids[r.Kickoff] : id)
+                : ("method", id);
+            manifest.Append($"{id}\t{Names.Full(m)}\t{kind}\t{from}\n");
+
+            ILProcessor il = m.Body.GetILProcessor();
+            Instruction first = m.Body.Instructions[0];
+            // Inserted before the first instruction: branches to it (a loop at the top of the
+            // method) and a try block starting there keep their target, so the counter runs once
+            // per entry and outside any handler.
+            il.InsertBefore(first, il.Create(OpCodes.Ldc_I4, id));
+            il.InsertBefore(first, il.Create(OpCodes.Call, hit));
+        }
+
+        module.Write(outDll);
+        string manifestPath = Path.ChangeExtension(outDll, ".oracle.tsv");
+        File.WriteAllText(manifestPath, manifest.ToString());
+        Console.Error.WriteLine($"oracle: instrumented {methods.Count} methods of {Path.GetFileName(inputDll)} into {outDll}");
+        return 0;
+    }
+
+    /// The MoveNext methods of compiler state machines, found through the attribute the compiler
+    /// puts on each kickoff method: `async` (AsyncStateMachine) or `iterator` (IteratorStateMachine).
+    static Dictionary<MethodDefinition, (string Kind, MethodDefinition Kickoff)> StateMachines(
+        List<MethodDefinition> methods, string inputDll)
+    {
+        var roles = new Dictionary<MethodDefinition, (string, MethodDefinition)>();
+        foreach (MethodDefinition kickoff in methods)
+        {
+            foreach (CustomAttribute a in kickoff.CustomAttributes)
+            {
+                string kind = a.AttributeType.FullName switch
+                {
+                    AsyncAttr => "async",
+                    IteratorAttr => "iterator",
+                    AsyncIteratorAttr => throw new InvalidOperationException(
+                        $"{Names.Full(kickoff)} in {inputDll} is an async iterator: the oracle defines no calls for it (README)"),
+                    _ => "",
+                };
+                if (kind.Length == 0)
+                {
+                    continue;
+                }
+                var smType = ((TypeReference)a.ConstructorArguments[0].Value).Resolve()
+                    ?? throw new InvalidOperationException($"state machine of {Names.Full(kickoff)} not found");
+                MethodDefinition moveNext = smType.Methods.Single(m => m.Name == "MoveNext");
+                roles[moveNext] = (kind, kickoff);
+            }
+        }
+        return roles;
+    }
+}

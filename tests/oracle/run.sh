@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The oracle test (tests/oracle/README.md): builds the oracle tool and the corpus (one dotnet
+# build), instruments copies of Corpus.dll and CorpusRA.dll, then for each program runs the instrumented copy
+# without eltrace (the oracle counts) and the plain Corpus.dll under `eltrace record`, in the
+# fast and the slow path (and, on request, the fast path's register-trashing contract mode), and
+# compares every method's calls (`Oracle compare`).
+#
+#   tests/oracle/run.sh [PROGRAM...]        default: every program of the corpus, then
+#                                           runtime-async
+#
+# `runtime-async` is the corpus's `async` program compiled with runtime async (CorpusRA.dll) and
+# run with DOTNET_RuntimeAsync=1.
+#
+# Environment: ELTRACE (default target/debug/eltrace; build the workspace first),
+# ORACLE_OUT (default out/oracle), ORACLE_MODES (default "fast slow"; also "trash": the fast
+# path with ELTRACE_TEST_TRASH_REGISTERS=1).
+# Prints one line per program and mode, and closes with `oracle: N passed, N failed`.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+
+ELTRACE="${ELTRACE:-$REPO_ROOT/target/debug/eltrace}"
+OUT="${ORACLE_OUT:-$REPO_ROOT/out/oracle}"
+MODES="${ORACLE_MODES:-fast slow}"
+[ -x "$ELTRACE" ] || die "no eltrace at $ELTRACE (cargo build --workspace first, or set ELTRACE)"
+mkdir -p "$OUT"
+
+start=$SECONDS
+note "oracle: building the tool and the corpus"
+dotnet build "$REPO_ROOT/tests/oracle/oracle.slnx" -c Release --artifacts-path "$OUT/build" \
+    -nologo -clp:NoSummary -v:q >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log" >&2; die "dotnet build failed"; }
+ORACLE=(dotnet "$OUT/build/bin/Oracle/release/Oracle.dll")
+for asm in Corpus CorpusRA; do
+    "${ORACLE[@]}" instrument "$OUT/build/bin/$asm/release/$asm.dll" "$OUT/instrumented/$asm"
+done
+note "oracle: built and instrumented in $((SECONDS - start)) s"
+
+if [ $# -gt 0 ]; then
+    programs=("$@")
+else
+    # The program list is the corpus's own (the usage line of `Corpus` without arguments).
+    read -r -a programs <<<"$(dotnet "$OUT/build/bin/Corpus/release/Corpus.dll" 2>&1 |
+        sed -n 's/^usage: Corpus <\(.*\)>$/\1/p' | tr '|' ' ') runtime-async"
+fi
+
+passed=0
+failed=0
+for p in "${programs[@]}"; do
+    asm=Corpus arg="$p" penv=()
+    if [ "$p" = runtime-async ]; then
+        asm=CorpusRA arg=async penv=(DOTNET_RuntimeAsync=1)
+    fi
+    plain="$OUT/build/bin/$asm/release/$asm.dll"
+    counts="$OUT/$p.oracle.tsv"
+    rm -f "$counts"
+    if ! env "${penv[@]}" ORACLE_COUNTS="$counts" dotnet "$OUT/instrumented/$asm/$asm.dll" "$arg" >"$OUT/$p.oracle.out" 2>&1; then
+        cat "$OUT/$p.oracle.out" >&2
+        printf 'FAIL %s: the instrumented run failed\n' "$p"
+        failed=$((failed + 1))
+        continue
+    fi
+    for mode in $MODES; do
+        envs=()
+        case "$mode" in
+            fast) args=() ;;
+            slow) args=(--slow-path) ;;
+            trash) args=() envs=(ELTRACE_TEST_TRASH_REGISTERS=1) ;;
+            *) die "unknown mode $mode" ;;
+        esac
+        base="$OUT/$p.$mode"
+        if ! env "${penv[@]}" "${envs[@]}" "$ELTRACE" record "${args[@]}" -o "$base.eltrace" -- dotnet "$plain" "$arg" >"$base.out" 2>&1 ||
+            ! "$ELTRACE" report "$base.eltrace" --json --top 100000 >"$base.json" 2>>"$base.out"; then
+            cat "$base.out" >&2
+            printf 'FAIL %s %s: eltrace failed\n' "$p" "$mode"
+            failed=$((failed + 1))
+            continue
+        fi
+        if "${ORACLE[@]}" compare "$counts" "$base.json" "$asm.dll" >"$base.compare"; then
+            printf 'ok   %s %s: %s\n' "$p" "$mode" "$(tail -n 1 "$base.compare")"
+            passed=$((passed + 1))
+        else
+            printf 'FAIL %s %s\n' "$p" "$mode"
+            sed 's/^/    /' "$base.compare"
+            failed=$((failed + 1))
+        fi
+    done
+done
+note "oracle: done in $((SECONDS - start)) s"
+printf 'oracle: %d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
