@@ -12,7 +12,8 @@
 //!   a thread node, under a process node (the root; a session of several processes will put
 //!   one per process under an "all" root). Columns `parent` (-1 for the root), `kind`
 //!   (1 process, 2 thread, 3 function, 4 other), `ref` (row in `processes`, `threads`,
-//!   `functions`; for "other" the number of nodes it holds), `calls`, `incl`, `excl` (ns).
+//!   `functions`; for "other" the number of nodes it holds), `calls` (for "other", the
+//!   frames of all the subtrees it holds), `incl`, `excl` (ns).
 //!   At most [`MAX_NODES`] nodes: beyond that the nodes of largest inclusive time are kept
 //!   and, under each kept node, the rest is merged into one "other" node (`tree_cap` says so).
 //! - `functions`: one row per function name and module (as `report`), the top
@@ -24,7 +25,7 @@
 
 mod tree;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use eltrace_analysis::{
@@ -36,7 +37,7 @@ use serde_json::{Map, Value, json};
 use crate::Exporter;
 use tree::{Acc, KeyMap, ThreadRow, path_key};
 
-/// Most nodes of the embedded call tree ("other" nodes included): about 40 bytes each.
+/// Most nodes of the embedded call tree ("other" nodes included): 25-30 bytes each in the file.
 pub const MAX_NODES: usize = 30_000;
 /// Functions kept per sort key (inclusive, exclusive, calls) when there are more.
 pub const MAX_FUNCTIONS: usize = 2_000;
@@ -179,20 +180,23 @@ fn function_rows(a: &Analysis) -> (Vec<FnRow>, HashMap<FunctionIdx, u32>) {
             a.tables.functions.module(idx).to_owned(),
         )
     };
-    // Functions with calls, then those the call tree names (a path can have no closed frame).
+    // Functions with calls, then any other the call tree names (a path whose frames never
+    // closed), each once.
+    let mut seen: HashSet<FunctionIdx> = HashSet::new();
     let called = a.functions().map(|(i, s)| (i, *s));
     let in_tree = a
         .call_tree()
         .into_iter()
         .flat_map(|t| t.nodes().map(|(_, n)| (n.func, FunctionStats::default())));
     for (idx, s) in called.chain(in_tree) {
+        if !seen.insert(idx) {
+            continue;
+        }
         let key = names(idx);
         match by_key.get(&key) {
             Some(&r) => {
-                if !members[r].contains(&idx) {
-                    add_stats(&mut rows[r].s, &s);
-                    members[r].push(idx);
-                }
+                add_stats(&mut rows[r].s, &s);
+                members[r].push(idx);
             }
             None => {
                 let (async_kind, method) = async_kind(a, idx);

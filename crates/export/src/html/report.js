@@ -122,15 +122,20 @@
     for (let k = 0; k < s.length; k++) { h ^= s.charCodeAt(k); h = Math.imul(h, 16777619); }
     return h >>> 0;
   }
-  function colour(i) {
-    const kind = T.kind[i];
-    if (state.query && matches[i]) return '#cf4fd9';
-    if (kind === 1 || kind === 0) return '#9eb2d2';
-    if (kind === 2) return '#bccbe3';
-    if (kind === 4) return '#d3d3d3';
-    if (state.query) return '#e6e2de';
-    const h = hash(labels[i]);
+  // Warm colours by name (one function, one colour), blue-grey for processes and threads.
+  const baseColour = labels.map(function (name, i) {
+    switch (T.kind[i]) {
+      case 0: case 1: return '#9eb2d2';
+      case 2: return '#bccbe3';
+      case 4: return '#d3d3d3';
+    }
+    const h = hash(name);
     return 'rgb(' + (205 + h % 50) + ',' + (90 + (h >>> 8) % 130) + ',' + (40 + (h >>> 16) % 45) + ')';
+  });
+  function colour(i) {
+    if (state.query && matches[i]) return '#cf4fd9';
+    if (state.query && T.kind[i] === 3) return '#e6e2de';
+    return baseColour[i];
   }
   // The zoomed box's ancestors, drawn faded across the whole width.
   let aboveZoom = new Uint8Array(N);
