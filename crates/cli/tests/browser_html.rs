@@ -33,17 +33,8 @@ const INTERACT: &str = include_str!("common/html_interact.js");
 /// `eltrace export <trace> --format html`, then the page in Chromium with the interactions
 /// (zoom on the first box named `zoom`, search for `search`); returns what they saw.
 fn use_report(dir: &Path, trace: &Path, case: &str, zoom: &str, search: &str) -> Value {
-    let html = dir.join(format!("{case}.html"));
-    let mut cmd = Command::new(eltrace());
-    cmd.arg("export")
-        .arg(trace)
-        .args(["--format", "html", "-o"])
-        .arg(&html);
-    let (status, _, stderr) = run_captured(&mut cmd, dir, "export");
-    assert!(status.success(), "export --format html failed:\n{stderr}");
-
-    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser_html");
-    fs::create_dir_all(&shots).unwrap();
+    let html = export_html(dir, trace, case);
+    let shots = screenshots();
     let console = screenshot(&html, &shots.join(format!("{case}.png")), dir, SCREENSHOT);
     assert!(
         console.is_empty(),
@@ -97,6 +88,26 @@ fn use_report(dir: &Path, trace: &Path, case: &str, zoom: &str, search: &str) ->
     assert_eq!(seen["flame"][0], "flame");
     assert_eq!(seen["flame"][1], "calls");
     seen
+}
+
+/// `eltrace export <trace> --format html -o <dir>/<case>.html`.
+fn export_html(dir: &Path, trace: &Path, case: &str) -> PathBuf {
+    let html = dir.join(format!("{case}.html"));
+    let mut cmd = Command::new(eltrace());
+    cmd.arg("export")
+        .arg(trace)
+        .args(["--format", "html", "-o"])
+        .arg(&html);
+    let (status, _, stderr) = run_captured(&mut cmd, dir, "export");
+    assert!(status.success(), "export --format html failed:\n{stderr}");
+    html
+}
+
+/// Where the screenshots are kept: target/tmp/browser_html.
+fn screenshots() -> PathBuf {
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser_html");
+    fs::create_dir_all(&shots).unwrap();
+    shots
 }
 
 fn strings(v: &Value) -> Vec<&str> {
@@ -397,4 +408,60 @@ fn recorded_async_work_in_chromium() {
     assert_eq!(row(&format!("{w}RunAsync")), ["1", "12", "11", "11"]);
     // WorkVoid's segments: the first under RunAsync on the main thread, resumes elsewhere.
     assert!(seen["matches"].as_u64().unwrap() >= 2, "{seen:#}");
+}
+
+/// Traces with nothing to draw or with losses: the page still renders, without an error,
+/// and says what was lost.
+#[test]
+fn degenerate_reports_in_chromium() {
+    let dir = TempDir::new("browser-degenerate");
+    let empty = TraceBuilder::new(app_info()).end(0);
+    let lossy = TraceBuilder::new(app_info())
+        .functions([("App.dll", "App.P", "Main"), ("App.dll", "App.P", "Work")])
+        .thread(0, 1001)
+        .events(0, &[(0, Enter, 0), (10, Enter, 1), (20, Leave, 1)])
+        .dropped(0, 5)
+        .events(0, &[(40, Enter, 1)])
+        .cut();
+    for (case, trace, warnings) in [
+        ("empty", empty, vec![]),
+        (
+            "lossy",
+            lossy,
+            vec![
+                "5 events were dropped (a thread\u{2019}s buffer was full): the affected \
+                 stacks were cut at the drop.",
+                "The trace was cut short (no end record): the process was killed or the \
+                 trace could not be finished.",
+            ],
+        ),
+    ] {
+        let path = dir.path().join(format!("{case}.eltrace"));
+        fs::write(&path, trace).unwrap();
+        let html = export_html(dir.path(), &path, case);
+        let loaded = dump_dom(&html, dir.path(), WINDOW);
+        assert!(loaded.console.is_empty(), "{case}: {:?}", loaded.console);
+        let dom = &loaded.dom;
+        let body = &dom[dom.find("<body").expect("a body")..];
+        let body = &body[..body.find('>').expect("the body tag ends")];
+        assert!(body.contains("data-rendered=\"yes\""), "{case}: {body}");
+        assert!(!body.contains("data-errors"), "{case}: {body}");
+        assert!(
+            dom.contains("<div id=\"errors\" hidden=\"\"></div>"),
+            "{case}"
+        );
+        let shown: Vec<&str> = element_text(dom, "ul", "warnings")
+            .unwrap_or_default()
+            .split("<li>")
+            .skip(1)
+            .map(|li| li.trim_end_matches("</li>"))
+            .collect();
+        assert_eq!(shown, warnings, "{case}");
+        screenshot(
+            &html,
+            &screenshots().join(format!("{case}.png")),
+            dir.path(),
+            SCREENSHOT,
+        );
+    }
 }
