@@ -24,11 +24,15 @@
   const N = T.parent.length;
 
   // ---- formatting ----
+  // Three significant digits in the largest unit that keeps the number at least 1 once
+  // rounded (999.6 ms is "1.00 s", not "1000 ms").
+  const UNITS = [['ns', 1], ['µs', 1e3], ['ms', 1e6], ['s', 1e9]];
   function fmtNs(ns) {
-    if (ns < 1000) return Math.round(ns) + ' ns';
-    let v, unit;
-    if (ns < 1e6) { v = ns / 1e3; unit = 'µs'; } else if (ns < 1e9) { v = ns / 1e6; unit = 'ms'; } else { v = ns / 1e9; unit = 's'; }
-    return (v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)) + ' ' + unit;
+    let k = 0;
+    while (k + 1 < UNITS.length && ns >= 999.5 * UNITS[k][1]) k++;
+    const v = ns / UNITS[k][1];
+    const text = k === 0 ? String(Math.round(v)) : v < 9.995 ? v.toFixed(2) : v < 99.95 ? v.toFixed(1) : v.toFixed(0);
+    return text + ' ' + UNITS[k][0];
   }
   function fmtInt(n) { return Math.round(n).toLocaleString('en-US'); }
   function count(n, noun) { return fmtInt(n) + ' ' + noun + (n === 1 ? '' : noun.endsWith('x') ? 'es' : 's'); }
