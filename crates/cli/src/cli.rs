@@ -32,7 +32,7 @@ pub enum Command {
     Record(RecordArgs),
     /// Print statistics of a trace: functions, threads, facts.
     Report(ReportArgs),
-    /// Convert a trace into another format (Chrome trace JSON, folded stacks).
+    /// Convert a trace into another format (Chrome trace JSON, folded stacks, an HTML report).
     Export(ExportArgs),
     /// Check the runtime's ELT contract with bundled probe programs (one row per check).
     Check(CheckArgs),
@@ -154,7 +154,11 @@ pub struct FormatArg(pub Format);
 
 impl ValueEnum for FormatArg {
     fn value_variants<'a>() -> &'a [Self] {
-        &[FormatArg(Format::Chrome), FormatArg(Format::Folded)]
+        &[
+            FormatArg(Format::Chrome),
+            FormatArg(Format::Folded),
+            FormatArg(Format::Html),
+        ]
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(self.0.name()).help(self.0.help()))

@@ -7,6 +7,7 @@
 
 mod chrome;
 mod folded;
+mod html;
 
 use std::io::{self, Read, Write};
 
@@ -14,6 +15,7 @@ use eltrace_analysis::{Analysis, AnalysisError, FrameSink, Options, analyze_with
 
 pub use chrome::Chrome;
 pub use folded::Folded;
+pub use html::{Html, MAX_FUNCTIONS as HTML_MAX_FUNCTIONS, MAX_NODES as HTML_MAX_NODES};
 
 /// One output format.
 pub trait Exporter: FrameSink {
@@ -46,16 +48,18 @@ pub struct ExportOptions {
 pub enum Format {
     Chrome,
     Folded,
+    Html,
 }
 
 impl Format {
-    pub const ALL: [Format; 2] = [Format::Chrome, Format::Folded];
+    pub const ALL: [Format; 3] = [Format::Chrome, Format::Folded, Format::Html];
 
     /// The name on the command line.
     pub const fn name(self) -> &'static str {
         match self {
             Format::Chrome => "chrome",
             Format::Folded => "folded",
+            Format::Html => "html",
         }
     }
 
@@ -64,6 +68,7 @@ impl Format {
         match self {
             Format::Chrome => "json",
             Format::Folded => "folded",
+            Format::Html => "html",
         }
     }
 
@@ -74,6 +79,9 @@ impl Format {
                 "Chrome Trace Event JSON: open in ui.perfetto.dev or chrome://tracing"
             }
             Format::Folded => "folded stacks (exclusive ns) for flamegraph.pl or inferno",
+            Format::Html => {
+                "one self-contained HTML report (flame graph, tables) for any browser, no network"
+            }
         }
     }
 
@@ -90,6 +98,7 @@ impl Format {
         match self {
             Format::Chrome => Box::new(Chrome::new(out)),
             Format::Folded => Box::new(Folded::new(out, opts.folded_value)),
+            Format::Html => Box::new(Html::new(out)),
         }
     }
 }

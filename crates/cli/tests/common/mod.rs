@@ -7,6 +7,8 @@
 
 /// The C# programs under tests/apps, built once per test run.
 pub mod apps;
+/// HTML pages in headless Chromium: the DOM after the scripts ran, console lines, screenshots.
+pub mod browser;
 /// Checks of the Chrome and folded exports.
 pub mod exports;
 /// Binaries under test, temporary directories, children under a timeout, captured output.
