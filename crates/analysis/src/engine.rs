@@ -2,16 +2,28 @@
 //! (docs/design.md "Analysis semantics" and "Async methods: segments and logical calls").
 
 use std::collections::HashSet;
+use std::io::Read;
 
-use eltrace_trace::{Event, EventKind, FunctionIdx, Record, ThreadIdx, ValueStatus};
+use eltrace_trace::{Event, EventKind, FunctionIdx, Record, ThreadIdx, TraceReader, ValueStatus};
 
+use crate::analysis::{Analysis, ValueSample};
 use crate::asyncs::{self, CallState, Calls, Logical, Role, Roles};
 use crate::calltree::CallTree;
 use crate::fxmap::{DenseMap, FxHashMap};
 use crate::model::{
-    CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, SegmentRef, Tables, ThreadStats, Totals,
+    CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, ROOT, SegmentRef, Tables, ThreadStats,
+    Totals, edge_key,
 };
-use crate::{Analysis, AnalysisError, FrameSink, Options, ROOT, ValueSample, edge_key};
+use crate::sink::{AnalysisError, FrameSink, NullSink};
+
+/// What to analyse and what to build.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Analyse only the threads with these OS tids (`None`: every thread).
+    pub threads: Option<Vec<u64>>,
+    /// Build the [`CallTree`] (needed for folded stacks; costs a hash lookup per call).
+    pub call_tree: bool,
+}
 
 /// Diagnostics kept at most; more are counted in the last message.
 const MAX_DIAGNOSTICS: usize = 1000;
@@ -158,7 +170,7 @@ struct Ctx<'a, S: ?Sized> {
 }
 
 /// A streaming analysis: feed it records with [`Analyzer::record`], then call
-/// [`Analyzer::finish`]. [`crate::analyze_with`] does this for a reader.
+/// [`Analyzer::finish`]. [`analyze_with`] does this for a reader.
 pub struct Analyzer {
     tables: Tables,
     stats: Stats,
@@ -1421,4 +1433,23 @@ fn close_top<S: FrameSink + ?Sized>(
         .frame(cx.tables, cx.thread, &frame)
         .map_err(AnalysisError::Sink)?;
     Ok(closed)
+}
+
+/// Analyses a whole trace.
+pub fn analyze<R: Read>(input: R, opts: &Options) -> Result<Analysis, AnalysisError> {
+    analyze_with(input, opts, &mut NullSink)
+}
+
+/// Analyses a whole trace, handing every frame to `sink` as it closes.
+pub fn analyze_with<R: Read, S: FrameSink + ?Sized>(
+    input: R,
+    opts: &Options,
+    sink: &mut S,
+) -> Result<Analysis, AnalysisError> {
+    let mut reader = TraceReader::new(input)?;
+    let mut an = Analyzer::new(opts);
+    while let Some(rec) = reader.next_record()? {
+        an.record(rec, sink)?;
+    }
+    an.finish(reader.truncated(), sink)
 }

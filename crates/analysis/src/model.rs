@@ -280,6 +280,14 @@ pub struct EdgeStats {
     pub inclusive_ns: u64,
 }
 
+/// The caller of a root frame in an edge key.
+pub(crate) const ROOT: u32 = u32::MAX;
+
+/// The key of a caller→callee edge (caller [`ROOT`] for a root frame).
+pub(crate) fn edge_key(caller: u32, callee: u32) -> u64 {
+    (u64::from(caller) << 32) | u64::from(callee)
+}
+
 /// Whole-trace counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Totals {
