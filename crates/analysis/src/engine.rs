@@ -11,10 +11,11 @@ use crate::asyncs::{self, CallState, Calls, Logical, Role, Roles};
 use crate::calltree::CallTree;
 use crate::fxmap::{DenseMap, FxHashMap};
 use crate::model::{
-    CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, ROOT, SegmentRef, Tables, ThreadStats,
-    Totals, edge_key,
+    EdgeStats, EndKind, Frame, FunctionStats, ROOT, SegmentRef, Tables, ThreadStats, Totals,
+    edge_key,
 };
 use crate::sink::{AnalysisError, FrameSink, NullSink};
+use crate::stack::{Completed, Open, ThreadState};
 
 /// What to analyse and what to build.
 #[derive(Debug, Clone, Default)]
@@ -30,77 +31,33 @@ const MAX_DIAGNOSTICS: usize = 1000;
 /// Value samples kept per function.
 pub const MAX_SAMPLES: usize = 8;
 
-/// An open frame on a shadow stack.
-#[derive(Debug, Clone, Copy)]
-struct Open {
-    func: u32,
-    start: u64,
-    children: u64,
-    /// No other frame of the same function below.
-    outer: bool,
-    /// No other frame of the same caller→callee pair below.
-    edge_outer: bool,
-    node: Option<CallNodeId>,
-    sp: u64,
-    segment: Option<SegmentRef>,
-    /// A runtime-async function whose role (thunk or variant) the next event decides.
-    unresolved: bool,
-    enter_value: Option<u32>,
-}
-
-#[derive(Debug, Default)]
-struct ThreadState {
-    stack: Vec<Open>,
-    /// Frames of each function on the stack.
-    active: FxHashMap<u32, u32>,
-    /// Frames of each caller→callee pair on the stack.
-    active_edges: FxHashMap<u64, u32>,
-    last_ns: u64,
-    /// The logical call whose segment the previous event completed with a Leave, and that
-    /// segment's sp: a dispatcher resumes the caller of a completed call next, at that sp.
-    after_completion: Option<Completed>,
-    /// What the previous event closed by a Leave, for a return value that follows it:
-    /// `(function, logical call)`.
-    last_left: Option<(u32, Option<u64>)>,
-    /// Segment frames on the stack.
-    open_segments: u32,
-    /// The next Value event was taken by the Leave before it (its return value).
-    skip_value: bool,
-    /// Stack pointers at which a runtime-async variant was resumed with nothing below it on
-    /// this thread: where the thread's dispatchers (thread pool, timer queue) call
-    /// continuations. At most [`DISPATCH_SPS`], the latest kept.
-    dispatch_sps: Vec<u64>,
-}
-
 /// How many dispatch stack pointers a thread remembers.
 const DISPATCH_SPS: usize = 8;
 
-impl ThreadState {
-    /// Remembers a dispatch stack pointer, and its distances to the others in `calls`.
-    fn note_dispatch_sp(&mut self, sp: u64, calls: &mut Calls) {
-        if sp == 0 || self.dispatch_sps.contains(&sp) {
-            return;
-        }
-        for &other in &self.dispatch_sps {
-            calls.note_dispatch_delta(other.abs_diff(sp));
-        }
-        if self.dispatch_sps.len() == DISPATCH_SPS {
-            self.dispatch_sps.remove(0);
-        }
-        self.dispatch_sps.push(sp);
+/// Remembers a dispatch stack pointer of a thread, and its distances to the others in `calls`.
+fn note_dispatch_sp(st: &mut ThreadState, sp: u64, calls: &mut Calls) {
+    if sp == 0 || st.dispatch_sps.contains(&sp) {
+        return;
     }
+    for &other in &st.dispatch_sps {
+        calls.note_dispatch_delta(other.abs_diff(sp));
+    }
+    if st.dispatch_sps.len() == DISPATCH_SPS {
+        st.dispatch_sps.remove(0);
+    }
+    st.dispatch_sps.push(sp);
+}
 
-    /// Whether `sp` is one of this thread's dispatch stack pointers, seen here or at a
-    /// distance from one that another thread showed between two of its own.
-    fn is_dispatch_sp(&self, sp: u64, calls: &Calls) -> bool {
-        self.dispatch_sps.iter().any(|&d| {
-            d == sp
-                || calls
-                    .dispatch_deltas
-                    .iter()
-                    .any(|&delta| d.abs_diff(sp) == delta)
-        })
-    }
+/// Whether `sp` is one of a thread's dispatch stack pointers, seen there or at a distance
+/// from one that another thread showed between two of its own.
+fn is_dispatch_sp(st: &ThreadState, sp: u64, calls: &Calls) -> bool {
+    st.dispatch_sps.iter().any(|&d| {
+        d == sp
+            || calls
+                .dispatch_deltas
+                .iter()
+                .any(|&delta| d.abs_diff(sp) == delta)
+    })
 }
 
 /// One queued item of a thread (see [`Analyzer::enqueue`]).
@@ -125,26 +82,29 @@ const REORDER_MAX: usize = 4 << 20;
 /// An empty thread queue keeps at most this capacity.
 const QUEUE_KEEP: usize = 256;
 
-impl ThreadState {
-    /// The lowest frame that is a runtime-async segment whose logical call went on in a
-    /// later segment (on another thread): it suspended, and everything above it is gone too.
-    /// Only runtime-async variants suspend without a Leave: a state machine's `MoveNext`
-    /// always returns with one, and its continuation may start on another thread before it
-    /// has (the segment that scheduled it is still returning).
-    fn lowest_stale(&self, calls: &Calls, roles: &mut Roles, tables: &Tables) -> Option<usize> {
-        if self.open_segments == 0 {
-            return None;
-        }
-        self.stack.iter().position(|o| {
-            roles.get(&tables.functions, o.func) == Role::Variant
-                && o.segment.is_some_and(|s| {
-                    calls
-                        .live
-                        .get(&s.call)
-                        .is_none_or(|l| l.started > s.index + 1)
-                })
-        })
+/// The lowest frame that is a runtime-async segment whose logical call went on in a later
+/// segment (on another thread): it suspended, and everything above it is gone too. Only
+/// runtime-async variants suspend without a Leave: a state machine's `MoveNext` always
+/// returns with one, and its continuation may start on another thread before it has (the
+/// segment that scheduled it is still returning).
+fn lowest_stale(
+    st: &ThreadState,
+    calls: &Calls,
+    roles: &mut Roles,
+    tables: &Tables,
+) -> Option<usize> {
+    if st.open_segments == 0 {
+        return None;
     }
+    st.stack.iter().position(|o| {
+        roles.get(&tables.functions, o.func) == Role::Variant
+            && o.segment.is_some_and(|s| {
+                calls
+                    .live
+                    .get(&s.call)
+                    .is_none_or(|l| l.started > s.index + 1)
+            })
+    })
 }
 
 #[derive(Debug, Default)]
@@ -492,7 +452,7 @@ fn step<S: FrameSink + ?Sized>(
     st.last_left = None;
     match e.kind {
         EventKind::Enter => {
-            if let Some(i) = st.lowest_stale(cx.calls, &mut *cx.roles, cx.tables) {
+            if let Some(i) = lowest_stale(st, cx.calls, &mut *cx.roles, cx.tables) {
                 reveal_above(st, cx, i, before)?;
             }
             if dispatched_below_segments(st, cx, e, ahead) {
@@ -521,7 +481,7 @@ fn step<S: FrameSink + ?Sized>(
             leave(st, cx, e.func, ns, kind, value)?;
         }
         EventKind::Catch => {
-            if st.active.get(&e.func.0).copied().unwrap_or(0) > 0 {
+            if st.has_frame_of(e.func.0) {
                 while st.stack.last().is_some_and(|o| o.func != e.func.0) {
                     close_top(st, cx, ns, EndKind::Catch, None)?;
                 }
@@ -575,7 +535,7 @@ impl Analyzer {
             }
             // A segment whose call went on elsewhere suspended: it and the frames above it
             // ended with the thread's last activity.
-            if let Some(i) = st.lowest_stale(cx.calls, &mut *cx.roles, cx.tables) {
+            if let Some(i) = lowest_stale(st, cx.calls, &mut *cx.roles, cx.tables) {
                 let at = st.last_ns;
                 reveal_above(st, &mut cx, i, at)?;
             }
@@ -764,26 +724,9 @@ fn enter<S: ?Sized>(
 ) {
     let f = e.func.0;
     let stats = &mut *cx.stats;
-    let c = st.active.entry(f).or_insert(0);
-    let outer = *c == 0;
-    *c += 1;
-    let (caller, parent_node) = st.stack.last().map_or((ROOT, None), |o| (o.func, o.node));
-    let ce = st.active_edges.entry(edge_key(caller, f)).or_insert(0);
-    let edge_outer = *ce == 0;
-    *ce += 1;
+    let parent_node = st.stack.last().and_then(|o| o.node);
     let node = stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
-    st.stack.push(Open {
-        func: f,
-        start: ns,
-        children: 0,
-        outer,
-        edge_outer,
-        node,
-        sp: e.sp,
-        segment: None,
-        unresolved: false,
-        enter_value: None,
-    });
+    st.push(f, ns, e.sp, node);
     let depth = st.stack.len() as u32;
     if let Some(ts) = stats.threads.get_mut(cx.thread.0) {
         ts.max_depth = ts.max_depth.max(depth);
@@ -818,7 +761,7 @@ fn classify_top<S: ?Sized>(
     let role = cx.roles.get(&cx.tables.functions, f);
     let parent = n.checked_sub(2).map(|i| st.stack[i]);
     if parent.is_none() && role == Role::Variant {
-        st.note_dispatch_sp(top.sp, cx.calls);
+        note_dispatch_sp(st, top_sp, cx.calls);
     }
     let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
     let resumed = match initial_caller {
@@ -866,15 +809,11 @@ fn classify_top<S: ?Sized>(
         l.started += 1;
         l.thread = cx.thread.0;
     }
-    st.open_segments += 1;
-    if let Some(top) = st.stack.last_mut() {
-        top.unresolved = false;
-        top.segment = Some(SegmentRef {
-            call,
-            index,
-            inferred,
-        });
-    }
+    st.mark_segment(SegmentRef {
+        call,
+        index,
+        inferred,
+    });
 }
 
 /// Whether entering `f` (of segmented `role`) on top of `parent` is a first call, and then
@@ -943,7 +882,7 @@ fn dispatched_below_segments<S: ?Sized>(
         return false;
     }
     let waiting = cx.calls.has_waiting(f);
-    if st.is_dispatch_sp(e.sp, cx.calls) {
+    if is_dispatch_sp(st, e.sp, cx.calls) {
         // Something to resume: a waiting call of f, or one whose segment is on this stack.
         return waiting || st.stack.iter().any(|o| o.func == f);
     }
@@ -1142,16 +1081,6 @@ fn prove_callers_suspended<S: ?Sized>(cx: &mut Ctx<'_, S>, id: u64) {
     }
 }
 
-/// What a segment's completing Leave leaves for the next event of its thread.
-#[derive(Debug, Clone, Copy)]
-struct Completed {
-    /// The call, if it may still be waiting (its Leave may have been a suspension).
-    done: Option<u64>,
-    /// Its caller's logical call.
-    caller: u64,
-    sp: u64,
-}
-
 #[allow(clippy::too_many_arguments)]
 fn leave<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
@@ -1161,7 +1090,7 @@ fn leave<S: FrameSink + ?Sized>(
     kind: EndKind,
     value: Option<u32>,
 ) -> Result<(), AnalysisError> {
-    if st.active.get(&func.0).copied().unwrap_or(0) == 0 {
+    if !st.has_frame_of(func.0) {
         cx.stats.totals.unmatched_leaves += 1;
         if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
             ts.unmatched_leaves += 1;
@@ -1263,7 +1192,7 @@ fn close_top<S: FrameSink + ?Sized>(
     kind: EndKind,
     leave_value: Option<u32>,
 ) -> Result<Closed, AnalysisError> {
-    let Some(o) = st.stack.pop() else {
+    let Some(o) = st.pop() else {
         return Ok(Closed {
             sp: 0,
             segment: None,
@@ -1271,9 +1200,6 @@ fn close_top<S: FrameSink + ?Sized>(
             live: false,
         });
     };
-    if o.segment.is_some() {
-        st.open_segments -= 1;
-    }
     let end = ns.max(o.start);
     let dur = end - o.start;
     let excl = dur.saturating_sub(o.children);
@@ -1299,14 +1225,6 @@ fn close_top<S: FrameSink + ?Sized>(
         EndKind::Suspend => fs.suspensions += 1,
         EndKind::Vanished => {}
     }
-    // Entries are removed at zero so that the maps stay as small as the stack.
-    if let Some(c) = st.active.get_mut(&o.func) {
-        *c -= 1;
-        if *c == 0 {
-            st.active.remove(&o.func);
-        }
-    }
-
     let ts = stats.threads.entry(cx.thread.0, ThreadStats::default);
     ts.frames += 1;
     stats.totals.frames += 1;
@@ -1332,12 +1250,6 @@ fn close_top<S: FrameSink + ?Sized>(
     es.calls += 1;
     if o.edge_outer {
         es.inclusive_ns += dur;
-    }
-    if let Some(c) = st.active_edges.get_mut(&key) {
-        *c -= 1;
-        if *c == 0 {
-            st.active_edges.remove(&key);
-        }
     }
     if let (Some(tree), Some(node)) = (stats.tree.as_mut(), o.node) {
         tree.add(node, dur, excl);

@@ -33,6 +33,7 @@ mod engine;
 mod fxmap;
 mod model;
 mod sink;
+mod stack;
 #[cfg(test)]
 mod tests;
 
