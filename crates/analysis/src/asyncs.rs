@@ -6,6 +6,7 @@ use eltrace_trace::{FunctionIdx, FunctionRecord};
 
 use crate::fxmap::{DenseMap, FxHashMap};
 use crate::model::FunctionTable;
+use crate::stats::CallSummary;
 
 /// The method implementation flag of a runtime-async method.
 pub const IMPL_ASYNC: u32 = 0x2000;
@@ -143,6 +144,19 @@ pub struct Logical {
     pub callees: Vec<u64>,
     pub enter_value: Option<u32>,
     pub leave_value: Option<u32>,
+}
+
+impl Logical {
+    /// What the statistics take of call `id` when it is over.
+    pub fn summary(&self, id: u64) -> CallSummary {
+        CallSummary {
+            call: id,
+            func: self.func,
+            wall_ns: self.last_end.saturating_sub(self.first_start),
+            enter_value: self.enter_value,
+            leave_value: self.leave_value,
+        }
+    }
 }
 
 /// The logical calls not yet finished, and per function the ones waiting for a resume.

@@ -4,18 +4,15 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use eltrace_trace::{Event, EventKind, FunctionIdx, Record, ThreadIdx, TraceReader, ValueStatus};
+use eltrace_trace::{Event, EventKind, FunctionIdx, Record, ThreadIdx, TraceReader};
 
-use crate::analysis::{Analysis, ValueSample};
-use crate::asyncs::{self, CallState, Calls, Logical, Role, Roles};
-use crate::calltree::CallTree;
-use crate::fxmap::{DenseMap, FxHashMap};
-use crate::model::{
-    EdgeStats, EndKind, Frame, FunctionStats, ROOT, SegmentRef, Tables, ThreadStats, Totals,
-    edge_key,
-};
+use crate::analysis::Analysis;
+use crate::asyncs::{self, CallState, Calls, Role, Roles};
+use crate::fxmap::DenseMap;
+use crate::model::{EndKind, Frame, ROOT, SegmentRef, Tables};
 use crate::sink::{AnalysisError, FrameSink, NullSink};
 use crate::stack::{Completed, Open, ThreadState};
+use crate::stats::{Count, Stats, shown};
 
 /// What to analyse and what to build.
 #[derive(Debug, Clone, Default)]
@@ -28,8 +25,6 @@ pub struct Options {
 
 /// Diagnostics kept at most; more are counted in the last message.
 const MAX_DIAGNOSTICS: usize = 1000;
-/// Value samples kept per function.
-pub const MAX_SAMPLES: usize = 8;
 
 /// How many dispatch stack pointers a thread remembers.
 const DISPATCH_SPS: usize = 8;
@@ -107,16 +102,6 @@ fn lowest_stale(
     })
 }
 
-#[derive(Debug, Default)]
-struct Stats {
-    functions: DenseMap<FunctionStats>,
-    threads: DenseMap<ThreadStats>,
-    edges: FxHashMap<u64, EdgeStats>,
-    samples: DenseMap<Vec<ValueSample>>,
-    tree: Option<CallTree>,
-    totals: Totals,
-}
-
 /// What the frame-closing functions need besides the thread's state.
 struct Ctx<'a, S: ?Sized> {
     stats: &'a mut Stats,
@@ -173,10 +158,7 @@ impl Analyzer {
     pub fn new(opts: &Options) -> Self {
         Analyzer {
             tables: Tables::default(),
-            stats: Stats {
-                tree: opts.call_tree.then(CallTree::default),
-                ..Stats::default()
-            },
+            stats: Stats::new(opts.call_tree),
             states: DenseMap::default(),
             roles: Roles::default(),
             calls: Calls::default(),
@@ -250,10 +232,9 @@ impl Analyzer {
             Record::Thread(t) => self.tables.threads.insert(t),
             Record::Events { thread, events } => self.enqueue(thread, &events, sink)?,
             Record::Dropped { thread, count } => {
-                self.stats.totals.dropped_events += count;
-                if self.selected(thread) {
-                    let ts = self.stats.threads.entry(thread.0, ThreadStats::default);
-                    ts.dropped_events += count;
+                let selected = self.selected(thread);
+                self.stats.dropped(thread, count, selected);
+                if selected {
                     let q = self.pending.entry(thread.0, PendingQueue::default);
                     if q.items.is_empty() {
                         self.ready.push(std::cmp::Reverse((q.last_ns, thread.0)));
@@ -290,26 +271,13 @@ impl Analyzer {
             return Ok(());
         };
         let (first, last) = (self.to_ns(first.ts), self.to_ns(last.ts));
-        let totals = &mut self.stats.totals;
-        totals.events += events.len() as u64;
-        if self.seen_events {
-            totals.first_ns = totals.first_ns.min(first);
-            totals.last_ns = totals.last_ns.max(last);
-        } else {
-            (totals.first_ns, totals.last_ns) = (first, last);
-            self.seen_events = true;
-        }
+        let n = events.len() as u64;
+        self.stats.chunk_read(n, first, last, !self.seen_events);
+        self.seen_events = true;
         if !self.selected(thread) {
             return Ok(());
         }
-        self.stats.totals.analysed_events += events.len() as u64;
-        {
-            let ts = self.stats.threads.entry(thread.0, ThreadStats::default);
-            if ts.events == 0 {
-                ts.first_ns = first;
-            }
-            ts.events += events.len() as u64;
-        }
+        self.stats.chunk_analysed(thread, n, first);
         let npt = self.tables.info.ns_per_tick;
         let origin = self.origin_ticks;
         let q = self.pending.entry(thread.0, PendingQueue::default);
@@ -405,10 +373,7 @@ impl Analyzer {
                     let lost = close_all(st, &mut cx, at, EndKind::Lost)?;
                     st.after_completion = None;
                     st.last_left = None;
-                    cx.stats.totals.lost_frames += lost;
-                    if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
-                        ts.lost_frames += lost;
-                    }
+                    cx.stats.count(thread, Count::Lost, lost);
                     continue;
                 }
             };
@@ -488,10 +453,7 @@ fn step<S: FrameSink + ?Sized>(
             }
         }
         EventKind::Throw => {
-            cx.stats.totals.throws += 1;
-            if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
-                ts.throws += 1;
-            }
+            cx.stats.count(thread, Count::Throws, 1);
         }
         EventKind::Value => {}
     }
@@ -540,48 +502,28 @@ impl Analyzer {
                 reveal_above(st, &mut cx, i, at)?;
             }
             let open = close_all(st, &mut cx, last, EndKind::OpenAtEnd)?;
-            self.stats.totals.open_frames_at_end += open;
-            if let Some(ts) = self.stats.threads.get_mut(k) {
-                ts.open_frames_at_end += open;
-            }
+            self.stats.count(ThreadIdx(k), Count::OpenAtEnd, open);
         }
         // Logical calls still waiting for a resume: suspended ones stay pending; one that
         // left with a Leave that may have been a suspension completed there.
         for (id, l) in self.calls.drain() {
             let pending = l.state == CallState::Suspended;
-            settle(&mut self.stats, &self.tables, id, &l, pending);
+            self.stats.settle(&self.tables, l.summary(id), pending);
         }
         // Threads with a record but no events are listed too (if selected).
         let idxs: Vec<ThreadIdx> = self.tables.threads.iter().map(|t| t.idx).collect();
         for t in idxs {
             if self.selected(t) {
-                self.stats.threads.entry(t.0, ThreadStats::default);
+                self.stats.thread(t);
             }
         }
         if self.extra_diagnostics > 0 {
             self.diagnostics
                 .push(format!("… and {} more diagnostics", self.extra_diagnostics));
         }
-        let Stats {
-            functions,
-            threads,
-            edges,
-            samples,
-            tree,
-            totals,
-        } = self.stats;
-        Ok(Analysis {
-            tables: self.tables,
-            end: self.end,
-            truncated,
-            diagnostics: self.diagnostics,
-            totals,
-            functions,
-            threads,
-            edges,
-            samples,
-            call_tree: tree,
-        })
+        Ok(self
+            .stats
+            .into_analysis(self.tables, self.end, truncated, self.diagnostics))
     }
 }
 
@@ -596,10 +538,10 @@ fn attach_value<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, id: u32) {
                 l.leave_value = Some(id);
             } else {
                 // Already settled (a completion on .NET 10): patch its sample.
-                patch_leave_sample(cx.stats, func, c, id);
+                cx.stats.patch_leave_sample(func, c, id);
             }
         } else {
-            patch_leave_sample(cx.stats, func, u64::MAX, id);
+            cx.stats.patch_leave_sample(func, u64::MAX, id);
         }
         return;
     }
@@ -612,18 +554,6 @@ fn attach_value<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, id: u32) {
                         l.enter_value = Some(id);
                     }
                 }
-            }
-        }
-    }
-}
-
-/// Sets the return value of the newest sample of `func` that belongs to `call` (or, for an
-/// ordinary function, `u64::MAX`) and has none.
-fn patch_leave_sample(stats: &mut Stats, func: u32, call: u64, id: u32) {
-    if let Some(v) = stats.samples.get_mut(func) {
-        if let Some(s) = v.iter_mut().rev().find(|s| s.call == call) {
-            if s.ret.is_none() {
-                s.ret = Some(id);
             }
         }
     }
@@ -699,16 +629,10 @@ fn reveal_above<S: FrameSink + ?Sized>(
         let role = cx.roles.get(&cx.tables.functions, top.func);
         if top.segment.is_some() && role == Role::Variant {
             close_top(st, cx, ns, EndKind::Suspend, None)?;
-            cx.stats.totals.suspended_frames += 1;
-            if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
-                ts.suspended_frames += 1;
-            }
+            cx.stats.count(cx.thread, Count::Suspended, 1);
         } else {
             close_top(st, cx, ns, EndKind::Vanished, None)?;
-            cx.stats.totals.vanished_frames += 1;
-            if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
-                ts.vanished_frames += 1;
-            }
+            cx.stats.count(cx.thread, Count::Vanished, 1);
         }
     }
     Ok(())
@@ -727,10 +651,7 @@ fn enter<S: ?Sized>(
     let parent_node = st.stack.last().and_then(|o| o.node);
     let node = stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
     st.push(f, ns, e.sp, node);
-    let depth = st.stack.len() as u32;
-    if let Some(ts) = stats.threads.get_mut(cx.thread.0) {
-        ts.max_depth = ts.max_depth.max(depth);
-    }
+    stats.reached_depth(cx.thread, st.stack.len() as u32);
     match cx.roles.get(&cx.tables.functions, f) {
         Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion, prefer),
         Role::Unresolved => {
@@ -777,8 +698,7 @@ fn classify_top<S: ?Sized>(
                 .is_none_or(|d| !d.contains(&(p.sp - top_sp)));
             let only_segments = st.stack[..n - 1].iter().all(|o| o.segment.is_some());
             if unknown && only_segments && !cx.calls.has_waiting(f) {
-                let fs = cx.stats.functions.entry(f, FunctionStats::default);
-                fs.ambiguous_calls += 1;
+                cx.stats.function(f).ambiguous_calls += 1;
             }
         }
     }
@@ -789,12 +709,12 @@ fn classify_top<S: ?Sized>(
             // resumed (an exception passed it) or its last segment is still open on another
             // thread (its thread not analysed that far). For every way a resume is linked.
             for (cid, c) in cx.calls.finish_callees(id) {
-                settle(cx.stats, cx.tables, cid, &c, false);
+                cx.stats.settle(cx.tables, c.summary(cid), false);
             }
             let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
             let index = l.started;
             l.inferred |= inferred;
-            let fs = cx.stats.functions.entry(f, FunctionStats::default);
+            let fs = cx.stats.function(f);
             fs.resumes += 1;
             if inferred {
                 fs.inferred_resumes += 1;
@@ -992,8 +912,7 @@ fn stale_below<S: FrameSink + ?Sized>(
 }
 
 fn new_call<S: ?Sized>(cx: &mut Ctx<'_, S>, f: u32, caller: Option<u64>, start: u64) -> u64 {
-    let fs = cx.stats.functions.entry(f, FunctionStats::default);
-    fs.calls += 1;
+    cx.stats.function(f).calls += 1;
     cx.stats.totals.logical_calls += 1;
     cx.calls.start(f, caller, start)
 }
@@ -1025,7 +944,7 @@ fn link_resume<S: ?Sized>(
             // a suspension).
             if let Some(done) = c.done {
                 if let Some(l) = cx.calls.finish(done) {
-                    settle(cx.stats, cx.tables, done, &l, false);
+                    cx.stats.settle(cx.tables, l.summary(done), false);
                 }
             }
             (c.caller, false, cx.calls.take(c.caller)?)
@@ -1035,10 +954,7 @@ fn link_resume<S: ?Sized>(
     if prev == CallState::LeftOpen {
         // The Leave that ended its last segment was a suspension after all: no completion
         // value either.
-        cx.stats
-            .functions
-            .entry(f, FunctionStats::default)
-            .suspensions += 1;
+        cx.stats.function(f).suspensions += 1;
         if let Some(l) = cx.calls.live.get_mut(&id) {
             l.leave_value = None;
         }
@@ -1072,10 +988,7 @@ fn prove_callers_suspended<S: ?Sized>(cx: &mut Ctx<'_, S>, id: u64) {
         if let Some(pl) = cx.calls.live.get_mut(&p) {
             pl.leave_value = None;
             let func = pl.func;
-            cx.stats
-                .functions
-                .entry(func, FunctionStats::default)
-                .suspensions += 1;
+            cx.stats.function(func).suspensions += 1;
         }
         child = p;
     }
@@ -1091,10 +1004,7 @@ fn leave<S: FrameSink + ?Sized>(
     value: Option<u32>,
 ) -> Result<(), AnalysisError> {
     if !st.has_frame_of(func.0) {
-        cx.stats.totals.unmatched_leaves += 1;
-        if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
-            ts.unmatched_leaves += 1;
-        }
+        cx.stats.count(cx.thread, Count::UnmatchedLeaves, 1);
         return Ok(());
     }
     while let Some(top) = st.stack.last() {
@@ -1115,10 +1025,7 @@ fn leave<S: FrameSink + ?Sized>(
             break;
         }
         close_top(st, cx, ns, EndKind::Mismatched, None)?;
-        cx.stats.totals.mismatched_frames += 1;
-        if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
-            ts.mismatched_frames += 1;
-        }
+        cx.stats.count(cx.thread, Count::Mismatched, 1);
     }
     Ok(())
 }
@@ -1148,41 +1055,6 @@ struct Closed {
     live: bool,
 }
 
-/// A value id if its record says the query gave a value.
-fn shown(tables: &Tables, id: Option<u32>) -> Option<u32> {
-    id.filter(|&i| {
-        tables
-            .values
-            .get(i)
-            .is_some_and(|v| v.status == ValueStatus::Ok)
-    })
-}
-
-/// Adds a finished logical call to its function's statistics.
-fn settle(stats: &mut Stats, tables: &Tables, id: u64, l: &Logical, pending: bool) {
-    let fs = stats.functions.entry(l.func, FunctionStats::default);
-    fs.wall_ns += l.last_end.saturating_sub(l.first_start);
-    // A pending call's last segment ended by a suspension that was counted when it was
-    // closed or proven (close_top, prove_callers_suspended).
-    if pending {
-        fs.pending_at_end += 1;
-    }
-    let args = shown(tables, l.enter_value);
-    let ret = if pending {
-        None
-    } else {
-        shown(tables, l.leave_value)
-    };
-    push_sample(stats, l.func, id, args, ret);
-}
-
-fn push_sample(stats: &mut Stats, func: u32, call: u64, args: Option<u32>, ret: Option<u32>) {
-    let v = stats.samples.entry(func, Vec::new);
-    if v.len() < MAX_SAMPLES {
-        v.push(ValueSample { call, args, ret });
-    }
-}
-
 /// Pops the top frame (the stack must not be empty), ends it at `ns`, updates the statistics
 /// and hands it to the sink.
 fn close_top<S: FrameSink + ?Sized>(
@@ -1202,32 +1074,6 @@ fn close_top<S: FrameSink + ?Sized>(
     };
     let end = ns.max(o.start);
     let dur = end - o.start;
-    let excl = dur.saturating_sub(o.children);
-    let stats = &mut *cx.stats;
-
-    let fs = stats.functions.entry(o.func, FunctionStats::default);
-    fs.segments += 1;
-    if o.segment.is_none() {
-        fs.calls += 1;
-    }
-    if o.outer {
-        fs.inclusive_ns += dur;
-    }
-    fs.exclusive_ns += excl;
-    fs.max_ns = fs.max_ns.max(dur);
-    match kind {
-        EndKind::Leave => {}
-        EndKind::Tailcall => fs.tailcalls += 1,
-        EndKind::Unwind | EndKind::Catch => fs.unwound += 1,
-        EndKind::Mismatched => fs.mismatched += 1,
-        EndKind::Lost => fs.lost += 1,
-        EndKind::OpenAtEnd => fs.open_at_end += 1,
-        EndKind::Suspend => fs.suspensions += 1,
-        EndKind::Vanished => {}
-    }
-    let ts = stats.threads.entry(cx.thread.0, ThreadStats::default);
-    ts.frames += 1;
-    stats.totals.frames += 1;
     let caller = match st.stack.last_mut() {
         Some(p) => {
             p.children += dur;
@@ -1237,23 +1083,13 @@ fn close_top<S: FrameSink + ?Sized>(
                 // be a resume below a suspended segment taken for a recursion.)
                 cx.calls.note_call_delta(p.func, p.sp - o.sp);
             }
-            p.func
+            Some(p.func)
         }
-        None => {
-            ts.inclusive_ns += dur;
-            stats.totals.root_ns += dur;
-            ROOT
-        }
+        None => None,
     };
-    let key = edge_key(caller, o.func);
-    let es = stats.edges.entry(key).or_default();
-    es.calls += 1;
-    if o.edge_outer {
-        es.inclusive_ns += dur;
-    }
-    if let (Some(tree), Some(node)) = (stats.tree.as_mut(), o.node) {
-        tree.add(node, dur, excl);
-    }
+    cx.stats.frame_closed(cx.thread, &o, caller, dur, kind);
+    let caller = caller.unwrap_or(ROOT);
+    let stats = &mut *cx.stats;
 
     // Segments: account the logical call; decide what its end means.
     let mut closed = Closed {
@@ -1285,10 +1121,7 @@ fn close_top<S: FrameSink + ?Sized>(
             // analysed before this Leave): whatever ended it, it suspended.
             _ if stale => {
                 if kind != EndKind::Suspend {
-                    stats
-                        .functions
-                        .entry(o.func, FunctionStats::default)
-                        .suspensions += 1;
+                    stats.function(o.func).suspensions += 1;
                 }
             }
             EndKind::Suspend => {
@@ -1302,7 +1135,7 @@ fn close_top<S: FrameSink + ?Sized>(
                     l.leave_value = leave_value;
                 }
                 if let Some(l) = cx.calls.finish(seg.call) {
-                    settle(stats, cx.tables, seg.call, &l, false);
+                    stats.settle(cx.tables, l.summary(seg.call), false);
                 }
             }
             EndKind::Leave => {
@@ -1316,14 +1149,14 @@ fn close_top<S: FrameSink + ?Sized>(
             }
             _ => {
                 if let Some(l) = cx.calls.finish(seg.call) {
-                    settle(stats, cx.tables, seg.call, &l, false);
+                    stats.settle(cx.tables, l.summary(seg.call), false);
                 }
             }
         }
     } else if o.enter_value.is_some() || leave_value.is_some() {
         let args = shown(cx.tables, o.enter_value);
         let ret = shown(cx.tables, leave_value.filter(|_| show_leave));
-        push_sample(stats, o.func, u64::MAX, args, ret);
+        stats.push_sample(o.func, u64::MAX, args, ret);
     }
 
     let first_segment = o.segment.is_none_or(|s| s.index == 0);

@@ -34,6 +34,7 @@ mod fxmap;
 mod model;
 mod sink;
 mod stack;
+mod stats;
 #[cfg(test)]
 mod tests;
 
@@ -41,12 +42,10 @@ pub use analysis::{Analysis, ValueSample};
 pub use asyncs::{IMPL_ASYNC, Role, role_of, state_machine_method};
 pub use calltree::{CallNode, CallTree};
 pub use eltrace_trace::{FunctionIdx, ThreadIdx};
-pub use engine::{
-    Analyzer, MAX_SAMPLES as MAX_VALUE_SAMPLES, Options, analyze, analyze_with,
-    runtime_reports_suspend_leaves,
-};
+pub use engine::{Analyzer, Options, analyze, analyze_with, runtime_reports_suspend_leaves};
 pub use model::{
     CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, SegmentRef, Tables,
     ThreadStats, ThreadTable, Totals, ValueTable,
 };
 pub use sink::{AnalysisError, FrameSink, NullSink};
+pub use stats::MAX_SAMPLES as MAX_VALUE_SAMPLES;
