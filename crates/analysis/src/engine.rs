@@ -10,6 +10,7 @@ use crate::analysis::Analysis;
 use crate::asyncs::{self, CallState, Calls, Role, Roles};
 use crate::fxmap::DenseMap;
 use crate::model::{EndKind, Frame, ROOT, SegmentRef, Tables};
+use crate::reorder::{Ahead, Batch, Item, Reorder};
 use crate::sink::{AnalysisError, FrameSink, NullSink};
 use crate::stack::{Completed, Open, ThreadState};
 use crate::stats::{Count, Stats, shown};
@@ -54,28 +55,6 @@ fn is_dispatch_sp(st: &ThreadState, sp: u64, calls: &Calls) -> bool {
                 .any(|&delta| d.abs_diff(sp) == delta)
     })
 }
-
-/// One queued item of a thread (see [`Analyzer::enqueue`]).
-#[derive(Debug, Clone, Copy)]
-enum Item {
-    Event(Event),
-    /// Events of the thread were dropped here.
-    Dropped,
-}
-
-/// A thread's events read but not analysed yet, with their times in ns.
-#[derive(Debug, Default)]
-struct PendingQueue {
-    items: std::collections::VecDeque<(u64, Item)>,
-    last_ns: u64,
-}
-
-/// How long (trace time) events wait for other threads' earlier events.
-const REORDER_NS: u64 = 250_000_000;
-/// How many events may wait at most.
-const REORDER_MAX: usize = 4 << 20;
-/// An empty thread queue keeps at most this capacity.
-const QUEUE_KEEP: usize = 256;
 
 /// The lowest frame that is a runtime-async segment whose logical call went on in a later
 /// segment (on another thread): it suspended, and everything above it is gone too. Only
@@ -123,12 +102,7 @@ pub struct Analyzer {
     roles: Roles,
     calls: Calls,
     suspend_leaves: bool,
-    pending: DenseMap<PendingQueue>,
-    /// `(first queued ns, thread)` of every thread whose queue is not empty, once each: the
-    /// next thread to analyse without looking at every thread the trace ever had.
-    ready: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
-    pending_items: usize,
-    newest_ns: u64,
+    reorder: Reorder,
     filter: Option<HashSet<u64>>,
     origin_ticks: u64,
     end: Option<eltrace_trace::EndRecord>,
@@ -163,10 +137,7 @@ impl Analyzer {
             roles: Roles::default(),
             calls: Calls::default(),
             suspend_leaves: false,
-            pending: DenseMap::default(),
-            ready: std::collections::BinaryHeap::new(),
-            pending_items: 0,
-            newest_ns: 0,
+            reorder: Reorder::default(),
             filter: opts.threads.as_ref().map(|t| t.iter().copied().collect()),
             origin_ticks: 0,
             end: None,
@@ -202,8 +173,7 @@ impl Analyzer {
     /// waiting to be analysed (tests: memory stays bounded by what is queued).
     #[cfg(test)]
     pub(crate) fn queued_capacity(&self) -> (usize, usize) {
-        let cap = self.pending.iter().map(|(_, q)| q.items.capacity()).sum();
-        (cap, self.ready.len())
+        self.reorder.queued_capacity()
     }
 
     /// Takes one record of the trace, in file order.
@@ -235,12 +205,7 @@ impl Analyzer {
                 let selected = self.selected(thread);
                 self.stats.dropped(thread, count, selected);
                 if selected {
-                    let q = self.pending.entry(thread.0, PendingQueue::default);
-                    if q.items.is_empty() {
-                        self.ready.push(std::cmp::Reverse((q.last_ns, thread.0)));
-                    }
-                    q.items.push_back((q.last_ns, Item::Dropped));
-                    self.pending_items += 1;
+                    self.reorder.push_dropped(thread);
                 }
             }
             Record::End(e) => self.end = Some(e),
@@ -257,10 +222,7 @@ impl Analyzer {
     }
 
     /// Takes a chunk of a thread's events into the reorder queue, then analyses what is
-    /// old enough. Chunks of different threads reach the file out of time order (the writer
-    /// drains the threads' buffers one after another), but linking a resume to its call
-    /// needs the threads' events in time order: events wait until they are [`REORDER_NS`]
-    /// older than the newest event read (or the queue holds [`REORDER_MAX`] events).
+    /// old enough (see [`Reorder`]).
     fn enqueue<S: FrameSink + ?Sized>(
         &mut self,
         thread: ThreadIdx,
@@ -278,34 +240,10 @@ impl Analyzer {
             return Ok(());
         }
         self.stats.chunk_analysed(thread, n, first);
-        let npt = self.tables.info.ns_per_tick;
-        let origin = self.origin_ticks;
-        let q = self.pending.entry(thread.0, PendingQueue::default);
-        let was_empty = q.items.is_empty();
-        for e in events {
-            let ticks = e.ts.saturating_sub(origin);
-            let ns = if npt == 1.0 {
-                ticks
-            } else {
-                (ticks as f64 * npt) as u64
-            };
-            // Time never goes backwards within a thread, also across chunks.
-            let ns = ns.max(q.last_ns);
-            q.last_ns = ns;
-            q.items.push_back((ns, Item::Event(*e)));
-        }
-        if was_empty {
-            if let Some(&(ns, _)) = q.items.front() {
-                self.ready.push(std::cmp::Reverse((ns, thread.0)));
-            }
-        }
-        self.pending_items += events.len();
-        self.newest_ns = self.newest_ns.max(last);
-        let limit = if self.pending_items > REORDER_MAX {
-            u64::MAX
-        } else {
-            self.newest_ns.saturating_sub(REORDER_NS)
-        };
+        let (info, origin) = (&self.tables.info, self.origin_ticks);
+        let limit = self.reorder.push_events(thread, events, |ts| {
+            info.ticks_to_ns(ts.saturating_sub(origin))
+        });
         self.drain(limit, sink)
     }
 
@@ -315,75 +253,54 @@ impl Analyzer {
         limit: u64,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        while let Some(&std::cmp::Reverse((ns, t))) = self.ready.peek() {
-            if ns > limit {
-                return Ok(());
-            }
-            self.ready.pop();
-            let second = self
-                .ready
-                .peek()
-                .map_or(u64::MAX, |&std::cmp::Reverse((n, _))| n);
-            self.run_thread(ThreadIdx(t), second.min(limit), sink)?;
-            if let Some(q) = self.pending.get_mut(t) {
-                match q.items.front() {
-                    Some(&(n, _)) => self.ready.push(std::cmp::Reverse((n, t))),
-                    // A thread's burst can queue many events: give the memory back (a trace
-                    // may have thousands of short-lived threads).
-                    None if q.items.capacity() > QUEUE_KEEP => q.items = Default::default(),
-                    None => {}
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Analyses the queued items of one thread up to time `until` (at least one).
-    fn run_thread<S: FrameSink + ?Sized>(
-        &mut self,
-        thread: ThreadIdx,
-        until: u64,
-        sink: &mut S,
-    ) -> Result<(), AnalysisError> {
-        let Some(q) = self.pending.get_mut(thread.0) else {
-            return Ok(());
-        };
-        let st = self.states.entry(thread.0, ThreadState::default);
-        let mut cx = Ctx {
-            stats: &mut self.stats,
-            tables: &mut self.tables,
-            roles: &mut self.roles,
-            calls: &mut self.calls,
-            suspend_leaves: self.suspend_leaves,
-            thread,
-            sink,
-        };
-        let mut first = true;
-        while let Some(&(ns, item)) = q.items.front() {
-            if ns > until && !first {
-                break;
-            }
-            first = false;
-            q.items.pop_front();
-            self.pending_items -= 1;
-            let e = match item {
-                Item::Event(e) => e,
-                Item::Dropped => {
-                    let at = st.last_ns;
-                    let lost = close_all(st, &mut cx, at, EndKind::Lost)?;
-                    st.after_completion = None;
-                    st.last_left = None;
-                    cx.stats.count(thread, Count::Lost, lost);
-                    continue;
-                }
+        let Analyzer {
+            reorder,
+            states,
+            stats,
+            tables,
+            roles,
+            calls,
+            suspend_leaves,
+            ..
+        } = self;
+        reorder.drain(limit, |thread, batch| {
+            let st = states.entry(thread.0, ThreadState::default);
+            let mut cx = Ctx {
+                stats: &mut *stats,
+                tables: &mut *tables,
+                roles: &mut *roles,
+                calls: &mut *calls,
+                suspend_leaves: *suspend_leaves,
+                thread,
+                sink: &mut *sink,
             };
-            step(st, &mut cx, &e, ns, &q.items)?;
-        }
-        if let Some(ts) = self.stats.threads.get_mut(thread.0) {
-            ts.last_ns = st.last_ns;
-        }
-        Ok(())
+            run_thread(st, &mut cx, batch)
+        })
     }
+}
+
+/// Analyses a batch of one thread's queued items.
+fn run_thread<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_, S>,
+    batch: &mut Batch<'_>,
+) -> Result<(), AnalysisError> {
+    while let Some((ns, item)) = batch.next_item() {
+        match item {
+            Item::Event(e) => step(st, cx, &e, ns, batch.ahead())?,
+            Item::Dropped => {
+                let at = st.last_ns;
+                let lost = close_all(st, cx, at, EndKind::Lost)?;
+                st.after_completion = None;
+                st.last_left = None;
+                cx.stats.count(cx.thread, Count::Lost, lost);
+            }
+        }
+    }
+    if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
+        ts.last_ns = st.last_ns;
+    }
+    Ok(())
 }
 
 /// One event of a thread, at `ns`; `ahead` holds the thread's next events already read.
@@ -392,12 +309,9 @@ fn step<S: FrameSink + ?Sized>(
     cx: &mut Ctx<'_, S>,
     e: &Event,
     ns: u64,
-    ahead: &std::collections::VecDeque<(u64, Item)>,
+    ahead: Ahead<'_>,
 ) -> Result<(), AnalysisError> {
-    let next = match ahead.front() {
-        Some((_, Item::Event(n))) => Some(*n),
-        _ => None,
-    };
+    let next = ahead.events().next().copied();
     let thread = cx.thread;
     if e.kind == EventKind::Value {
         if !std::mem::take(&mut st.skip_value) {
@@ -784,7 +698,7 @@ fn dispatched_below_segments<S: ?Sized>(
     st: &ThreadState,
     cx: &mut Ctx<'_, S>,
     e: &Event,
-    ahead: &std::collections::VecDeque<(u64, Item)>,
+    ahead: Ahead<'_>,
 ) -> bool {
     let f = e.func.0;
     let Some(top) = st.stack.last() else {
@@ -834,21 +748,9 @@ const LOOK_AHEAD: usize = 4096;
 /// next event is an Enter of another method at Q below P, and that callee's Leave at Q before
 /// anything comes back up to P: a direct call from `f` that returned, `P - Q` below `f`'s
 /// stack pointer.
-fn call_delta_ahead(
-    e: &Event,
-    ahead: &std::collections::VecDeque<(u64, Item)>,
-    f: u32,
-) -> Option<u64> {
+fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
     let events: Vec<&Event> = std::iter::once(e)
-        .chain(
-            ahead
-                .iter()
-                .take(LOOK_AHEAD)
-                .map_while(|(_, item)| match item {
-                    Item::Event(e) => Some(e),
-                    Item::Dropped => None,
-                }),
-        )
+        .chain(ahead.events().take(LOOK_AHEAD))
         .collect();
     for (i, e) in events.iter().enumerate() {
         if e.kind != EventKind::Enter || e.func.0 != f || e.sp == 0 {

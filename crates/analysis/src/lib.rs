@@ -32,6 +32,7 @@ mod calltree;
 mod engine;
 mod fxmap;
 mod model;
+mod reorder;
 mod sink;
 mod stack;
 mod stats;
