@@ -111,23 +111,6 @@ pub struct Analyzer {
     seen_events: bool,
 }
 
-/// Whether a runtime reports a Leave when a runtime-async method suspends: CoreCLR 11 and
-/// later do (dotnet/runtime's fix for issue 122488), 10 does not. The INFO key
-/// `async_suspend_leave` (`1`/`0`) overrides the version.
-pub fn runtime_reports_suspend_leaves(info: &eltrace_trace::TraceInfo) -> bool {
-    if let Some((_, v)) = info.extra.iter().find(|(k, _)| k == "async_suspend_leave") {
-        return v == "1";
-    }
-    let version = info
-        .runtime
-        .split_whitespace()
-        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()));
-    version
-        .and_then(|v| v.split('.').next())
-        .and_then(|m| m.parse::<u32>().ok())
-        .is_some_and(|major| major >= 11)
-}
-
 impl Analyzer {
     pub fn new(opts: &Options) -> Self {
         Analyzer {
@@ -185,19 +168,12 @@ impl Analyzer {
         match rec {
             Record::Info(info) => {
                 self.origin_ticks = info.start_ticks;
-                self.suspend_leaves = runtime_reports_suspend_leaves(&info);
+                self.suspend_leaves = asyncs::runtime_reports_suspend_leaves(&info);
                 self.tables.info = info;
             }
             Record::Function(f) => {
-                let idx = f.idx.0;
-                let fresh = asyncs::role_of(&f);
+                self.roles.record_read(&f);
                 self.tables.functions.insert(f);
-                // A role learnt from the events stands; otherwise the new record's.
-                if self.roles.known(idx).is_some()
-                    && !matches!(self.roles.known(idx), Some(Role::Thunk | Role::Variant))
-                {
-                    self.roles.set(idx, fresh);
-                }
             }
             Record::Thread(t) => self.tables.threads.insert(t),
             Record::Events { thread, events } => self.enqueue(thread, &events, sink)?,
@@ -406,7 +382,7 @@ impl Analyzer {
             if st.stack.last().is_some_and(|o| o.unresolved) {
                 // No event followed: a thunk would have been followed by its variant.
                 let f = st.stack.last().map_or(0, |o| o.func);
-                learn(&mut cx, f, Role::Variant);
+                cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
                 classify_top(st, &mut cx, 0, None, None);
             }
             // A segment whose call went on elsewhere suspended: it and the frames above it
@@ -489,28 +465,17 @@ fn resolve_top<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, e: &Event) 
             _ => false,
         };
     if thunk {
-        learn(cx, f, Role::Thunk);
-        learn(cx, e.func.0, Role::Variant);
+        cx.roles.learn(&mut cx.tables.functions, f, Role::Thunk);
+        cx.roles
+            .learn(&mut cx.tables.functions, e.func.0, Role::Variant);
         if let Some(top) = st.stack.last_mut() {
             top.unresolved = false;
         }
         // A thunk is an ordinary frame: its call was not counted yet.
     } else {
-        learn(cx, f, Role::Variant);
+        cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
         classify_top(st, cx, e.sp, None, None);
     }
-}
-
-/// Records a role learnt from the events, also in the function's record (so that names and
-/// exports show it).
-fn learn<S: ?Sized>(cx: &mut Ctx<'_, S>, f: u32, role: Role) {
-    cx.roles.set(f, role);
-    let bit = match role {
-        Role::Thunk => eltrace_trace::FunctionFlags::ASYNC_THUNK,
-        Role::Variant => eltrace_trace::FunctionFlags::ASYNC_VARIANT,
-        _ => return,
-    };
-    cx.tables.functions.add_flags(FunctionIdx(f), bit);
 }
 
 /// Pops the frames that `gone(frame sp)` says the stack has left behind, as ended without a

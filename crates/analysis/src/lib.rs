@@ -40,10 +40,10 @@ mod stats;
 mod tests;
 
 pub use analysis::{Analysis, ValueSample};
-pub use asyncs::{IMPL_ASYNC, Role, role_of, state_machine_method};
+pub use asyncs::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves, state_machine_method};
 pub use calltree::{CallNode, CallTree};
 pub use eltrace_trace::{FunctionIdx, ThreadIdx};
-pub use engine::{Analyzer, Options, analyze, analyze_with, runtime_reports_suspend_leaves};
+pub use engine::{Analyzer, Options, analyze, analyze_with};
 pub use model::{
     CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, SegmentRef, Tables,
     ThreadStats, ThreadTable, Totals, ValueTable,
