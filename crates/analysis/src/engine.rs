@@ -4,15 +4,19 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use eltrace_trace::{Event, EventKind, FunctionIdx, Record, ThreadIdx, TraceReader};
+use eltrace_trace::{
+    EndRecord, Event, EventKind, FunctionIdx, FunctionRecord, Record, ThreadIdx, TraceInfo,
+    TraceReader,
+};
 
 use crate::analysis::Analysis;
-use crate::asyncs::{self, CallState, Calls, Role, Roles};
+use crate::asyncs::link::{self, Ctx};
+use crate::asyncs::{Calls, Roles, runtime_reports_suspend_leaves};
 use crate::fxmap::DenseMap;
 use crate::model::{EndKind, Frame, ROOT, SegmentRef, Tables};
 use crate::reorder::{Ahead, Batch, Item, Reorder};
 use crate::sink::{AnalysisError, FrameSink, NullSink};
-use crate::stack::{Completed, Open, ThreadState};
+use crate::stack::{Completed, ThreadState};
 use crate::stats::{Count, Stats, shown};
 
 /// What to analyse and what to build.
@@ -20,92 +24,24 @@ use crate::stats::{Count, Stats, shown};
 pub struct Options {
     /// Analyse only the threads with these OS tids (`None`: every thread).
     pub threads: Option<Vec<u64>>,
-    /// Build the [`CallTree`] (needed for folded stacks; costs a hash lookup per call).
+    /// Build the [`CallTree`](crate::CallTree) (needed for folded stacks; costs a hash lookup
+    /// per call).
     pub call_tree: bool,
 }
 
 /// Diagnostics kept at most; more are counted in the last message.
 const MAX_DIAGNOSTICS: usize = 1000;
 
-/// How many dispatch stack pointers a thread remembers.
-const DISPATCH_SPS: usize = 8;
-
-/// Remembers a dispatch stack pointer of a thread, and its distances to the others in `calls`.
-fn note_dispatch_sp(st: &mut ThreadState, sp: u64, calls: &mut Calls) {
-    if sp == 0 || st.dispatch_sps.contains(&sp) {
-        return;
-    }
-    for &other in &st.dispatch_sps {
-        calls.note_dispatch_delta(other.abs_diff(sp));
-    }
-    if st.dispatch_sps.len() == DISPATCH_SPS {
-        st.dispatch_sps.remove(0);
-    }
-    st.dispatch_sps.push(sp);
-}
-
-/// Whether `sp` is one of a thread's dispatch stack pointers, seen there or at a distance
-/// from one that another thread showed between two of its own.
-fn is_dispatch_sp(st: &ThreadState, sp: u64, calls: &Calls) -> bool {
-    st.dispatch_sps.iter().any(|&d| {
-        d == sp
-            || calls
-                .dispatch_deltas
-                .iter()
-                .any(|&delta| d.abs_diff(sp) == delta)
-    })
-}
-
-/// The lowest frame that is a runtime-async segment whose logical call went on in a later
-/// segment (on another thread): it suspended, and everything above it is gone too. Only
-/// runtime-async variants suspend without a Leave: a state machine's `MoveNext` always
-/// returns with one, and its continuation may start on another thread before it has (the
-/// segment that scheduled it is still returning).
-fn lowest_stale(
-    st: &ThreadState,
-    calls: &Calls,
-    roles: &mut Roles,
-    tables: &Tables,
-) -> Option<usize> {
-    if st.open_segments == 0 {
-        return None;
-    }
-    st.stack.iter().position(|o| {
-        roles.get(&tables.functions, o.func) == Role::Variant
-            && o.segment.is_some_and(|s| {
-                calls
-                    .live
-                    .get(&s.call)
-                    .is_none_or(|l| l.started > s.index + 1)
-            })
-    })
-}
-
-/// What the frame-closing functions need besides the thread's state.
-struct Ctx<'a, S: ?Sized> {
-    stats: &'a mut Stats,
-    tables: &'a mut Tables,
-    roles: &'a mut Roles,
-    calls: &'a mut Calls,
-    /// The runtime reports a Leave when a runtime-async method suspends.
-    suspend_leaves: bool,
-    thread: ThreadIdx,
-    sink: &'a mut S,
-}
-
 /// A streaming analysis: feed it records with [`Analyzer::record`], then call
 /// [`Analyzer::finish`]. [`analyze_with`] does this for a reader.
 pub struct Analyzer {
     tables: Tables,
     stats: Stats,
-    states: DenseMap<ThreadState>,
-    roles: Roles,
-    calls: Calls,
-    suspend_leaves: bool,
+    replay: Replay,
     reorder: Reorder,
     filter: Option<HashSet<u64>>,
     origin_ticks: u64,
-    end: Option<eltrace_trace::EndRecord>,
+    end: Option<EndRecord>,
     diagnostics: Vec<String>,
     extra_diagnostics: u64,
     seen_events: bool,
@@ -116,10 +52,7 @@ impl Analyzer {
         Analyzer {
             tables: Tables::default(),
             stats: Stats::new(opts.call_tree),
-            states: DenseMap::default(),
-            roles: Roles::default(),
-            calls: Calls::default(),
-            suspend_leaves: false,
+            replay: Replay::default(),
             reorder: Reorder::default(),
             filter: opts.threads.as_ref().map(|t| t.iter().copied().collect()),
             origin_ticks: 0,
@@ -168,11 +101,11 @@ impl Analyzer {
         match rec {
             Record::Info(info) => {
                 self.origin_ticks = info.start_ticks;
-                self.suspend_leaves = asyncs::runtime_reports_suspend_leaves(&info);
+                self.replay.info_read(&info);
                 self.tables.info = info;
             }
             Record::Function(f) => {
-                self.roles.record_read(&f);
+                self.replay.function_read(&f);
                 self.tables.functions.insert(f);
             }
             Record::Thread(t) => self.tables.threads.insert(t),
@@ -229,128 +162,12 @@ impl Analyzer {
         limit: u64,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        let Analyzer {
-            reorder,
-            states,
-            stats,
-            tables,
-            roles,
-            calls,
-            suspend_leaves,
-            ..
-        } = self;
-        reorder.drain(limit, |thread, batch| {
-            let st = states.entry(thread.0, ThreadState::default);
-            let mut cx = Ctx {
-                stats: &mut *stats,
-                tables: &mut *tables,
-                roles: &mut *roles,
-                calls: &mut *calls,
-                suspend_leaves: *suspend_leaves,
-                thread,
-                sink: &mut *sink,
-            };
-            run_thread(st, &mut cx, batch)
+        let (replay, tables, stats) = (&mut self.replay, &mut self.tables, &mut self.stats);
+        self.reorder.drain(limit, |thread, batch| {
+            replay.run(tables, stats, thread, batch, sink)
         })
     }
-}
 
-/// Analyses a batch of one thread's queued items.
-fn run_thread<S: FrameSink + ?Sized>(
-    st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
-    batch: &mut Batch<'_>,
-) -> Result<(), AnalysisError> {
-    while let Some((ns, item)) = batch.next_item() {
-        match item {
-            Item::Event(e) => step(st, cx, &e, ns, batch.ahead())?,
-            Item::Dropped => {
-                let at = st.last_ns;
-                let lost = close_all(st, cx, at, EndKind::Lost)?;
-                st.after_completion = None;
-                st.last_left = None;
-                cx.stats.count(cx.thread, Count::Lost, lost);
-            }
-        }
-    }
-    if let Some(ts) = cx.stats.threads.get_mut(cx.thread.0) {
-        ts.last_ns = st.last_ns;
-    }
-    Ok(())
-}
-
-/// One event of a thread, at `ns`; `ahead` holds the thread's next events already read.
-fn step<S: FrameSink + ?Sized>(
-    st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
-    e: &Event,
-    ns: u64,
-    ahead: Ahead<'_>,
-) -> Result<(), AnalysisError> {
-    let next = ahead.events().next().copied();
-    let thread = cx.thread;
-    if e.kind == EventKind::Value {
-        if !std::mem::take(&mut st.skip_value) {
-            attach_value(st, cx, e.func.0);
-        }
-        return Ok(());
-    }
-    st.skip_value = false;
-    // The activity before this event: when this event shows frames gone without a Leave,
-    // they ended no later than that.
-    let before = st.last_ns;
-    st.last_ns = ns;
-    if st.stack.last().is_some_and(|o| o.unresolved) {
-        resolve_top(st, cx, e);
-    }
-    let after_completion = st.after_completion.take();
-    st.last_left = None;
-    match e.kind {
-        EventKind::Enter => {
-            if let Some(i) = lowest_stale(st, cx.calls, &mut *cx.roles, cx.tables) {
-                reveal_above(st, cx, i, before)?;
-            }
-            if dispatched_below_segments(st, cx, e, ahead) {
-                reveal_above(st, cx, 0, before)?;
-            }
-            if e.sp != 0 {
-                reveal(st, cx, |sp| sp <= e.sp, before)?;
-            }
-            let prefer = stale_below(st, cx, e.func.0, before)?;
-            enter(st, cx, e, ns, after_completion, prefer);
-        }
-        EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
-            if e.sp != 0 {
-                reveal(st, cx, |sp| sp < e.sp, ns)?;
-            }
-            let kind = match e.kind {
-                EventKind::Leave => EndKind::Leave,
-                EventKind::Tailcall => EndKind::Tailcall,
-                _ => EndKind::Unwind,
-            };
-            // A return value follows its Leave directly (record --values).
-            let value = next
-                .filter(|v| v.kind == EventKind::Value)
-                .map(|v| v.func.0);
-            st.skip_value = value.is_some();
-            leave(st, cx, e.func, ns, kind, value)?;
-        }
-        EventKind::Catch => {
-            if st.has_frame_of(e.func.0) {
-                while st.stack.last().is_some_and(|o| o.func != e.func.0) {
-                    close_top(st, cx, ns, EndKind::Catch, None)?;
-                }
-            }
-        }
-        EventKind::Throw => {
-            cx.stats.count(thread, Count::Throws, 1);
-        }
-        EventKind::Value => {}
-    }
-    Ok(())
-}
-
-impl Analyzer {
     /// Closes the frames still open (at the trace's last timestamp) and returns the result.
     pub fn finish<S: FrameSink + ?Sized>(
         mut self,
@@ -365,41 +182,8 @@ impl Analyzer {
             }
         }
         let last = self.stats.totals.last_ns;
-        let keys: Vec<u32> = self.states.iter().map(|(k, _)| k).collect();
-        for k in keys {
-            let Some(st) = self.states.get_mut(k) else {
-                continue;
-            };
-            let mut cx = Ctx {
-                stats: &mut self.stats,
-                tables: &mut self.tables,
-                roles: &mut self.roles,
-                calls: &mut self.calls,
-                suspend_leaves: self.suspend_leaves,
-                thread: ThreadIdx(k),
-                sink,
-            };
-            if st.stack.last().is_some_and(|o| o.unresolved) {
-                // No event followed: a thunk would have been followed by its variant.
-                let f = st.stack.last().map_or(0, |o| o.func);
-                cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
-                classify_top(st, &mut cx, 0, None, None);
-            }
-            // A segment whose call went on elsewhere suspended: it and the frames above it
-            // ended with the thread's last activity.
-            if let Some(i) = lowest_stale(st, cx.calls, &mut *cx.roles, cx.tables) {
-                let at = st.last_ns;
-                reveal_above(st, &mut cx, i, at)?;
-            }
-            let open = close_all(st, &mut cx, last, EndKind::OpenAtEnd)?;
-            self.stats.count(ThreadIdx(k), Count::OpenAtEnd, open);
-        }
-        // Logical calls still waiting for a resume: suspended ones stay pending; one that
-        // left with a Leave that may have been a suspension completed there.
-        for (id, l) in self.calls.drain() {
-            let pending = l.state == CallState::Suspended;
-            self.stats.settle(&self.tables, l.summary(id), pending);
-        }
+        self.replay
+            .finish(&mut self.tables, &mut self.stats, last, sink)?;
         // Threads with a record but no events are listed too (if selected).
         let idxs: Vec<ThreadIdx> = self.tables.threads.iter().map(|t| t.idx).collect();
         for t in idxs {
@@ -417,12 +201,206 @@ impl Analyzer {
     }
 }
 
+/// Analyses a whole trace.
+pub fn analyze<R: Read>(input: R, opts: &Options) -> Result<Analysis, AnalysisError> {
+    analyze_with(input, opts, &mut NullSink)
+}
+
+/// Analyses a whole trace, handing every frame to `sink` as it closes.
+pub fn analyze_with<R: Read, S: FrameSink + ?Sized>(
+    input: R,
+    opts: &Options,
+    sink: &mut S,
+) -> Result<Analysis, AnalysisError> {
+    let mut reader = TraceReader::new(input)?;
+    let mut an = Analyzer::new(opts);
+    while let Some(rec) = reader.next_record()? {
+        an.record(rec, sink)?;
+    }
+    an.finish(reader.truncated(), sink)
+}
+
+// ---- The replay (to move to replay.rs) ----
+
+/// The replay of every thread: their shadow stacks and what the async rules learn across
+/// threads. The tables and statistics it writes to belong to the caller.
+#[derive(Debug, Default)]
+pub(crate) struct Replay {
+    states: DenseMap<ThreadState>,
+    roles: Roles,
+    calls: Calls,
+    /// The runtime reports a Leave when a runtime-async method suspends.
+    suspend_leaves: bool,
+}
+
+impl Replay {
+    /// The trace's INFO record was read.
+    pub fn info_read(&mut self, info: &TraceInfo) {
+        self.suspend_leaves = runtime_reports_suspend_leaves(info);
+    }
+
+    /// A FUNCTION record was read (before it goes into the function table).
+    pub fn function_read(&mut self, f: &FunctionRecord) {
+        self.roles.record_read(f);
+    }
+
+    /// A thread's state and the context of the rules, for one thread.
+    fn thread<'a>(
+        &'a mut self,
+        tables: &'a mut Tables,
+        stats: &'a mut Stats,
+        thread: ThreadIdx,
+    ) -> (&'a mut ThreadState, Ctx<'a>) {
+        let st = self.states.entry(thread.0, ThreadState::default);
+        let cx = Ctx {
+            stats,
+            tables,
+            roles: &mut self.roles,
+            calls: &mut self.calls,
+            suspend_leaves: self.suspend_leaves,
+            thread,
+        };
+        (st, cx)
+    }
+
+    /// Replays a batch of one thread's queued items.
+    pub fn run<S: FrameSink + ?Sized>(
+        &mut self,
+        tables: &mut Tables,
+        stats: &mut Stats,
+        thread: ThreadIdx,
+        batch: &mut Batch<'_>,
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        let (st, mut cx) = self.thread(tables, stats, thread);
+        let cx = &mut cx;
+        while let Some((ns, item)) = batch.next_item() {
+            match item {
+                Item::Event(e) => step(st, cx, sink, &e, ns, batch.ahead())?,
+                Item::Dropped => {
+                    let at = st.last_ns;
+                    let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
+                    st.after_completion = None;
+                    st.last_left = None;
+                    cx.stats.count(thread, Count::Lost, lost);
+                }
+            }
+        }
+        if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
+            ts.last_ns = st.last_ns;
+        }
+        Ok(())
+    }
+
+    /// At the end of the trace (its last timestamp `last`): closes every thread's frames
+    /// still open and settles the logical calls still waiting.
+    pub fn finish<S: FrameSink + ?Sized>(
+        &mut self,
+        tables: &mut Tables,
+        stats: &mut Stats,
+        last: u64,
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        let keys: Vec<u32> = self.states.iter().map(|(k, _)| k).collect();
+        for k in keys {
+            let (st, mut cx) = self.thread(tables, stats, ThreadIdx(k));
+            let cx = &mut cx;
+            link::resolve_at_end(st, cx);
+            // A segment whose call went on elsewhere suspended: it and the frames above it
+            // ended with the thread's last activity.
+            if let Some(i) = link::lowest_stale(st, cx) {
+                let at = st.last_ns;
+                reveal_above(st, cx, sink, i, at)?;
+            }
+            let open = close_all(st, cx, sink, last, EndKind::OpenAtEnd)?;
+            cx.stats.count(ThreadIdx(k), Count::OpenAtEnd, open);
+        }
+        link::settle_remaining(&mut self.calls, stats, tables);
+        Ok(())
+    }
+}
+
+/// One event of a thread, at `ns`; `ahead` holds the thread's next events already read.
+fn step<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    e: &Event,
+    ns: u64,
+    ahead: Ahead<'_>,
+) -> Result<(), AnalysisError> {
+    let next = ahead.events().next().copied();
+    if e.kind == EventKind::Value {
+        if !std::mem::take(&mut st.skip_value) {
+            attach_value(st, cx, e.func.0);
+        }
+        return Ok(());
+    }
+    st.skip_value = false;
+    // The activity before this event: when this event shows frames gone without a Leave,
+    // they ended no later than that.
+    let before = st.last_ns;
+    st.last_ns = ns;
+    if st.stack.last().is_some_and(|o| o.unresolved) {
+        link::resolve_top(st, cx, e);
+    }
+    let after_completion = st.after_completion.take();
+    st.last_left = None;
+    match e.kind {
+        EventKind::Enter => {
+            if let Some(i) = link::lowest_stale(st, cx) {
+                reveal_above(st, cx, sink, i, before)?;
+            }
+            if link::dispatched_below_segments(st, cx, e, ahead) {
+                reveal_above(st, cx, sink, 0, before)?;
+            }
+            if e.sp != 0 {
+                reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
+            }
+            let prefer = match link::stale_below(st, cx, e.func.0) {
+                Some((i, call)) => {
+                    reveal_above(st, cx, sink, i, before)?;
+                    Some(call)
+                }
+                None => None,
+            };
+            enter(st, cx, e, ns, after_completion, prefer);
+        }
+        EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
+            if e.sp != 0 {
+                reveal(st, cx, sink, |sp| sp < e.sp, ns)?;
+            }
+            let kind = match e.kind {
+                EventKind::Leave => EndKind::Leave,
+                EventKind::Tailcall => EndKind::Tailcall,
+                _ => EndKind::Unwind,
+            };
+            // A return value follows its Leave directly (record --values).
+            let value = next
+                .filter(|v| v.kind == EventKind::Value)
+                .map(|v| v.func.0);
+            st.skip_value = value.is_some();
+            leave(st, cx, sink, e.func, ns, kind, value)?;
+        }
+        EventKind::Catch => {
+            if st.has_frame_of(e.func.0) {
+                while st.stack.last().is_some_and(|o| o.func != e.func.0) {
+                    close_top(st, cx, sink, ns, EndKind::Catch, None)?;
+                }
+            }
+        }
+        EventKind::Throw => cx.stats.count(cx.thread, Count::Throws, 1),
+        EventKind::Value => {}
+    }
+    Ok(())
+}
+
 /// A Value event: arguments of the frame just entered, or the return value of the frame the
 /// previous event closed.
-fn attach_value<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, id: u32) {
+fn attach_value(st: &mut ThreadState, cx: &mut Ctx<'_>, id: u32) {
     if let Some((func, call)) = st.last_left.take() {
         // Shown only at a completion: on a runtime that reports suspension Leaves a later
-        // resume of the call takes it back (see `link_resume`).
+        // resume of the call takes it back (see `link::link_resume`).
         if let Some(c) = call {
             if let Some(l) = cx.calls.live.get_mut(&c) {
                 l.leave_value = Some(id);
@@ -449,40 +427,12 @@ fn attach_value<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, id: u32) {
     }
 }
 
-/// The top frame is a runtime-async function whose role was unknown: the event after its
-/// Enter decides. A thunk's next event is the Enter of its own variant.
-fn resolve_top<S: ?Sized>(st: &mut ThreadState, cx: &mut Ctx<'_, S>, e: &Event) {
-    let Some(top) = st.stack.last() else {
-        return;
-    };
-    let f = top.func;
-    let thunk = e.kind == EventKind::Enter
-        && match (
-            cx.tables.functions.get(FunctionIdx(f)),
-            cx.tables.functions.get(e.func),
-        ) {
-            (Some(a), Some(b)) => asyncs::same_async_method(a, b),
-            _ => false,
-        };
-    if thunk {
-        cx.roles.learn(&mut cx.tables.functions, f, Role::Thunk);
-        cx.roles
-            .learn(&mut cx.tables.functions, e.func.0, Role::Variant);
-        if let Some(top) = st.stack.last_mut() {
-            top.unresolved = false;
-        }
-        // A thunk is an ordinary frame: its call was not counted yet.
-    } else {
-        cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
-        classify_top(st, cx, e.sp, None, None);
-    }
-}
-
 /// Pops the frames that `gone(frame sp)` says the stack has left behind, as ended without a
-/// Leave at `ns`: segments of async methods suspended, other frames vanished.
+/// Leave at `ns`.
 fn reveal<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
     gone: impl Fn(u64) -> bool,
     ns: u64,
 ) -> Result<(), AnalysisError> {
@@ -491,13 +441,15 @@ fn reveal<S: FrameSink + ?Sized>(
         .iter()
         .rposition(|o| o.sp == 0 || !gone(o.sp))
         .map_or(0, |i| i + 1);
-    reveal_above(st, cx, keep, ns)
+    reveal_above(st, cx, sink, keep, ns)
 }
 
-/// Pops the frames at `keep` and above as ended without a Leave at `ns`.
+/// Pops the frames at `keep` and above as ended without a Leave at `ns`: segments of async
+/// methods suspended, other frames vanished (see [`link::ended_without_leave`]).
 fn reveal_above<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
     keep: usize,
     ns: u64,
 ) -> Result<(), AnalysisError> {
@@ -505,366 +457,39 @@ fn reveal_above<S: FrameSink + ?Sized>(
         let Some(top) = st.stack.last() else {
             break;
         };
-        let role = cx.roles.get(&cx.tables.functions, top.func);
-        if top.segment.is_some() && role == Role::Variant {
-            close_top(st, cx, ns, EndKind::Suspend, None)?;
-            cx.stats.count(cx.thread, Count::Suspended, 1);
-        } else {
-            close_top(st, cx, ns, EndKind::Vanished, None)?;
-            cx.stats.count(cx.thread, Count::Vanished, 1);
-        }
+        let kind = link::ended_without_leave(cx, top);
+        close_top(st, cx, sink, ns, kind, None)?;
+        let counter = match kind {
+            EndKind::Suspend => Count::Suspended,
+            _ => Count::Vanished,
+        };
+        cx.stats.count(cx.thread, counter, 1);
     }
     Ok(())
 }
 
-fn enter<S: ?Sized>(
+/// Pushes a frame for Enter `e` at `ns`.
+fn enter(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
+    cx: &mut Ctx<'_>,
     e: &Event,
     ns: u64,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
 ) {
-    let f = e.func.0;
-    let stats = &mut *cx.stats;
     let parent_node = st.stack.last().and_then(|o| o.node);
-    let node = stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
-    st.push(f, ns, e.sp, node);
-    stats.reached_depth(cx.thread, st.stack.len() as u32);
-    match cx.roles.get(&cx.tables.functions, f) {
-        Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion, prefer),
-        Role::Unresolved => {
-            if let Some(top) = st.stack.last_mut() {
-                top.unresolved = true;
-            }
-        }
-        Role::Plain | Role::Thunk => {}
-    }
+    let node = cx.stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
+    st.push(e.func.0, ns, e.sp, node);
+    cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
+    link::entered(st, cx, e, after_completion, prefer);
 }
 
-/// Decides whether the top frame (a segment of an async method) starts a logical call or
-/// resumes one, and which.
-fn classify_top<S: ?Sized>(
-    st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
-    sp: u64,
-    after_completion: Option<Completed>,
-    prefer: Option<u64>,
-) {
-    let n = st.stack.len();
-    let Some(top) = st.stack.last() else {
-        return;
-    };
-    let f = top.func;
-    let start = top.start;
-    let top_sp = top.sp;
-    let role = cx.roles.get(&cx.tables.functions, f);
-    let parent = n.checked_sub(2).map(|i| st.stack[i]);
-    if parent.is_none() && role == Role::Variant {
-        note_dispatch_sp(st, top_sp, cx.calls);
-    }
-    let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
-    let resumed = match initial_caller {
-        Some(_) => None,
-        None => link_resume(cx, f, sp, after_completion, prefer)
-            .or_else(|| cx.calls.pick_running_elsewhere(f, cx.thread.0)),
-    };
-    if initial_caller.is_some() && role == Role::Variant {
-        if let Some(p) = parent.filter(|p| p.func == f && p.sp > top_sp && top_sp != 0) {
-            let unknown = cx
-                .calls
-                .call_deltas(f)
-                .is_none_or(|d| !d.contains(&(p.sp - top_sp)));
-            let only_segments = st.stack[..n - 1].iter().all(|o| o.segment.is_some());
-            if unknown && only_segments && !cx.calls.has_waiting(f) {
-                cx.stats.function(f).ambiguous_calls += 1;
-            }
-        }
-    }
-    let (call, index, inferred) = match (initial_caller, resumed) {
-        (Some(caller), _) => (new_call(cx, f, caller, start), 0, false),
-        (None, Some((id, inferred))) => {
-            // A call resumes once the callee it awaited is over, also when that callee never
-            // resumed (an exception passed it) or its last segment is still open on another
-            // thread (its thread not analysed that far). For every way a resume is linked.
-            for (cid, c) in cx.calls.finish_callees(id) {
-                cx.stats.settle(cx.tables, c.summary(cid), false);
-            }
-            let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
-            let index = l.started;
-            l.inferred |= inferred;
-            let fs = cx.stats.function(f);
-            fs.resumes += 1;
-            if inferred {
-                fs.inferred_resumes += 1;
-            }
-            (id, index, inferred)
-        }
-        // A resume that continues nothing seen (the trace began later, or its first call was
-        // not recorded): counted as a call of its own.
-        (None, None) => (new_call(cx, f, None, start), 0, false),
-    };
-    if let Some(l) = cx.calls.live.get_mut(&call) {
-        l.started += 1;
-        l.thread = cx.thread.0;
-    }
-    st.mark_segment(SegmentRef {
-        call,
-        index,
-        inferred,
-    });
-}
-
-/// Whether entering `f` (of segmented `role`) on top of `parent` is a first call, and then
-/// the caller's logical call. The evidence: the variant's own thunk, or an async caller
-/// (runtime-async methods call each other's variants directly); for a state machine, its
-/// kickoff method.
-fn initial_evidence<S: ?Sized>(
-    cx: &mut Ctx<'_, S>,
-    f: u32,
-    role: Role,
-    parent: Option<&Open>,
-) -> Option<Option<u64>> {
-    let p = parent?;
-    let record = cx.tables.functions.get(FunctionIdx(f));
-    let prec = cx.tables.functions.get(FunctionIdx(p.func));
-    match role {
-        Role::StateMachine => match (record, prec) {
-            (Some(r), Some(pr)) if asyncs::is_kickoff(r, pr) => Some(None),
-            _ => None,
-        },
-        _ => {
-            let prole = cx.roles.get(&cx.tables.functions, p.func);
-            match (record, prec) {
-                (Some(r), Some(pr)) if prole == Role::Thunk && asyncs::same_async_method(pr, r) => {
-                    Some(None)
-                }
-                _ if prole == Role::Variant && p.segment.is_some() => {
-                    Some(p.segment.map(|s| s.call))
-                }
-                _ => None,
-            }
-        }
-    }
-}
-
-/// Whether Enter `e` is a resume of runtime-async variant `f` by one of this thread's
-/// dispatchers, reached below segments that suspended: the stack holds only runtime-async
-/// segments, all above `e`'s stack pointer, and either `e` comes at one of the thread's
-/// dispatch stack pointers (where a variant was resumed before with nothing below it, or at a
-/// distance from one that separates two dispatch stack pointers on some thread) and a call
-/// of `f` could be resumed, or the top segment is `f`'s own and `e` is not a direct call from
-/// it (see below). A dispatcher runs
-/// continuations from the bottom of the thread's stack, not from inside a segment: the thread
-/// has left those segments (they suspended) and reached its dispatcher by a deeper path than
-/// before (e.g. the timer queue, which resumes a `Task.Delay` 0x490 bytes below the thread
-/// pool's dispatch on .NET 10), so the stack pointer alone does not show them gone.
-fn dispatched_below_segments<S: ?Sized>(
-    st: &ThreadState,
-    cx: &mut Ctx<'_, S>,
-    e: &Event,
-    ahead: Ahead<'_>,
-) -> bool {
-    let f = e.func.0;
-    let Some(top) = st.stack.last() else {
-        return false;
-    };
-    if e.sp == 0 || top.sp <= e.sp || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
-        return false;
-    }
-    let all_segments = st.stack.iter().all(|o| {
-        o.sp > e.sp
-            && o.segment.is_some()
-            && cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
-    });
-    if !all_segments {
-        return false;
-    }
-    let waiting = cx.calls.has_waiting(f);
-    if is_dispatch_sp(st, e.sp, cx.calls) {
-        // Something to resume: a waiting call of f, or one whose segment is on this stack.
-        return waiting || st.stack.iter().any(|o| o.func == f);
-    }
-    // The top segment is of f itself, and f enters deeper than any direct call from f goes
-    // (f's frame size, known from a direct callee that returned): it came through frames
-    // without probes, so it is not a recursive call but a resume, and the segment suspended
-    // (a dispatcher below it, as above; e.g. the timer queue resuming one of several waiting
-    // Workers on a pool thread). An inline continuation inside a still running segment would
-    // be misread here; .NET 10's runtime-async dispatch was not seen to make one.
-    // Where no call from f has returned yet, the thread's next events may show one (f's
-    // frame size is the same in every frame of f of one compilation).
-    if top.func != f {
-        return false;
-    }
-    if cx.calls.call_deltas(f).is_none() {
-        if let Some(d) = call_delta_ahead(e, ahead, f) {
-            cx.calls.note_call_delta(f, d);
-        }
-    }
-    cx.calls
-        .call_deltas(f)
-        .is_some_and(|d| !d.contains(&(top.sp - e.sp)))
-}
-
-/// How many queued events [`call_delta_ahead`] looks at.
-const LOOK_AHEAD: usize = 4096;
-
-/// In a thread's event `e` and its next events: a frame of `f` (an Enter of `f` at P) whose
-/// next event is an Enter of another method at Q below P, and that callee's Leave at Q before
-/// anything comes back up to P: a direct call from `f` that returned, `P - Q` below `f`'s
-/// stack pointer.
-fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
-    let events: Vec<&Event> = std::iter::once(e)
-        .chain(ahead.events().take(LOOK_AHEAD))
-        .collect();
-    for (i, e) in events.iter().enumerate() {
-        if e.kind != EventKind::Enter || e.func.0 != f || e.sp == 0 {
-            continue;
-        }
-        let Some(callee) = events.get(i + 1) else {
-            break;
-        };
-        // A deeper Enter of f itself is what is in question (a recursion or a resume).
-        if callee.kind != EventKind::Enter
-            || callee.sp == 0
-            || callee.sp >= e.sp
-            || callee.func.0 == f
-        {
-            continue;
-        }
-        for later in &events[i + 2..] {
-            if later.kind == EventKind::Leave && later.sp == callee.sp && later.func == callee.func
-            {
-                return Some(e.sp - callee.sp);
-            }
-            if later.sp >= e.sp {
-                break;
-            }
-        }
-    }
-    None
-}
-
-/// Before a resume of runtime-async `f` is pushed: a segment of a running call of `f` lower
-/// on this very stack cannot be running (a call does not resume inside itself): it
-/// suspended, and the thread came back deeper than it (e.g. a timer callback), so the stack
-/// pointer did not show it gone. Pops it and what is above it; returns its call.
-fn stale_below<S: FrameSink + ?Sized>(
-    st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
-    f: u32,
-    before: u64,
-) -> Result<Option<u64>, AnalysisError> {
-    if st.open_segments == 0 || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
-        return Ok(None);
-    }
-    if initial_evidence(cx, f, Role::Variant, st.stack.last()).is_some() {
-        return Ok(None);
-    }
-    let found = st.stack.iter().rposition(|o| {
-        o.func == f
-            && o.segment.is_some_and(|s| {
-                cx.calls
-                    .live
-                    .get(&s.call)
-                    .is_some_and(|l| l.state == CallState::Running && l.started == s.index + 1)
-            })
-    });
-    let Some(i) = found else {
-        return Ok(None);
-    };
-    let call = st.stack[i].segment.map(|s| s.call);
-    reveal_above(st, cx, i, before)?;
-    Ok(call)
-}
-
-fn new_call<S: ?Sized>(cx: &mut Ctx<'_, S>, f: u32, caller: Option<u64>, start: u64) -> u64 {
-    cx.stats.function(f).calls += 1;
-    cx.stats.totals.logical_calls += 1;
-    cx.calls.start(f, caller, start)
-}
-
-/// The waiting logical call of `f` that a resume at `sp` continues, and whether only order
-/// chose it.
-fn link_resume<S: ?Sized>(
-    cx: &mut Ctx<'_, S>,
-    f: u32,
-    sp: u64,
-    after_completion: Option<Completed>,
-    prefer: Option<u64>,
-) -> Option<(u64, bool)> {
-    // A dispatcher that completed a call resumes that call's caller next, at the same sp.
-    let chained = after_completion.filter(|c| {
-        c.sp == sp
-            && sp != 0
-            && cx.calls.live.get(&c.caller).is_some_and(|l| l.func == f)
-            && cx.calls.waiting(c.caller)
-    });
-    let prefer = prefer.filter(|&p| cx.calls.waiting(p));
-    let (id, inferred, prev) = match chained {
-        _ if prefer.is_some() => {
-            let p = prefer?;
-            (p, false, cx.calls.take(p)?)
-        }
-        Some(c) => {
-            // That also proves the completed call complete (where its Leave could have been
-            // a suspension).
-            if let Some(done) = c.done {
-                if let Some(l) = cx.calls.finish(done) {
-                    cx.stats.settle(cx.tables, l.summary(done), false);
-                }
-            }
-            (c.caller, false, cx.calls.take(c.caller)?)
-        }
-        None => cx.calls.pick(f)?,
-    };
-    if prev == CallState::LeftOpen {
-        // The Leave that ended its last segment was a suspension after all: no completion
-        // value either.
-        cx.stats.function(f).suspensions += 1;
-        if let Some(l) = cx.calls.live.get_mut(&id) {
-            l.leave_value = None;
-        }
-        prove_callers_suspended(cx, id);
-    }
-    Some((id, inferred))
-}
-
-/// Call `id`'s last Leave was just proven a suspension. A runtime-async method whose callee
-/// suspends suspends too, right away: its segment that was running below that callee ended
-/// by suspending. So a caller whose latest segment ended with a Leave after the callee's, and
-/// that is still waiting, suspended there too (also when it is never resumed, e.g. when an
-/// exception passes it by), and so on up the chain of callers.
-fn prove_callers_suspended<S: ?Sized>(cx: &mut Ctx<'_, S>, id: u64) {
-    let mut child = id;
-    while let Some(l) = cx.calls.live.get(&child) {
-        let (child_end, caller) = (l.last_end, l.caller);
-        let Some(p) = caller else {
-            break;
-        };
-        let proven = cx
-            .calls
-            .live
-            .get(&p)
-            .is_some_and(|pl| pl.state == CallState::LeftOpen && pl.last_end >= child_end);
-        if !proven {
-            break;
-        }
-        let _ = cx.calls.take(p);
-        cx.calls.park_suspended(p);
-        if let Some(pl) = cx.calls.live.get_mut(&p) {
-            pl.leave_value = None;
-            let func = pl.func;
-            cx.stats.function(func).suspensions += 1;
-        }
-        child = p;
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
+/// A Leave, Tailcall or Unwind (`kind`) of `func` at `ns`, with return value `value`: closes
+/// its frame, and the frames above it as mismatched.
 fn leave<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
     func: FunctionIdx,
     ns: u64,
     kind: EndKind,
@@ -876,7 +501,7 @@ fn leave<S: FrameSink + ?Sized>(
     }
     while let Some(top) = st.stack.last() {
         if top.func == func.0 {
-            let closed = close_top(st, cx, ns, kind, value)?;
+            let closed = close_top(st, cx, sink, ns, kind, value)?;
             if kind == EndKind::Leave {
                 if value.is_none() {
                     st.last_left = Some((func.0, closed.segment.map(|s| s.call)));
@@ -891,7 +516,7 @@ fn leave<S: FrameSink + ?Sized>(
             }
             break;
         }
-        close_top(st, cx, ns, EndKind::Mismatched, None)?;
+        close_top(st, cx, sink, ns, EndKind::Mismatched, None)?;
         cx.stats.count(cx.thread, Count::Mismatched, 1);
     }
     Ok(())
@@ -900,13 +525,14 @@ fn leave<S: FrameSink + ?Sized>(
 /// Closes every open frame of a thread at `ns`; returns how many.
 fn close_all<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
     ns: u64,
     kind: EndKind,
 ) -> Result<u64, AnalysisError> {
     let mut n = 0;
     while !st.stack.is_empty() {
-        close_top(st, cx, ns, kind, None)?;
+        close_top(st, cx, sink, ns, kind, None)?;
         n += 1;
     }
     Ok(n)
@@ -922,11 +548,12 @@ struct Closed {
     live: bool,
 }
 
-/// Pops the top frame (the stack must not be empty), ends it at `ns`, updates the statistics
-/// and hands it to the sink.
+/// Pops the top frame (the stack must not be empty), ends it at `ns` by `kind`, updates the
+/// statistics and hands it to the sink.
 fn close_top<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_, S>,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
     ns: u64,
     kind: EndKind,
     leave_value: Option<u32>,
@@ -944,86 +571,30 @@ fn close_top<S: FrameSink + ?Sized>(
     let caller = match st.stack.last_mut() {
         Some(p) => {
             p.children += dur;
-            if kind == EndKind::Leave && p.sp > o.sp && o.sp != 0 && p.func != o.func {
-                // A call that returned: how far below its caller's stack pointer a direct
-                // call of that caller enters. (Not from a frame of the same method: that may
-                // be a resume below a suspended segment taken for a recursion.)
-                cx.calls.note_call_delta(p.func, p.sp - o.sp);
-            }
+            link::note_returned_call(cx.calls, p, &o, kind);
             Some(p.func)
         }
         None => None,
     };
     cx.stats.frame_closed(cx.thread, &o, caller, dur, kind);
     let caller = caller.unwrap_or(ROOT);
-    let stats = &mut *cx.stats;
 
-    // Segments: account the logical call; decide what its end means.
     let mut closed = Closed {
         sp: o.sp,
         segment: o.segment,
         caller: None,
         live: false,
     };
-    let role = cx.roles.get(&cx.tables.functions, o.func);
     let mut show_leave = kind == EndKind::Leave;
     if let Some(seg) = o.segment {
-        let stale;
-        if let Some(l) = cx.calls.live.get_mut(&seg.call) {
-            l.segments += 1;
-            l.cpu_ns += dur;
-            l.last_end = l.last_end.max(end);
-            closed.caller = l.caller;
-            // The call already went on in a later segment: this one suspended, and the call's
-            // state belongs to the later one.
-            stale = l.started > seg.index + 1;
-        } else {
-            stale = true;
-        }
-        if stale {
-            show_leave = false;
-        }
-        match kind {
-            // A later segment of its call already began (e.g. a resume on another thread
-            // analysed before this Leave): whatever ended it, it suspended.
-            _ if stale => {
-                if kind != EndKind::Suspend {
-                    stats.function(o.func).suspensions += 1;
-                }
-            }
-            EndKind::Suspend => {
-                cx.calls.park_suspended(seg.call);
-                closed.live = true;
-                show_leave = false;
-            }
-            EndKind::Leave if role == Role::Variant && !cx.suspend_leaves => {
-                // .NET 10 reports no Leave at a suspension: this Leave completes the call.
-                if let Some(l) = cx.calls.live.get_mut(&seg.call) {
-                    l.leave_value = leave_value;
-                }
-                if let Some(l) = cx.calls.finish(seg.call) {
-                    stats.settle(cx.tables, l.summary(seg.call), false);
-                }
-            }
-            EndKind::Leave => {
-                // A suspension or the completion: a later resume of the call tells.
-                if let Some(l) = cx.calls.live.get_mut(&seg.call) {
-                    l.leave_value = leave_value;
-                }
-                cx.calls.park_left_open(seg.call);
-                closed.live = true;
-                show_leave = false;
-            }
-            _ => {
-                if let Some(l) = cx.calls.finish(seg.call) {
-                    stats.settle(cx.tables, l.summary(seg.call), false);
-                }
-            }
-        }
+        let ended = link::end_segment(cx, &o, seg, end, kind, leave_value);
+        closed.caller = ended.caller;
+        closed.live = ended.live;
+        show_leave = ended.completion;
     } else if o.enter_value.is_some() || leave_value.is_some() {
         let args = shown(cx.tables, o.enter_value);
         let ret = shown(cx.tables, leave_value.filter(|_| show_leave));
-        stats.push_sample(o.func, u64::MAX, args, ret);
+        cx.stats.push_sample(o.func, u64::MAX, args, ret);
     }
 
     let first_segment = o.segment.is_none_or(|s| s.index == 0);
@@ -1041,27 +612,7 @@ fn close_top<S: FrameSink + ?Sized>(
         enter_value: shown(cx.tables, o.enter_value.filter(|_| first_segment)),
         leave_value: shown(cx.tables, leave_value.filter(|_| show_leave)),
     };
-    cx.sink
-        .frame(cx.tables, cx.thread, &frame)
+    sink.frame(cx.tables, cx.thread, &frame)
         .map_err(AnalysisError::Sink)?;
     Ok(closed)
-}
-
-/// Analyses a whole trace.
-pub fn analyze<R: Read>(input: R, opts: &Options) -> Result<Analysis, AnalysisError> {
-    analyze_with(input, opts, &mut NullSink)
-}
-
-/// Analyses a whole trace, handing every frame to `sink` as it closes.
-pub fn analyze_with<R: Read, S: FrameSink + ?Sized>(
-    input: R,
-    opts: &Options,
-    sink: &mut S,
-) -> Result<Analysis, AnalysisError> {
-    let mut reader = TraceReader::new(input)?;
-    let mut an = Analyzer::new(opts);
-    while let Some(rec) = reader.next_record()? {
-        an.record(rec, sink)?;
-    }
-    an.finish(reader.truncated(), sink)
 }

@@ -160,6 +160,13 @@ impl Calls {
         }
     }
 
+    /// Sets (or clears) the return value of live call `id`'s latest Leave.
+    pub fn set_leave_value(&mut self, id: u64, value: Option<u32>) {
+        if let Some(l) = self.live.get_mut(&id) {
+            l.leave_value = value;
+        }
+    }
+
     /// Whether `id` is waiting for a resume (suspended or left open).
     pub fn waiting(&self, id: u64) -> bool {
         self.live

@@ -1,5 +1,7 @@
 //! Async methods (docs/design.md "Async methods: segments and logical calls"): what a
-//! function is (`roles`) and the logical calls its segments form (`calls`).
+//! function is ([`roles`]), the logical calls its segments form ([`calls`]), what a thread's
+//! stack and events show about its segments ([`evidence`]), and the rules that link segments
+//! into calls and tell when a segment suspended ([`link`], the replay's one way in).
 //!
 //! ```text
 //! t=10   T0 enter  L3 [thunk]  sp=0x8f00
@@ -9,10 +11,10 @@
 //! ```
 
 mod calls;
+mod evidence;
+pub(crate) mod link;
 mod roles;
 
-pub(crate) use calls::{CallState, Calls};
-pub use roles::{
-    IMPL_ASYNC, Role, Roles, is_kickoff, role_of, runtime_reports_suspend_leaves,
-    same_async_method, state_machine_method,
-};
+pub(crate) use calls::Calls;
+pub(crate) use roles::Roles;
+pub use roles::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves, state_machine_method};
