@@ -27,12 +27,13 @@
 //! ```
 
 mod analysis;
+mod analyzer;
 mod asyncs;
 mod calltree;
-mod engine;
 mod fxmap;
 mod model;
 mod reorder;
+mod replay;
 mod sink;
 mod stack;
 mod stats;
@@ -40,10 +41,10 @@ mod stats;
 mod tests;
 
 pub use analysis::{Analysis, ValueSample};
+pub use analyzer::{Analyzer, Options, analyze, analyze_with};
 pub use asyncs::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves, state_machine_method};
 pub use calltree::{CallNode, CallTree};
 pub use eltrace_trace::{FunctionIdx, ThreadIdx};
-pub use engine::{Analyzer, Options, analyze, analyze_with};
 pub use model::{
     CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, SegmentRef, Tables,
     ThreadStats, ThreadTable, Totals, ValueTable,
