@@ -2,7 +2,7 @@
 //! state machines, calls suspended and never resumed.
 
 use eltrace_trace::EventKind::{self, Enter, Leave, Unwind};
-use eltrace_trace::{FunctionIdx, FunctionRecord, ThreadIdx, TraceInfo, TraceWriter};
+use eltrace_trace::{FunctionIdx, ThreadIdx};
 
 use super::build::*;
 use crate::*;
@@ -154,25 +154,12 @@ fn suspended_and_never_resumed() {
 #[test]
 fn caller_resumes_before_its_callee_segment_is_seen_to_end() {
     use eltrace_trace::FunctionFlags;
-    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
     let funcs = [
-        ("Run", 0, 0),
-        ("E1", 0x2000, FunctionFlags::ASYNC_VARIANT),
-        ("E2", 0x2000, FunctionFlags::ASYNC_VARIANT),
-        ("E3", 0x2000, FunctionFlags::ASYNC_VARIANT),
+        ("Run", 0x0600_0010, 0, 0),
+        ("E1", 0x0600_0011, 0x2000, FunctionFlags::ASYNC_VARIANT),
+        ("E2", 0x0600_0012, 0x2000, FunctionFlags::ASYNC_VARIANT),
+        ("E3", 0x0600_0013, 0x2000, FunctionFlags::ASYNC_VARIANT),
     ];
-    for (i, (m, impl_flags, flags)) in funcs.into_iter().enumerate() {
-        w.write_function(&FunctionRecord {
-            module: "App.dll".into(),
-            type_name: "Ns.T".into(),
-            method: m.into(),
-            token: 0x0600_0010 + i as u32,
-            impl_flags,
-            flags: FunctionFlags(FunctionFlags::HOOKED | flags),
-            ..FunctionRecord::new(FunctionIdx(i as u32))
-        })
-        .unwrap();
-    }
     let main = [
         (0, Enter, 0, 0x9000),
         (10, Enter, 1, 0x8f00),
@@ -186,7 +173,7 @@ fn caller_resumes_before_its_callee_segment_is_seen_to_end() {
         (200, Enter, 1, 0x840),
         (210, Leave, 1, 0x840),
     ];
-    let a = run(&threads_and_end(w, &[&main, &pool], 1_000));
+    let a = run(&flagged_trace(&funcs, &[&main, &pool], 1_000));
     assert_eq!(a.totals.unmatched_leaves, 0);
     assert_eq!(a.totals.mismatched_frames, 0);
     let row = |f| {

@@ -2,8 +2,8 @@
 //! place for the helpers every test module uses.
 
 use eltrace_trace::{
-    EndReason, EndRecord, Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord,
-    TraceInfo, TraceWriter,
+    EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, ThreadIdx,
+    ThreadRecord, TraceInfo, TraceWriter,
 };
 
 use crate::*;
@@ -140,28 +140,37 @@ pub fn typed_trace(funcs: &[(&str, &str)], threads: &[&[(u64, EventKind, u32, u6
     threads_and_end(w, threads, 1_000)
 }
 
-/// Runtime-async `L3` (thunk 1, variant 2) called from sync `Run` (0), calling plain `L4`
-/// (3) from its last segment; `events` per thread are `(ts, kind, func, sp)`.
-pub fn async_trace(threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
-    use eltrace_trace::FunctionFlags;
+/// A trace of functions `(method, token, impl flags, function flags)` of type `Ns.T` in
+/// App.dll, all hooked, and events `(ts, kind, func, sp)` per thread, ending at `end`.
+pub fn flagged_trace(
+    funcs: &[(&str, u32, u32, u32)],
+    threads: &[&[(u64, EventKind, u32, u64)]],
+    end: u64,
+) -> Vec<u8> {
     let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
-    let funcs = [
-        ("Run", 0, 0),
-        ("L3", 0x2000, FunctionFlags::ASYNC_THUNK),
-        ("L3", 0x2000, FunctionFlags::ASYNC_VARIANT),
-        ("L4", 0, 0),
-    ];
-    for (i, (m, impl_flags, flags)) in funcs.into_iter().enumerate() {
+    for (i, &(m, token, impl_flags, flags)) in funcs.iter().enumerate() {
         w.write_function(&FunctionRecord {
             module: "App.dll".into(),
             type_name: "Ns.T".into(),
             method: m.into(),
-            token: 0x0600_0001 + if m == "L3" { 1 } else { i as u32 + 10 },
+            token,
             impl_flags,
             flags: FunctionFlags(FunctionFlags::HOOKED | flags),
             ..FunctionRecord::new(FunctionIdx(i as u32))
         })
         .unwrap();
     }
-    threads_and_end(w, threads, 10_000)
+    threads_and_end(w, threads, end)
+}
+
+/// Runtime-async `L3` (thunk 1, variant 2) called from sync `Run` (0), calling plain `L4`
+/// (3) from its last segment; `events` per thread are `(ts, kind, func, sp)`.
+pub fn async_trace(threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
+    let funcs = [
+        ("Run", 0x0600_000b, 0, 0),
+        ("L3", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_THUNK),
+        ("L3", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_VARIANT),
+        ("L4", 0x0600_000e, 0, 0),
+    ];
+    flagged_trace(&funcs, threads, 10_000)
 }
