@@ -13,7 +13,8 @@
 //!
 //! let mut bytes = Vec::new();
 //! let mut w = TraceWriter::new(&mut bytes, &TraceInfo::new(1)).unwrap();
-//! w.write_function(&FunctionRecord { method: "Main".into(), ..FunctionRecord::new(FunctionIdx(0)) }).unwrap();
+//! let main = FunctionRecord { method: "Main".into(), ..FunctionRecord::new(FunctionIdx(0)) };
+//! w.write_function(&main).unwrap();
 //! w.write_thread(&ThreadRecord::new(ThreadIdx(0), 100)).unwrap();
 //! let ev = |ts, kind| Event { ts, kind, func: FunctionIdx(0), sp: 0 };
 //! w.write_events(ThreadIdx(0), &[ev(10, EventKind::Enter), ev(30, EventKind::Leave)]).unwrap();
@@ -26,17 +27,41 @@
 //! assert!(!a.truncated);
 //! ```
 
-mod analysis;
-mod analyzer;
-mod asyncs;
-mod calltree;
+// The modules from the bottom up: each uses only modules listed before it.
+
+// Integer-keyed maps for the hot path.
 mod fxmap;
+
+// Frames, end kinds, tables and statistics as plain data.
 mod model;
-mod reorder;
-mod replay;
+
+// The calling-context tree.
+mod calltree;
+
+// `FrameSink` and `AnalysisError`.
 mod sink;
+
+// A thread's shadow stack as data.
 mod stack;
+
+// The reorder queue: events in time order across threads.
+mod reorder;
+
+// The result, `Analysis`, and its queries.
+mod analysis;
+
+// The statistics kept on the fly, with `count()` and the value samples.
 mod stats;
+
+// Async methods: roles, logical calls, and the rules that link segments into calls.
+mod asyncs;
+
+// The replay of a thread's events against its shadow stack.
+mod replay;
+
+// The streaming facade: `Analyzer`, `analyze`, `analyze_with`.
+mod analyzer;
+
 #[cfg(test)]
 mod tests;
 

@@ -6,9 +6,10 @@
 //! is handed on as a [`Batch`], which also shows the thread's next events ([`Ahead`]).
 //!
 //! ```text
-//! file: T1 [t=100 enter A, t=300 leave A]     handed on: T1 t=100 enter A
-//! file: T2 [t=200 enter B, t=250 leave B]                T2 t=200 enter B, t=250 leave B
-//!                                                        T1 t=300 leave A
+//! in the file:  T1 [t=100 enter A, t=300 leave A]    handed on:  T1 t=100 enter A
+//! in the file:  T2 [t=200 enter B, t=250 leave B]                T2 t=200 enter B
+//!                                                                T2 t=250 leave B
+//!                                                                T1 t=300 leave A
 //! ```
 
 use std::cmp::Reverse;

@@ -6,10 +6,10 @@
 //! the sink. Async segments are handed to the rules of `asyncs::link` at named points.
 //!
 //! ```text
-//! t=0   enter   A  sp=0x9000    push                                 stack: A
-//! t=10  enter   B  sp=0x8f00    push                                 stack: A B
-//! t=20  unwind  B  sp=0x8f00    B ends by an exception               stack: A
-//! t=30  enter   C  sp=0x9000    at A's sp: A's frame is gone (vanished)  stack: C
+//! t=0   enter   A  sp=0x9000    stack: A      push
+//! t=10  enter   B  sp=0x8f00    stack: A B    push
+//! t=20  unwind  B  sp=0x8f00    stack: A      B ends by an exception (unwound)
+//! t=30  enter   C  sp=0x9000    stack: C      at A's sp: A's frame is gone (vanished)
 //! ```
 
 use eltrace_trace::{Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, TraceInfo};

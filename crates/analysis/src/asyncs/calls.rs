@@ -4,10 +4,10 @@
 //! stack distances (dispatch stack pointers, frame sizes). The rules themselves are in `link`.
 //!
 //! ```text
-//! t=20   T0 enter  L3  sp=0x8eb0   call 0 starts: Running, segment 0
-//! t=30   T0 leave  L3 [thunk]      L3's segment gone without a Leave: call 0 Suspended, waiting
-//! t=100  T1 enter  L3  sp=0x840    a resume: call 0 taken from the waiting, Running, segment 1
-//! t=130  T1 leave  L3  sp=0x840    call 0 complete (on .NET 10): finished and settled
+//! t=20   T0 enter  L3          sp=0x8eb0   call 0 starts: Running, segment 0
+//! t=30   T0 leave  L3 [thunk]  sp=0x8f00   L3's segment gone, no Leave: call 0 Suspended
+//! t=100  T1 enter  L3          sp=0x840    a resume: call 0 Running again, segment 1
+//! t=130  T1 leave  L3          sp=0x840    call 0 complete (on .NET 10): finished, settled
 //! ```
 
 use crate::fxmap::FxHashMap;
