@@ -27,7 +27,9 @@
 //! assert!(!a.truncated);
 //! ```
 
-// The modules from the bottom up: each uses only modules listed before it.
+// The modules from the bottom up: each uses only modules listed before it. The replay's hot
+// path crosses modules: the small functions it calls per event are #[inline], and
+// #[inline(always)] where the replay has one call site, as when they were one file.
 
 // Integer-keyed maps for the hot path.
 mod fxmap;

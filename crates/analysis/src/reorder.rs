@@ -149,6 +149,7 @@ pub(crate) struct Batch<'a> {
 
 impl Batch<'_> {
     /// The next item and its time, `None` past the batch's end.
+    #[inline(always)]
     pub fn next_item(&mut self) -> Option<(u64, Item)> {
         let &(ns, item) = self.queue.items.front()?;
         if ns > self.until && !self.first {
@@ -161,6 +162,7 @@ impl Batch<'_> {
     }
 
     /// The thread's items queued after the one just taken.
+    #[inline]
     pub fn ahead(&self) -> Ahead<'_> {
         Ahead(&self.queue.items)
     }
@@ -171,7 +173,17 @@ impl Batch<'_> {
 pub(crate) struct Ahead<'a>(&'a VecDeque<(u64, Item)>);
 
 impl<'a> Ahead<'a> {
+    /// The next event, if the next item is one.
+    #[inline]
+    pub fn next_event(self) -> Option<&'a Event> {
+        match self.0.front() {
+            Some((_, Item::Event(e))) => Some(e),
+            _ => None,
+        }
+    }
+
     /// The next events, up to a drop (after which the thread's stack is unknown).
+    #[inline]
     pub fn events(self) -> impl Iterator<Item = &'a Event> {
         self.0.iter().map_while(|(_, item)| match item {
             Item::Event(e) => Some(e),

@@ -130,7 +130,7 @@ fn step<S: FrameSink + ?Sized>(
     ns: u64,
     ahead: Ahead<'_>,
 ) -> Result<(), AnalysisError> {
-    let next = ahead.events().next().copied();
+    let next = ahead.next_event().copied();
     if e.kind == EventKind::Value {
         if !std::mem::take(&mut st.skip_value) {
             attach_value(st, cx, e.func.0);
@@ -270,6 +270,7 @@ fn reveal_above<S: FrameSink + ?Sized>(
 }
 
 /// Pushes a frame for Enter `e` at `ns`.
+#[inline(always)]
 fn enter(
     st: &mut ThreadState,
     cx: &mut Ctx<'_>,

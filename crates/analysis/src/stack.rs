@@ -68,11 +68,13 @@ pub(crate) struct ThreadState {
 
 impl ThreadState {
     /// Whether a frame of `func` is on the stack.
+    #[inline]
     pub fn has_frame_of(&self, func: u32) -> bool {
         self.active.get(&func).copied().unwrap_or(0) > 0
     }
 
     /// Pushes a frame of `func` entered at `ns` with stack pointer `sp`.
+    #[inline(always)]
     pub fn push(&mut self, func: u32, ns: u64, sp: u64, node: Option<CallNodeId>) {
         let c = self.active.entry(func).or_insert(0);
         let outer = *c == 0;
@@ -96,6 +98,7 @@ impl ThreadState {
     }
 
     /// Pops the top frame and forgets it in the counts.
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<Open> {
         let o = self.stack.pop()?;
         if o.segment.is_some() {
@@ -109,6 +112,7 @@ impl ThreadState {
     }
 
     /// Makes the top frame a segment of a logical call.
+    #[inline]
     pub fn mark_segment(&mut self, segment: SegmentRef) {
         self.open_segments += 1;
         if let Some(top) = self.stack.last_mut() {
@@ -119,6 +123,7 @@ impl ThreadState {
 }
 
 /// Counts one frame less of `key`.
+#[inline]
 fn forget<K: std::hash::Hash + Eq>(counts: &mut FxHashMap<K, u32>, key: K) {
     if let Some(c) = counts.get_mut(&key) {
         *c -= 1;

@@ -37,10 +37,6 @@ pub(crate) struct Stats {
 /// A counter kept in [`Totals`] and in the thread's [`ThreadStats`] alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Count {
-    /// Frames closed.
-    Frames,
-    /// Time of root frames (ns).
-    RootNs,
     OpenAtEnd,
     Lost,
     Mismatched,
@@ -74,22 +70,23 @@ impl Stats {
     }
 
     /// The statistics of function `f`, created empty if new.
+    #[inline]
     pub fn function(&mut self, f: u32) -> &mut FunctionStats {
         self.functions.entry(f, FunctionStats::default)
     }
 
     /// The statistics of a thread, created empty if new.
+    #[inline]
     pub fn thread(&mut self, thread: ThreadIdx) -> &mut ThreadStats {
         self.threads.entry(thread.0, ThreadStats::default)
     }
 
     /// Adds `n` to a counter in total and for `thread`.
+    #[inline]
     pub fn count(&mut self, thread: ThreadIdx, what: Count, n: u64) {
         let ts = self.threads.entry(thread.0, ThreadStats::default);
         let t = &mut self.totals;
         let (total, per_thread) = match what {
-            Count::Frames => (&mut t.frames, &mut ts.frames),
-            Count::RootNs => (&mut t.root_ns, &mut ts.inclusive_ns),
             Count::OpenAtEnd => (&mut t.open_frames_at_end, &mut ts.open_frames_at_end),
             Count::Lost => (&mut t.lost_frames, &mut ts.lost_frames),
             Count::Mismatched => (&mut t.mismatched_frames, &mut ts.mismatched_frames),
@@ -133,6 +130,7 @@ impl Stats {
     }
 
     /// A frame was pushed at `depth` (1 = a root frame).
+    #[inline]
     pub fn reached_depth(&mut self, thread: ThreadIdx, depth: u32) {
         if let Some(ts) = self.threads.get_mut(thread.0) {
             ts.max_depth = ts.max_depth.max(depth);
@@ -141,6 +139,7 @@ impl Stats {
 
     /// Frame `o` closed after `dur` ns, called by `caller` (`None`: a root frame), ended by
     /// `kind`.
+    #[inline(always)]
     pub fn frame_closed(
         &mut self,
         thread: ThreadIdx,
@@ -170,9 +169,13 @@ impl Stats {
             EndKind::Suspend => fs.suspensions += 1,
             EndKind::Vanished => {}
         }
-        self.count(thread, Count::Frames, 1);
+        // Once per frame: one lookup of the thread's statistics for both counters.
+        let ts = self.threads.entry(thread.0, ThreadStats::default);
+        ts.frames += 1;
+        self.totals.frames += 1;
         if caller.is_none() {
-            self.count(thread, Count::RootNs, dur);
+            ts.inclusive_ns += dur;
+            self.totals.root_ns += dur;
         }
         let es = self
             .edges
@@ -250,6 +253,7 @@ impl Stats {
 }
 
 /// A value id if its record says the query gave a value.
+#[inline]
 pub(crate) fn shown(tables: &Tables, id: Option<u32>) -> Option<u32> {
     id.filter(|&i| {
         tables

@@ -89,6 +89,7 @@ pub(crate) fn initial_evidence(
 /// T1 enter  L3  sp=0x840     segment 1 of call 0 (T1's events analysed first)
 /// T0 enter  X   sp=0x8f10    T0's segment 0 is stale: it suspended, with the frames above it
 /// ```
+#[inline(always)]
 pub(crate) fn lowest_stale(st: &ThreadState, cx: &mut Ctx<'_>) -> Option<usize> {
     if st.open_segments == 0 {
         return None;
@@ -122,6 +123,7 @@ pub(crate) fn lowest_stale(st: &ThreadState, cx: &mut Ctx<'_>) -> Option<usize> 
 /// T1 enter  L3  sp=0x3b0     0x490 below L3's segment, not 0x120: not a call from it but the
 ///                            timer queue's resume; the L3 segment above suspended
 /// ```
+#[inline(always)]
 pub(crate) fn dispatched_below_segments(
     st: &ThreadState,
     cx: &mut Ctx<'_>,
@@ -249,6 +251,7 @@ fn is_dispatch_sp(st: &ThreadState, sp: u64, calls: &Calls) -> bool {
 /// T1 enter  L3  sp=0x5a0     a resume (nothing async below it), above a segment of L3's
 ///                            call 4 that cannot still run: it suspended; this resumes call 4
 /// ```
+#[inline(always)]
 pub(crate) fn stale_below(st: &ThreadState, cx: &mut Ctx<'_>, f: u32) -> Option<(usize, u64)> {
     if st.open_segments == 0 || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
         return None;
@@ -279,6 +282,7 @@ pub(crate) fn stale_below(st: &ThreadState, cx: &mut Ctx<'_>, f: u32) -> Option<
 /// T0 enter  Y    sp=0x8f00    at or above L3's sp: L3's frame is gone; a variant segment:
 ///                             it suspended (any other frame: vanished)
 /// ```
+#[inline]
 pub(crate) fn ended_without_leave(cx: &mut Ctx<'_>, o: &Open) -> EndKind {
     let role = cx.roles.get(&cx.tables.functions, o.func);
     if o.segment.is_some() && role == Role::Variant {
@@ -300,6 +304,7 @@ pub(crate) fn ended_without_leave(cx: &mut Ctx<'_>, o: &Open) -> EndKind {
 /// T0 enter  L4  sp=0x8d90
 /// T0 leave  L4  sp=0x8d90    L3's direct calls enter 0x120 below it
 /// ```
+#[inline]
 pub(crate) fn note_returned_call(calls: &mut Calls, caller: &Open, callee: &Open, kind: EndKind) {
     if kind == EndKind::Leave
         && caller.sp > callee.sp

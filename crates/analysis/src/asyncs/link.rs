@@ -90,6 +90,7 @@ pub(crate) fn resolve_at_end(st: &mut ThreadState, cx: &mut Ctx<'_>) {
 /// A frame of `e`'s function was just pushed for Enter `e`: a segment of an async method
 /// starts a logical call or resumes one (see [`classify_top`]); a runtime-async function of
 /// unknown role waits for the next event.
+#[inline(always)]
 pub(crate) fn entered(
     st: &mut ThreadState,
     cx: &mut Ctx<'_>,
