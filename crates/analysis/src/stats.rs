@@ -37,6 +37,10 @@ pub(crate) struct Stats {
 /// A counter kept in [`Totals`] and in the thread's [`ThreadStats`] alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Count {
+    /// Frames closed.
+    Frames,
+    /// Time of root frames (ns); a thread's `inclusive_ns`.
+    RootNs,
     OpenAtEnd,
     Lost,
     Mismatched,
@@ -85,18 +89,7 @@ impl Stats {
     #[inline]
     pub fn count(&mut self, thread: ThreadIdx, what: Count, n: u64) {
         let ts = self.threads.entry(thread.0, ThreadStats::default);
-        let t = &mut self.totals;
-        let (total, per_thread) = match what {
-            Count::OpenAtEnd => (&mut t.open_frames_at_end, &mut ts.open_frames_at_end),
-            Count::Lost => (&mut t.lost_frames, &mut ts.lost_frames),
-            Count::Mismatched => (&mut t.mismatched_frames, &mut ts.mismatched_frames),
-            Count::UnmatchedLeaves => (&mut t.unmatched_leaves, &mut ts.unmatched_leaves),
-            Count::Suspended => (&mut t.suspended_frames, &mut ts.suspended_frames),
-            Count::Vanished => (&mut t.vanished_frames, &mut ts.vanished_frames),
-            Count::Throws => (&mut t.throws, &mut ts.throws),
-        };
-        *total += n;
-        *per_thread += n;
+        add(&mut self.totals, ts, what, n);
     }
 
     /// A chunk of `n` events of any thread, from `first` to `last` ns, read from the trace.
@@ -171,11 +164,9 @@ impl Stats {
         }
         // Once per frame: one lookup of the thread's statistics for both counters.
         let ts = self.threads.entry(thread.0, ThreadStats::default);
-        ts.frames += 1;
-        self.totals.frames += 1;
+        add(&mut self.totals, ts, Count::Frames, 1);
         if caller.is_none() {
-            ts.inclusive_ns += dur;
-            self.totals.root_ns += dur;
+            add(&mut self.totals, ts, Count::RootNs, dur);
         }
         let es = self
             .edges
@@ -250,6 +241,24 @@ impl Stats {
             call_tree: self.tree,
         }
     }
+}
+
+/// Adds `n` to counter `what` in the totals `t` and in a thread's `ts`.
+#[inline]
+fn add(t: &mut Totals, ts: &mut ThreadStats, what: Count, n: u64) {
+    let (total, per_thread) = match what {
+        Count::Frames => (&mut t.frames, &mut ts.frames),
+        Count::RootNs => (&mut t.root_ns, &mut ts.inclusive_ns),
+        Count::OpenAtEnd => (&mut t.open_frames_at_end, &mut ts.open_frames_at_end),
+        Count::Lost => (&mut t.lost_frames, &mut ts.lost_frames),
+        Count::Mismatched => (&mut t.mismatched_frames, &mut ts.mismatched_frames),
+        Count::UnmatchedLeaves => (&mut t.unmatched_leaves, &mut ts.unmatched_leaves),
+        Count::Suspended => (&mut t.suspended_frames, &mut ts.suspended_frames),
+        Count::Vanished => (&mut t.vanished_frames, &mut ts.vanished_frames),
+        Count::Throws => (&mut t.throws, &mut ts.throws),
+    };
+    *total += n;
+    *per_thread += n;
 }
 
 /// A value id if its record says the query gave a value.
