@@ -11,5 +11,7 @@ mod invariants;
 mod records;
 /// Many threads, interleaved chunks and the reorder queues.
 mod reorder;
+/// The statistics' counters.
+mod stats;
 /// The synchronous replay of one thread's stack, the sink and the call tree.
 mod sync;

@@ -105,3 +105,47 @@ fn many_short_threads_keep_memory_bounded() {
     assert_eq!(fs(&a, 1).calls, THREADS as u64 * CALLS);
     assert_eq!(a.totals.mismatched_frames, 0);
 }
+
+/// The reorder queue on its own (the sample atop reorder.rs): two threads' chunks read out of
+/// time order are handed on in time order, each thread's run up to the other thread's next
+/// item, and a run shows the thread's events queued after it.
+#[test]
+fn reorder_hands_items_on_in_time_order() {
+    use crate::reorder::{Item, Reorder};
+    use eltrace_trace::{Event, FunctionIdx};
+
+    let ev = |ts, kind, f| Event {
+        ts,
+        kind,
+        func: FunctionIdx(f),
+        sp: 0,
+    };
+    let mut r = Reorder::default();
+    // Nothing is 250 ms older than the newest event: nothing may be handed on yet.
+    let limit = r.push_events(ThreadIdx(1), &[ev(100, Enter, 0), ev(300, Leave, 0)], |t| t);
+    assert_eq!(limit, 0);
+    r.push_events(ThreadIdx(2), &[ev(200, Enter, 1), ev(250, Leave, 1)], |t| t);
+    let mut runs: Vec<(u32, Vec<u64>, Option<u64>)> = Vec::new();
+    let mut run = |t: ThreadIdx, b: &mut crate::reorder::Batch<'_>| {
+        let mut items = Vec::new();
+        let mut ahead = None;
+        while let Some((ns, item)) = b.next_item() {
+            assert!(matches!(item, Item::Event(_)));
+            items.push(ns);
+            ahead = b.ahead().next_event().map(|e| e.ts);
+        }
+        runs.push((t.0, items, ahead));
+        Ok::<(), std::convert::Infallible>(())
+    };
+    r.drain(limit, &mut run).unwrap();
+    r.drain(u64::MAX, &mut run).unwrap();
+    assert_eq!(
+        runs,
+        [
+            (1, vec![100], Some(300)),
+            (2, vec![200, 250], None),
+            (1, vec![300], None)
+        ]
+    );
+    assert_eq!(r.queued_capacity().1, 0);
+}
