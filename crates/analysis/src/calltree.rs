@@ -1,5 +1,12 @@
 //! The calling-context tree: one node per distinct call path (root function → … → function),
 //! merged over all analysed threads, with calls and times per node. Folded stacks come from it.
+//!
+//! ```text
+//! t=0   enter  Main     node 0  Main
+//! t=10  enter  Step     node 1  Main;Step   (calls 1 once it closes)
+//! t=20  leave  Step
+//! t=30  enter  Step     node 1 again        (calls 2)
+//! ```
 
 use eltrace_trace::FunctionIdx;
 

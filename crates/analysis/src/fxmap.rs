@@ -1,6 +1,11 @@
 //! Small integer-keyed containers for the replay's hot path: an Fx-style hasher, and
 //! [`DenseMap`], a vector indexed by dense trace indices with a hash-map overflow so that a
 //! stray huge index cannot make it allocate gigabytes.
+//!
+//! ```text
+//! FUNCTION #0 … FUNCTION #1122     DenseMap: slots 0..=1122 of its vector
+//! FUNCTION #4000000000             DenseMap: its hash map (no 4-billion-slot vector)
+//! ```
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

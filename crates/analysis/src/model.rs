@@ -1,5 +1,12 @@
 //! The analysis model as plain data: frames, how they ended, the function and thread tables,
 //! and the statistics kept per function, per thread, per caller→callee edge and in total.
+//!
+//! ```text
+//! t=0   enter   A  sp=0x9000    Frame B 10..20  depth 1  parent A  end Unwind
+//! t=10  enter   B  sp=0x8f00    Frame A  0..50  depth 0            end Leave
+//! t=20  unwind  B  sp=0x8f00    FunctionStats A: calls 1  inclusive 50  exclusive 40
+//! t=50  leave   A  sp=0x9000    FunctionStats B: calls 1  unwound 1;  EdgeStats A→B: 1 call
+//! ```
 
 use eltrace_trace::{FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo, ValueRecord};
 
@@ -278,6 +285,14 @@ pub struct EdgeStats {
     /// Durations of those frames, not counting a frame that has another frame of the same
     /// pair below it (recursion is not double counted).
     pub inclusive_ns: u64,
+}
+
+/// The caller of a root frame in an edge key.
+pub(crate) const ROOT: u32 = u32::MAX;
+
+/// The key of a caller→callee edge (caller [`ROOT`] for a root frame).
+pub(crate) fn edge_key(caller: u32, callee: u32) -> u64 {
+    (u64::from(caller) << 32) | u64::from(callee)
 }
 
 /// Whole-trace counters.

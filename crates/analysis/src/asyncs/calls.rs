@@ -1,114 +1,17 @@
-//! What the analysis knows about asynchronous methods: which functions are runtime-async
-//! thunks and variants or compiler state machines (their *role*), and the logical calls their
-//! physical segments form (docs/design.md "Async methods: segments and logical calls").
+//! The logical calls of async methods ([`Calls`]): each one's segments so far and how it
+//! stands (running, certainly suspended, or left with a Leave that may have been a
+//! suspension), the calls waiting for a resume per function, and what the rules learn about
+//! stack distances (dispatch stack pointers, frame sizes). The rules themselves are in `link`.
+//!
+//! ```text
+//! t=20   T0 enter  L3          sp=0x8eb0   call 0 starts: Running, segment 0
+//! t=30   T0 leave  L3 [thunk]  sp=0x8f00   L3's segment gone, no Leave: call 0 Suspended
+//! t=100  T1 enter  L3          sp=0x840    a resume: call 0 Running again, segment 1
+//! t=130  T1 leave  L3          sp=0x840    call 0 complete (on .NET 10): finished, settled
+//! ```
 
-use eltrace_trace::{FunctionIdx, FunctionRecord};
-
-use crate::fxmap::{DenseMap, FxHashMap};
-use crate::model::FunctionTable;
-
-/// The method implementation flag of a runtime-async method.
-pub const IMPL_ASYNC: u32 = 0x2000;
-
-/// What a function is, as far as segments are concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// An ordinary method: one frame is one call.
-    Plain,
-    /// A runtime-async method's Task-returning thunk (an ordinary frame that calls the variant).
-    Thunk,
-    /// A runtime-async method's async variant: entered at the first call and at every resume.
-    Variant,
-    /// A runtime-async method whose role is not known yet (the profiler could not tell): its
-    /// next event decides (a thunk's next event is its variant's Enter).
-    Unresolved,
-    /// `MoveNext` of a compiler-generated async state machine (`<M>d__N`), whose kickoff
-    /// method is `kickoff` (the user method `M`, when it is in the trace).
-    StateMachine,
-}
-
-impl Role {
-    /// Whether frames of this role are segments of logical calls.
-    pub fn segmented(self) -> bool {
-        matches!(self, Role::Variant | Role::StateMachine)
-    }
-}
-
-/// The user method a `MoveNext` of a compiler async state machine belongs to: for type
-/// `Ns.T+<Work>d__3` and method `MoveNext`, `("Ns.T", "Work")`.
-pub fn state_machine_method(r: &FunctionRecord) -> Option<(&str, &str)> {
-    if r.method != "MoveNext" {
-        return None;
-    }
-    let (outer, nested) = r.type_name.rsplit_once('+')?;
-    let rest = nested.strip_prefix('<')?;
-    let (name, tail) = rest.split_once('>')?;
-    let tail = tail.strip_prefix('d')?;
-    // `d__N`, possibly with generic arity: `d__3`, `d__3`1`.
-    if !tail.starts_with("__") || name.is_empty() {
-        return None;
-    }
-    Some((outer, name))
-}
-
-/// The role of a function from its record alone (the profiler's flags, impl flags, name).
-pub fn role_of(r: &FunctionRecord) -> Role {
-    if r.flags.async_thunk() {
-        Role::Thunk
-    } else if r.flags.async_variant() {
-        Role::Variant
-    } else if r.impl_flags & IMPL_ASYNC != 0 {
-        Role::Unresolved
-    } else if state_machine_method(r).is_some() {
-        Role::StateMachine
-    } else {
-        Role::Plain
-    }
-}
-
-/// Whether two records are the two halves (thunk and variant) of one runtime-async method.
-pub fn same_async_method(a: &FunctionRecord, b: &FunctionRecord) -> bool {
-    a.idx != b.idx
-        && a.token == b.token
-        && a.module == b.module
-        && a.type_name == b.type_name
-        && a.method == b.method
-        && a.impl_flags & IMPL_ASYNC != 0
-        && b.impl_flags & IMPL_ASYNC != 0
-}
-
-/// Whether `stub` is the kickoff method of state machine `sm` (`Ns.T.Work` for
-/// `Ns.T+<Work>d__3.MoveNext`).
-pub fn is_kickoff(sm: &FunctionRecord, stub: &FunctionRecord) -> bool {
-    state_machine_method(sm)
-        .is_some_and(|(ty, m)| stub.module == sm.module && stub.type_name == ty && stub.method == m)
-}
-
-/// Roles of the functions, decided from their records and learnt from the events.
-#[derive(Debug, Default)]
-pub struct Roles {
-    roles: DenseMap<Role>,
-}
-
-impl Roles {
-    pub fn get(&mut self, functions: &FunctionTable, f: u32) -> Role {
-        if let Some(r) = self.roles.get(f) {
-            return *r;
-        }
-        let r = functions.get(FunctionIdx(f)).map_or(Role::Plain, role_of);
-        self.roles.insert(f, r);
-        r
-    }
-
-    pub fn set(&mut self, f: u32, r: Role) {
-        self.roles.insert(f, r);
-    }
-
-    /// The role learnt so far, without deciding one.
-    pub fn known(&self, f: u32) -> Option<Role> {
-        self.roles.get(f).copied()
-    }
-}
+use crate::fxmap::FxHashMap;
+use crate::stats::CallSummary;
 
 /// How a logical call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +46,19 @@ pub struct Logical {
     pub callees: Vec<u64>,
     pub enter_value: Option<u32>,
     pub leave_value: Option<u32>,
+}
+
+impl Logical {
+    /// What the statistics take of call `id` when it is over.
+    pub fn summary(&self, id: u64) -> CallSummary {
+        CallSummary {
+            call: id,
+            func: self.func,
+            wall_ns: self.last_end.saturating_sub(self.first_start),
+            enter_value: self.enter_value,
+            leave_value: self.leave_value,
+        }
+    }
 }
 
 /// The logical calls not yet finished, and per function the ones waiting for a resume.
@@ -241,6 +157,13 @@ impl Calls {
         if let Some(l) = self.live.get_mut(&id) {
             l.state = CallState::LeftOpen;
             self.left_open.entry(l.func).or_default().push(id);
+        }
+    }
+
+    /// Sets (or clears) the return value of live call `id`'s latest Leave.
+    pub fn set_leave_value(&mut self, id: u64, value: Option<u32>) {
+        if let Some(l) = self.live.get_mut(&id) {
+            l.leave_value = value;
         }
     }
 

@@ -1,0 +1,224 @@
+//! The analysis as a stream ([`Analyzer`], and [`analyze`]/[`analyze_with`] for a reader):
+//! takes the trace's records in file order, keeps the tables, the trace's facts and the
+//! statistics, queues each thread's events in the reorder queue and has the replay take them
+//! in time order; [`Analyzer::finish`] closes what is still open and returns the [`Analysis`].
+//!
+//! ```text
+//! INFO      runtime 10.0, ns_per_tick 1    the tables; whether suspensions report a Leave
+//! FUNCTION  #2 Ns.T.L3 (ASYNC_VARIANT)     the function table and the function's role
+//! EVENTS    T1 [t=100 enter #2, …]         the reorder queue, replayed in time order
+//! END       shutdown                       finish(): frames open at the end, the Analysis
+//! ```
+
+use std::collections::HashSet;
+use std::io::Read;
+
+use eltrace_trace::{EndRecord, Event, Record, ThreadIdx, TraceReader};
+
+use crate::analysis::Analysis;
+use crate::model::Tables;
+use crate::reorder::Reorder;
+use crate::replay::Replay;
+use crate::sink::{AnalysisError, FrameSink, NullSink};
+use crate::stats::Stats;
+
+/// What to analyse and what to build.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Analyse only the threads with these OS tids (`None`: every thread).
+    pub threads: Option<Vec<u64>>,
+    /// Build the [`CallTree`](crate::CallTree) (needed for folded stacks; costs a hash lookup
+    /// per call).
+    pub call_tree: bool,
+}
+
+/// Diagnostics kept at most; more are counted in the last message.
+const MAX_DIAGNOSTICS: usize = 1000;
+
+/// A streaming analysis: feed it records with [`Analyzer::record`], then call
+/// [`Analyzer::finish`]. [`analyze_with`] does this for a reader.
+pub struct Analyzer {
+    tables: Tables,
+    stats: Stats,
+    replay: Replay,
+    reorder: Reorder,
+    filter: Option<HashSet<u64>>,
+    origin_ticks: u64,
+    end: Option<EndRecord>,
+    diagnostics: Vec<String>,
+    extra_diagnostics: u64,
+    seen_events: bool,
+}
+
+impl Analyzer {
+    pub fn new(opts: &Options) -> Self {
+        Analyzer {
+            tables: Tables::default(),
+            stats: Stats::new(opts.call_tree),
+            replay: Replay::default(),
+            reorder: Reorder::default(),
+            filter: opts.threads.as_ref().map(|t| t.iter().copied().collect()),
+            origin_ticks: 0,
+            end: None,
+            diagnostics: Vec::new(),
+            extra_diagnostics: 0,
+            seen_events: false,
+        }
+    }
+
+    /// The tables read so far.
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    fn selected(&self, thread: ThreadIdx) -> bool {
+        match &self.filter {
+            None => true,
+            Some(set) => self
+                .tables
+                .threads
+                .os_tid(thread)
+                .is_some_and(|t| set.contains(&t)),
+        }
+    }
+
+    fn to_ns(&self, ticks: u64) -> u64 {
+        self.tables
+            .info
+            .ticks_to_ns(ticks.saturating_sub(self.origin_ticks))
+    }
+
+    /// Capacity (in events) of all the threads' reorder queues, and how many threads are
+    /// waiting to be analysed (tests: memory stays bounded by what is queued).
+    #[cfg(test)]
+    pub(crate) fn queued_capacity(&self) -> (usize, usize) {
+        self.reorder.queued_capacity()
+    }
+
+    /// Takes one record of the trace, in file order.
+    pub fn record<S: FrameSink + ?Sized>(
+        &mut self,
+        rec: Record,
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        match rec {
+            Record::Info(info) => {
+                self.origin_ticks = info.start_ticks;
+                self.replay.info_read(&info);
+                self.tables.info = info;
+            }
+            Record::Function(f) => {
+                self.replay.function_read(&f);
+                self.tables.functions.insert(f);
+            }
+            Record::Thread(t) => self.tables.threads.insert(t),
+            Record::Events { thread, events } => self.enqueue(thread, &events, sink)?,
+            Record::Dropped { thread, count } => {
+                let selected = self.selected(thread);
+                self.stats.dropped(thread, count, selected);
+                if selected {
+                    self.reorder.push_dropped(thread);
+                }
+            }
+            Record::End(e) => self.end = Some(e),
+            Record::Value(v) => self.tables.values.insert(v.id, v),
+            Record::Diagnostic(d) => {
+                if self.diagnostics.len() < MAX_DIAGNOSTICS {
+                    self.diagnostics.push(d);
+                } else {
+                    self.extra_diagnostics += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a chunk of a thread's events into the reorder queue, then analyses what is
+    /// old enough (see [`Reorder`]).
+    fn enqueue<S: FrameSink + ?Sized>(
+        &mut self,
+        thread: ThreadIdx,
+        events: &[Event],
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+            return Ok(());
+        };
+        let (first, last) = (self.to_ns(first.ts), self.to_ns(last.ts));
+        let n = events.len() as u64;
+        self.stats.chunk_read(n, first, last, !self.seen_events);
+        self.seen_events = true;
+        if !self.selected(thread) {
+            return Ok(());
+        }
+        self.stats.chunk_analysed(thread, n, first);
+        let (info, origin) = (&self.tables.info, self.origin_ticks);
+        let limit = self.reorder.push_events(thread, events, |ts| {
+            info.ticks_to_ns(ts.saturating_sub(origin))
+        });
+        self.drain(limit, sink)
+    }
+
+    /// Analyses the queued events up to time `limit`, in time order across threads.
+    fn drain<S: FrameSink + ?Sized>(
+        &mut self,
+        limit: u64,
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        let (replay, tables, stats) = (&mut self.replay, &mut self.tables, &mut self.stats);
+        self.reorder.drain(limit, |thread, batch| {
+            replay.run(tables, stats, thread, batch, sink)
+        })
+    }
+
+    /// Closes the frames still open (at the trace's last timestamp) and returns the result.
+    pub fn finish<S: FrameSink + ?Sized>(
+        mut self,
+        truncated: bool,
+        sink: &mut S,
+    ) -> Result<Analysis, AnalysisError> {
+        self.drain(u64::MAX, sink)?;
+        if self.seen_events {
+            if let Some(e) = &self.end {
+                let end = self.to_ns(e.ts);
+                self.stats.totals.last_ns = self.stats.totals.last_ns.max(end);
+            }
+        }
+        let last = self.stats.totals.last_ns;
+        self.replay
+            .finish(&mut self.tables, &mut self.stats, last, sink)?;
+        // Threads with a record but no events are listed too (if selected).
+        let idxs: Vec<ThreadIdx> = self.tables.threads.iter().map(|t| t.idx).collect();
+        for t in idxs {
+            if self.selected(t) {
+                self.stats.thread(t);
+            }
+        }
+        if self.extra_diagnostics > 0 {
+            self.diagnostics
+                .push(format!("… and {} more diagnostics", self.extra_diagnostics));
+        }
+        Ok(self
+            .stats
+            .into_analysis(self.tables, self.end, truncated, self.diagnostics))
+    }
+}
+
+/// Analyses a whole trace.
+pub fn analyze<R: Read>(input: R, opts: &Options) -> Result<Analysis, AnalysisError> {
+    analyze_with(input, opts, &mut NullSink)
+}
+
+/// Analyses a whole trace, handing every frame to `sink` as it closes.
+pub fn analyze_with<R: Read, S: FrameSink + ?Sized>(
+    input: R,
+    opts: &Options,
+    sink: &mut S,
+) -> Result<Analysis, AnalysisError> {
+    let mut reader = TraceReader::new(input)?;
+    let mut an = Analyzer::new(opts);
+    while let Some(rec) = reader.next_record()? {
+        an.record(rec, sink)?;
+    }
+    an.finish(reader.truncated(), sink)
+}

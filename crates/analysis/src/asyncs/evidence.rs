@@ -1,0 +1,316 @@
+//! What a thread's stack and events show about async segments, for the rules in `link`: the
+//! evidence that an Enter is a first call ([`initial_evidence`]), and that segments on a
+//! stack are gone although no event of the thread showed it: a segment whose call went on
+//! elsewhere ([`lowest_stale`]), a dispatcher's resume below suspended segments
+//! ([`dispatched_below_segments`], from the thread's dispatch stack pointers and the methods'
+//! frame sizes), a resume above a segment of its own call ([`stale_below`]); and how a frame
+//! left behind without its Leave ended ([`ended_without_leave`]).
+//!
+//! Samples show each thread's events as `T<thread> <kind> <function> sp=<stack pointer>`.
+//!
+//! ```text
+//! T1 enter  L3  sp=0x840     a resume with nothing below: 0x840 is a dispatch sp of T1
+//! T1 enter  L4  sp=0x720     a direct call from L3, 0x120 below it
+//! T1 leave  L4  sp=0x720     it returned: L3's direct calls enter 0x120 deep
+//! T1 enter  L3  sp=0x3b0     0x490 below: no call from L3 but a resume; that segment suspended
+//! ```
+
+use eltrace_trace::{Event, EventKind, FunctionIdx, ThreadIdx};
+
+use super::calls::{CallState, Calls};
+use super::roles::{Role, Roles, is_kickoff, same_async_method};
+use crate::model::{EndKind, Tables};
+use crate::reorder::Ahead;
+use crate::stack::{Open, ThreadState};
+use crate::stats::Stats;
+
+/// What the rules need besides a thread's stack.
+pub(crate) struct Ctx<'a> {
+    pub stats: &'a mut Stats,
+    pub tables: &'a mut Tables,
+    pub roles: &'a mut Roles,
+    pub calls: &'a mut Calls,
+    /// The runtime reports a Leave when a runtime-async method suspends.
+    pub suspend_leaves: bool,
+    pub thread: ThreadIdx,
+}
+
+/// How many dispatch stack pointers a thread remembers.
+const DISPATCH_SPS: usize = 8;
+
+/// How many queued events [`call_delta_ahead`] looks at.
+const LOOK_AHEAD: usize = 4096;
+
+// ---- Whether an Enter is a first call ----
+
+/// Whether entering `f` (of segmented `role`) on top of `parent` is a first call, and then
+/// the caller's logical call. The evidence: the variant's own thunk, or an async caller
+/// (runtime-async methods call each other's variants directly); for a state machine, its
+/// kickoff method.
+pub(crate) fn initial_evidence(
+    cx: &mut Ctx<'_>,
+    f: u32,
+    role: Role,
+    parent: Option<&Open>,
+) -> Option<Option<u64>> {
+    let p = parent?;
+    let record = cx.tables.functions.get(FunctionIdx(f));
+    let prec = cx.tables.functions.get(FunctionIdx(p.func));
+    match role {
+        Role::StateMachine => match (record, prec) {
+            (Some(r), Some(pr)) if is_kickoff(r, pr) => Some(None),
+            _ => None,
+        },
+        _ => {
+            let prole = cx.roles.get(&cx.tables.functions, p.func);
+            match (record, prec) {
+                (Some(r), Some(pr)) if prole == Role::Thunk && same_async_method(pr, r) => {
+                    Some(None)
+                }
+                _ if prole == Role::Variant && p.segment.is_some() => {
+                    Some(p.segment.map(|s| s.call))
+                }
+                _ => None,
+            }
+        }
+    }
+}
+
+// ---- Segments gone although the stack pointer did not show it ----
+
+/// The lowest frame that is a runtime-async segment whose logical call went on in a later
+/// segment (on another thread): it suspended, and everything above it is gone too. Only
+/// runtime-async variants suspend without a Leave: a state machine's `MoveNext` always
+/// returns with one, and its continuation may start on another thread before it has (the
+/// segment that scheduled it is still returning).
+///
+/// ```text
+/// T0 enter  L3  sp=0x8eb0    segment 0 of call 0
+/// T1 enter  L3  sp=0x840     segment 1 of call 0 (T1's events analysed first)
+/// T0 enter  X   sp=0x8f10    T0's segment 0 is stale: it suspended, with the frames above it
+/// ```
+#[inline(always)]
+pub(crate) fn lowest_stale(st: &ThreadState, cx: &mut Ctx<'_>) -> Option<usize> {
+    if st.open_segments == 0 {
+        return None;
+    }
+    st.stack.iter().position(|o| {
+        cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
+            && o.segment.is_some_and(|s| {
+                cx.calls
+                    .live
+                    .get(&s.call)
+                    .is_none_or(|l| l.started > s.index + 1)
+            })
+    })
+}
+
+/// Whether Enter `e` is a resume of runtime-async variant `f` by one of this thread's
+/// dispatchers, reached below segments that suspended: the stack holds only runtime-async
+/// segments, all above `e`'s stack pointer, and either `e` comes at one of the thread's
+/// dispatch stack pointers (where a variant was resumed before with nothing below it, or at a
+/// distance from one that separates two dispatch stack pointers on some thread) and a call
+/// of `f` could be resumed, or the top segment is `f`'s own and `e` is not a direct call from
+/// it (see below). A dispatcher runs continuations from the bottom of the thread's stack, not
+/// from inside a segment: the thread has left those segments (they suspended) and reached its
+/// dispatcher by a deeper path than before (e.g. the timer queue, which resumes a
+/// `Task.Delay` 0x490 bytes below the thread pool's dispatch on .NET 10), so the stack
+/// pointer alone does not show them gone.
+///
+/// ```text
+/// T1 enter  L3  sp=0x840     a resume with nothing below: 0x840 is a dispatch sp of T1
+/// T1 enter  L4  sp=0x720     (L4 returns: L3's direct calls enter 0x120 below it)
+/// T1 enter  L3  sp=0x3b0     0x490 below L3's segment, not 0x120: not a call from it but the
+///                            timer queue's resume; the L3 segment above suspended
+/// ```
+#[inline(always)]
+pub(crate) fn dispatched_below_segments(
+    st: &ThreadState,
+    cx: &mut Ctx<'_>,
+    e: &Event,
+    ahead: Ahead<'_>,
+) -> bool {
+    let f = e.func.0;
+    let Some(top) = st.stack.last() else {
+        return false;
+    };
+    if e.sp == 0 || top.sp <= e.sp || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
+        return false;
+    }
+    let all_segments = st.stack.iter().all(|o| {
+        o.sp > e.sp
+            && o.segment.is_some()
+            && cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
+    });
+    if !all_segments {
+        return false;
+    }
+    let waiting = cx.calls.has_waiting(f);
+    if is_dispatch_sp(st, e.sp, cx.calls) {
+        // Something to resume: a waiting call of f, or one whose segment is on this stack.
+        return waiting || st.stack.iter().any(|o| o.func == f);
+    }
+    // The top segment is of f itself, and f enters deeper than any direct call from f goes
+    // (f's frame size, known from a direct callee that returned): it came through frames
+    // without probes, so it is not a recursive call but a resume, and the segment suspended
+    // (a dispatcher below it, as above; e.g. the timer queue resuming one of several waiting
+    // Workers on a pool thread). An inline continuation inside a still running segment would
+    // be misread here; .NET 10's runtime-async dispatch was not seen to make one.
+    // Where no call from f has returned yet, the thread's next events may show one (f's
+    // frame size is the same in every frame of f of one compilation).
+    if top.func != f {
+        return false;
+    }
+    if cx.calls.call_deltas(f).is_none() {
+        if let Some(d) = call_delta_ahead(e, ahead, f) {
+            cx.calls.note_call_delta(f, d);
+        }
+    }
+    cx.calls
+        .call_deltas(f)
+        .is_some_and(|d| !d.contains(&(top.sp - e.sp)))
+}
+
+/// In a thread's event `e` and its next events: a frame of `f` (an Enter of `f` at P) whose
+/// next event is an Enter of another method at Q below P, and that callee's Leave at Q before
+/// anything comes back up to P: a direct call from `f` that returned, `P - Q` below `f`'s
+/// stack pointer.
+///
+/// ```text
+/// T1 enter  L3  sp=0x3b0     in question: a recursion or a resume? (no call from L3 seen yet)
+/// T1 enter  L4  sp=0x290     queued next: L3 calls another method 0x120 below it
+/// T1 leave  L4  sp=0x290     which returns: L3's direct calls go 0x120 deep
+/// ```
+fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
+    let events: Vec<&Event> = std::iter::once(e)
+        .chain(ahead.events().take(LOOK_AHEAD))
+        .collect();
+    for (i, e) in events.iter().enumerate() {
+        if e.kind != EventKind::Enter || e.func.0 != f || e.sp == 0 {
+            continue;
+        }
+        let Some(callee) = events.get(i + 1) else {
+            break;
+        };
+        // A deeper Enter of f itself is what is in question (a recursion or a resume).
+        if callee.kind != EventKind::Enter
+            || callee.sp == 0
+            || callee.sp >= e.sp
+            || callee.func.0 == f
+        {
+            continue;
+        }
+        for later in &events[i + 2..] {
+            if later.kind == EventKind::Leave && later.sp == callee.sp && later.func == callee.func
+            {
+                return Some(e.sp - callee.sp);
+            }
+            if later.sp >= e.sp {
+                break;
+            }
+        }
+    }
+    None
+}
+
+/// Remembers a dispatch stack pointer of a thread, and its distances to the others in `calls`.
+pub(crate) fn note_dispatch_sp(st: &mut ThreadState, sp: u64, calls: &mut Calls) {
+    if sp == 0 || st.dispatch_sps.contains(&sp) {
+        return;
+    }
+    for &other in &st.dispatch_sps {
+        calls.note_dispatch_delta(other.abs_diff(sp));
+    }
+    if st.dispatch_sps.len() == DISPATCH_SPS {
+        st.dispatch_sps.remove(0);
+    }
+    st.dispatch_sps.push(sp);
+}
+
+/// Whether `sp` is one of a thread's dispatch stack pointers, seen there or at a distance
+/// from one that another thread showed between two of its own.
+fn is_dispatch_sp(st: &ThreadState, sp: u64, calls: &Calls) -> bool {
+    st.dispatch_sps.iter().any(|&d| {
+        d == sp
+            || calls
+                .dispatch_deltas
+                .iter()
+                .any(|&delta| d.abs_diff(sp) == delta)
+    })
+}
+
+/// Before a resume of runtime-async `f` is pushed: a segment of a running call of `f` lower
+/// on this very stack cannot be running (a call does not resume inside itself): it
+/// suspended, and the thread came back deeper than it (e.g. a timer callback), so the stack
+/// pointer did not show it gone. Returns its index (the replay pops it and what is above it)
+/// and its call, which the resume continues.
+///
+/// ```text
+/// T1 enter  L3  sp=0x840     a resume of call 4; it awaits a timer and suspends, unseen
+/// T1 enter  Cb  sp=0x700     a probed method (the timer's callback), deeper
+/// T1 enter  L3  sp=0x5a0     a resume (nothing async below it), above a segment of L3's
+///                            call 4 that cannot still run: it suspended; this resumes call 4
+/// ```
+#[inline(always)]
+pub(crate) fn stale_below(st: &ThreadState, cx: &mut Ctx<'_>, f: u32) -> Option<(usize, u64)> {
+    if st.open_segments == 0 || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
+        return None;
+    }
+    if initial_evidence(cx, f, Role::Variant, st.stack.last()).is_some() {
+        return None;
+    }
+    let i = st.stack.iter().rposition(|o| {
+        o.func == f
+            && o.segment.is_some_and(|s| {
+                cx.calls
+                    .live
+                    .get(&s.call)
+                    .is_some_and(|l| l.state == CallState::Running && l.started == s.index + 1)
+            })
+    })?;
+    let call = st.stack[i].segment.map(|s| s.call)?;
+    Some((i, call))
+}
+
+/// How frame `o`, which the stack left behind without its Leave, ended: a segment of a
+/// runtime-async variant suspended (.NET 10 reports no Leave there); any other frame vanished
+/// (its Leave never came).
+///
+/// ```text
+/// T0 enter  Run  sp=0x9000
+/// T0 enter  L3   sp=0x8eb0
+/// T0 enter  Y    sp=0x8f00    at or above L3's sp: L3's frame is gone; a variant segment:
+///                             it suspended (any other frame: vanished)
+/// ```
+#[inline]
+pub(crate) fn ended_without_leave(cx: &mut Ctx<'_>, o: &Open) -> EndKind {
+    let role = cx.roles.get(&cx.tables.functions, o.func);
+    if o.segment.is_some() && role == Role::Variant {
+        EndKind::Suspend
+    } else {
+        EndKind::Vanished
+    }
+}
+
+// ---- Frame sizes ----
+
+/// Frame `callee` returned into `caller` (ended by `kind`): where it was a direct call that
+/// returned, its distance below its caller's stack pointer is a distance of the caller's
+/// direct calls (the caller's frame size). Not from a frame of the same method: that may be
+/// a resume below a suspended segment taken for a recursion.
+///
+/// ```text
+/// T0 enter  L3  sp=0x8eb0
+/// T0 enter  L4  sp=0x8d90
+/// T0 leave  L4  sp=0x8d90    L3's direct calls enter 0x120 below it
+/// ```
+#[inline]
+pub(crate) fn note_returned_call(calls: &mut Calls, caller: &Open, callee: &Open, kind: EndKind) {
+    if kind == EndKind::Leave
+        && caller.sp > callee.sp
+        && callee.sp != 0
+        && caller.func != callee.func
+    {
+        calls.note_call_delta(caller.func, caller.sp - callee.sp);
+    }
+}

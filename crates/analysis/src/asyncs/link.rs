@@ -1,0 +1,385 @@
+//! The rules that link an async method's segments into logical calls and tell when a segment
+//! suspended (docs/design.md "Async methods: segments and logical calls"). The replay calls
+//! them at a few points:
+//!
+//! - before an Enter is pushed: [`lowest_stale`], [`dispatched_below_segments`] and
+//!   [`stale_below`] find segments that suspended although the stack pointer did not show it
+//!   (the evidence is in `evidence`, re-exported here);
+//! - after the push: [`entered`] decides whether the segment starts a call or resumes one
+//!   (and which), [`resolve_top`] when the role of a runtime-async function waits for the
+//!   next event;
+//! - when a frame closes: [`ended_without_leave`] (suspended or vanished),
+//!   [`note_returned_call`] (a method's frame size) and [`end_segment`] (what the end of a
+//!   segment means for its call);
+//! - at the end of the trace: [`resolve_at_end`] and [`settle_remaining`].
+//!
+//! Samples show each thread's events as `T<thread> <kind> <function> sp=<stack pointer>`;
+//! `L3 [thunk]` is a runtime-async method's Task-returning thunk, `L3` its variant.
+//!
+//! ```text
+//! T0 enter  L3 [thunk]  sp=0x8f00
+//! T0 enter  L3          sp=0x8eb0    a first call: segment 0 of call 0
+//! T0 leave  L3 [thunk]  sp=0x8f00    (.NET 10: no Leave at a suspension) segment 0 suspended
+//! T1 enter  L3          sp=0x840     a resume: segment 1 of call 0
+//! ```
+
+use eltrace_trace::{Event, EventKind, FunctionIdx};
+
+use super::calls::{CallState, Calls};
+use super::evidence::{initial_evidence, note_dispatch_sp};
+use super::roles::{Role, same_async_method};
+use crate::model::{EndKind, SegmentRef, Tables};
+use crate::stack::{Completed, Open, ThreadState};
+use crate::stats::Stats;
+
+pub(crate) use super::evidence::{
+    Ctx, dispatched_below_segments, ended_without_leave, lowest_stale, note_returned_call,
+    stale_below,
+};
+
+// ---- Roles decided by the next event ----
+
+/// The top frame is a runtime-async function whose role was unknown: the event after its
+/// Enter decides. A thunk's next event is the Enter of its own variant.
+///
+/// ```text
+/// T0 enter  X  sp=0x8f00     impl 0x2000, no role flag: unresolved
+/// T0 enter  X  sp=0x8eb0     the same method's other half: the first X is the thunk,
+///                            this one the variant (a first call)
+/// T0 leave  X  sp=0x8f00     (had anything else come next, the first X was the variant)
+/// ```
+pub(crate) fn resolve_top(st: &mut ThreadState, cx: &mut Ctx<'_>, e: &Event) {
+    let Some(top) = st.stack.last() else {
+        return;
+    };
+    let f = top.func;
+    let thunk = e.kind == EventKind::Enter
+        && match (
+            cx.tables.functions.get(FunctionIdx(f)),
+            cx.tables.functions.get(e.func),
+        ) {
+            (Some(a), Some(b)) => same_async_method(a, b),
+            _ => false,
+        };
+    if thunk {
+        cx.roles.learn(&mut cx.tables.functions, f, Role::Thunk);
+        cx.roles
+            .learn(&mut cx.tables.functions, e.func.0, Role::Variant);
+        if let Some(top) = st.stack.last_mut() {
+            top.unresolved = false;
+        }
+        // A thunk is an ordinary frame: its call was not counted yet.
+    } else {
+        cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
+        classify_top(st, cx, e.sp, None, None);
+    }
+}
+
+/// At the end of the trace, a top frame whose role is still unknown: no event followed, and
+/// a thunk would have been followed by its variant.
+pub(crate) fn resolve_at_end(st: &mut ThreadState, cx: &mut Ctx<'_>) {
+    if st.stack.last().is_some_and(|o| o.unresolved) {
+        let f = st.stack.last().map_or(0, |o| o.func);
+        cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
+        classify_top(st, cx, 0, None, None);
+    }
+}
+
+// ---- Initial call or resume, and which call ----
+
+/// A frame of `e`'s function was just pushed for Enter `e`: a segment of an async method
+/// starts a logical call or resumes one (see [`classify_top`]); a runtime-async function of
+/// unknown role waits for the next event.
+#[inline(always)]
+pub(crate) fn entered(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    e: &Event,
+    after_completion: Option<Completed>,
+    prefer: Option<u64>,
+) {
+    match cx.roles.get(&cx.tables.functions, e.func.0) {
+        Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion, prefer),
+        Role::Unresolved => {
+            if let Some(top) = st.stack.last_mut() {
+                top.unresolved = true;
+            }
+        }
+        Role::Plain | Role::Thunk => {}
+    }
+}
+
+/// Decides whether the top frame (a segment of an async method) starts a logical call or
+/// resumes one, and which.
+///
+/// ```text
+/// T0 enter  L3 [thunk]  sp=0x8f00
+/// T0 enter  L3          sp=0x8eb0    below it its own thunk: a first call
+/// T0 enter  A4          sp=0x8d90    (async) below it a segment of L3: a first call, which
+///                                    L3's call awaits
+/// T1 enter  L3          sp=0x840     nothing probed below (the dispatcher): a resume
+/// ```
+fn classify_top(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sp: u64,
+    after_completion: Option<Completed>,
+    prefer: Option<u64>,
+) {
+    let n = st.stack.len();
+    let Some(top) = st.stack.last() else {
+        return;
+    };
+    let f = top.func;
+    let start = top.start;
+    let top_sp = top.sp;
+    let role = cx.roles.get(&cx.tables.functions, f);
+    let parent = n.checked_sub(2).map(|i| st.stack[i]);
+    if parent.is_none() && role == Role::Variant {
+        note_dispatch_sp(st, top_sp, cx.calls);
+    }
+    let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
+    let resumed = match initial_caller {
+        Some(_) => None,
+        None => link_resume(cx, f, sp, after_completion, prefer)
+            .or_else(|| cx.calls.pick_running_elsewhere(f, cx.thread.0)),
+    };
+    if initial_caller.is_some() && role == Role::Variant {
+        if let Some(p) = parent.filter(|p| p.func == f && p.sp > top_sp && top_sp != 0) {
+            let unknown = cx
+                .calls
+                .call_deltas(f)
+                .is_none_or(|d| !d.contains(&(p.sp - top_sp)));
+            let only_segments = st.stack[..n - 1].iter().all(|o| o.segment.is_some());
+            if unknown && only_segments && !cx.calls.has_waiting(f) {
+                cx.stats.function(f).ambiguous_calls += 1;
+            }
+        }
+    }
+    let (call, index, inferred) = match (initial_caller, resumed) {
+        (Some(caller), _) => (new_call(cx, f, caller, start), 0, false),
+        (None, Some((id, inferred))) => {
+            // A call resumes once the callee it awaited is over, also when that callee never
+            // resumed (an exception passed it) or its last segment is still open on another
+            // thread (its thread not analysed that far). For every way a resume is linked.
+            for (cid, c) in cx.calls.finish_callees(id) {
+                cx.stats.settle(cx.tables, c.summary(cid), false);
+            }
+            let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
+            let index = l.started;
+            l.inferred |= inferred;
+            let fs = cx.stats.function(f);
+            fs.resumes += 1;
+            if inferred {
+                fs.inferred_resumes += 1;
+            }
+            (id, index, inferred)
+        }
+        // A resume that continues nothing seen (the trace began later, or its first call was
+        // not recorded): counted as a call of its own.
+        (None, None) => (new_call(cx, f, None, start), 0, false),
+    };
+    if let Some(l) = cx.calls.live.get_mut(&call) {
+        l.started += 1;
+        l.thread = cx.thread.0;
+    }
+    st.mark_segment(SegmentRef {
+        call,
+        index,
+        inferred,
+    });
+}
+
+fn new_call(cx: &mut Ctx<'_>, f: u32, caller: Option<u64>, start: u64) -> u64 {
+    cx.stats.function(f).calls += 1;
+    cx.stats.totals.logical_calls += 1;
+    cx.calls.start(f, caller, start)
+}
+
+/// The waiting logical call of `f` that a resume at `sp` continues, and whether only order
+/// chose it: the call whose stale segment lay below it (`prefer`, see [`stale_below`]), else
+/// the caller of the call that the thread's previous event completed, else by order
+/// ([`Calls::pick`]).
+///
+/// ```text
+/// T1 enter  E3  sp=0x840    a resume of E3's call, which E2's call awaits
+/// T1 leave  E3  sp=0x840    E3's call completes
+/// T1 enter  E2  sp=0x840    the dispatcher resumes the completed call's caller next, at the
+///                           same sp: E2's call, by evidence even while other E2 calls wait
+/// ```
+fn link_resume(
+    cx: &mut Ctx<'_>,
+    f: u32,
+    sp: u64,
+    after_completion: Option<Completed>,
+    prefer: Option<u64>,
+) -> Option<(u64, bool)> {
+    // A dispatcher that completed a call resumes that call's caller next, at the same sp.
+    let chained = after_completion.filter(|c| {
+        c.sp == sp
+            && sp != 0
+            && cx.calls.live.get(&c.caller).is_some_and(|l| l.func == f)
+            && cx.calls.waiting(c.caller)
+    });
+    let prefer = prefer.filter(|&p| cx.calls.waiting(p));
+    let (id, inferred, prev) = match chained {
+        _ if prefer.is_some() => {
+            let p = prefer?;
+            (p, false, cx.calls.take(p)?)
+        }
+        Some(c) => {
+            // That also proves the completed call complete (where its Leave could have been
+            // a suspension).
+            if let Some(done) = c.done {
+                if let Some(l) = cx.calls.finish(done) {
+                    cx.stats.settle(cx.tables, l.summary(done), false);
+                }
+            }
+            (c.caller, false, cx.calls.take(c.caller)?)
+        }
+        None => cx.calls.pick(f)?,
+    };
+    if prev == CallState::LeftOpen {
+        // The Leave that ended its last segment was a suspension after all: no completion
+        // value either.
+        cx.stats.function(f).suspensions += 1;
+        cx.calls.set_leave_value(id, None);
+        prove_callers_suspended(cx, id);
+    }
+    Some((id, inferred))
+}
+
+/// Call `id`'s last Leave was just proven a suspension. A runtime-async method whose callee
+/// suspends suspends too, right away: its segment that was running below that callee ended
+/// by suspending. So a caller whose latest segment ended with a Leave after the callee's, and
+/// that is still waiting, suspended there too (also when it is never resumed, e.g. when an
+/// exception passes it by), and so on up the chain of callers.
+///
+/// ```text
+/// T0 leave  E2  sp=0x8e00    (a runtime with suspension Leaves) E2's call left open
+/// T0 leave  E1  sp=0x8f00    E1's call, E2's caller, left open after it
+/// T1 enter  E2  sp=0x840     E2's call resumes: its Leave was a suspension, so was E1's
+/// T1 unwind E2  sp=0x840     (E1's call may never resume: its suspension still counts)
+/// ```
+fn prove_callers_suspended(cx: &mut Ctx<'_>, id: u64) {
+    let mut child = id;
+    while let Some(l) = cx.calls.live.get(&child) {
+        let (child_end, caller) = (l.last_end, l.caller);
+        let Some(p) = caller else {
+            break;
+        };
+        let proven = cx
+            .calls
+            .live
+            .get(&p)
+            .is_some_and(|pl| pl.state == CallState::LeftOpen && pl.last_end >= child_end);
+        if !proven {
+            break;
+        }
+        let _ = cx.calls.take(p);
+        cx.calls.park_suspended(p);
+        if let Some(pl) = cx.calls.live.get_mut(&p) {
+            pl.leave_value = None;
+            let func = pl.func;
+            cx.stats.function(func).suspensions += 1;
+        }
+        child = p;
+    }
+}
+
+// ---- A segment's end ----
+
+/// What the end of a segment means for its call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SegmentEnd {
+    /// The caller of the segment's logical call.
+    pub caller: Option<u64>,
+    /// The logical call is still waiting (its Leave may have been a suspension).
+    pub live: bool,
+    /// The Leave's return value belongs to the call's completion.
+    pub completion: bool,
+}
+
+/// Segment `seg` (frame `o`) ended at `end` by `kind`, with return value `leave_value`:
+/// accounts its logical call and decides what its end means.
+///
+/// ```text
+/// T0 enter  L3  sp=0x8eb0    segment 0 of call 0
+/// T0 leave  L3  sp=0x8eb0    .NET 10: the completion, call 0 settled; a runtime with
+///                            suspension Leaves: left open until a resume or the end tells
+/// T0 enter  Y   sp=0x8f00    (had this come first: L3 gone without a Leave, call 0 suspended)
+/// ```
+pub(crate) fn end_segment(
+    cx: &mut Ctx<'_>,
+    o: &Open,
+    seg: SegmentRef,
+    end: u64,
+    kind: EndKind,
+    leave_value: Option<u32>,
+) -> SegmentEnd {
+    let dur = end - o.start;
+    let mut out = SegmentEnd {
+        caller: None,
+        live: false,
+        completion: kind == EndKind::Leave,
+    };
+    let role = cx.roles.get(&cx.tables.functions, o.func);
+    let stale;
+    if let Some(l) = cx.calls.live.get_mut(&seg.call) {
+        l.segments += 1;
+        l.cpu_ns += dur;
+        l.last_end = l.last_end.max(end);
+        out.caller = l.caller;
+        // The call already went on in a later segment: this one suspended, and the call's
+        // state belongs to the later one.
+        stale = l.started > seg.index + 1;
+    } else {
+        stale = true;
+    }
+    if stale {
+        out.completion = false;
+    }
+    match kind {
+        // A later segment of its call already began (e.g. a resume on another thread
+        // analysed before this Leave): whatever ended it, it suspended.
+        _ if stale => {
+            if kind != EndKind::Suspend {
+                cx.stats.function(o.func).suspensions += 1;
+            }
+        }
+        EndKind::Suspend => {
+            cx.calls.park_suspended(seg.call);
+            out.live = true;
+            out.completion = false;
+        }
+        EndKind::Leave if role == Role::Variant && !cx.suspend_leaves => {
+            // .NET 10 reports no Leave at a suspension: this Leave completes the call.
+            cx.calls.set_leave_value(seg.call, leave_value);
+            if let Some(l) = cx.calls.finish(seg.call) {
+                cx.stats.settle(cx.tables, l.summary(seg.call), false);
+            }
+        }
+        EndKind::Leave => {
+            // A suspension or the completion: a later resume of the call tells.
+            cx.calls.set_leave_value(seg.call, leave_value);
+            cx.calls.park_left_open(seg.call);
+            out.live = true;
+            out.completion = false;
+        }
+        _ => {
+            if let Some(l) = cx.calls.finish(seg.call) {
+                cx.stats.settle(cx.tables, l.summary(seg.call), false);
+            }
+        }
+    }
+    out
+}
+
+/// At the end of the trace, the logical calls still waiting for a resume: suspended ones stay
+/// pending; one that left with a Leave that may have been a suspension completed there.
+pub(crate) fn settle_remaining(calls: &mut Calls, stats: &mut Stats, tables: &Tables) {
+    for (id, l) in calls.drain() {
+        let pending = l.state == CallState::Suspended;
+        stats.settle(tables, l.summary(id), pending);
+    }
+}

@@ -1,0 +1,20 @@
+//! Async methods (docs/design.md "Async methods: segments and logical calls"): what a
+//! function is ([`roles`]), the logical calls its segments form ([`calls`]), what a thread's
+//! stack and events show about its segments ([`evidence`]), and the rules that link segments
+//! into calls and tell when a segment suspended ([`link`], the replay's one way in).
+//!
+//! ```text
+//! t=10   T0 enter  L3 [thunk]  sp=0x8f00
+//! t=20   T0 enter  L3          sp=0x8eb0    segment 0 of a new call (below: its thunk)
+//! t=30   T0 leave  L3 [thunk]  sp=0x8f00    the segment suspended (no Leave on .NET 10)
+//! t=100  T1 enter  L3          sp=0x840     segment 1: a resume of that call
+//! ```
+
+mod calls;
+mod evidence;
+pub(crate) mod link;
+mod roles;
+
+pub(crate) use calls::Calls;
+pub(crate) use roles::Roles;
+pub use roles::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves, state_machine_method};

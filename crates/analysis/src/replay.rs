@@ -1,0 +1,420 @@
+//! The replay of each thread's events against its shadow stack (docs/design.md "Analysis
+//! semantics"): Enter pushes a frame; Leave, Tailcall and Unwind close the function's frame
+//! (frames above it as mismatched, a Leave without one is unmatched); Catch closes the frames
+//! above the catcher; a drop closes the thread's frames as lost; frames that a later event's
+//! stack pointer shows gone end without a Leave. Every closed frame goes to the statistics and
+//! the sink. Async segments are handed to the rules of `asyncs::link` at named points.
+//!
+//! ```text
+//! t=0   enter   A  sp=0x9000    stack: A      push
+//! t=10  enter   B  sp=0x8f00    stack: A B    push
+//! t=20  unwind  B  sp=0x8f00    stack: A      B ends by an exception (unwound)
+//! t=30  enter   C  sp=0x9000    stack: C      at A's sp: A's frame is gone (vanished)
+//! ```
+
+use eltrace_trace::{Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, TraceInfo};
+
+use crate::asyncs::link::{self, Ctx};
+use crate::asyncs::{Calls, Roles, runtime_reports_suspend_leaves};
+use crate::fxmap::DenseMap;
+use crate::model::{EndKind, Frame, ROOT, SegmentRef, Tables};
+use crate::reorder::{Ahead, Batch, Item};
+use crate::sink::{AnalysisError, FrameSink};
+use crate::stack::{Completed, ThreadState};
+use crate::stats::{Count, Stats, shown};
+
+/// The replay of every thread: their shadow stacks and what the async rules learn across
+/// threads. The tables and statistics it writes to belong to the caller.
+#[derive(Debug, Default)]
+pub(crate) struct Replay {
+    states: DenseMap<ThreadState>,
+    roles: Roles,
+    calls: Calls,
+    /// The runtime reports a Leave when a runtime-async method suspends.
+    suspend_leaves: bool,
+}
+
+impl Replay {
+    /// The trace's INFO record was read.
+    pub fn info_read(&mut self, info: &TraceInfo) {
+        self.suspend_leaves = runtime_reports_suspend_leaves(info);
+    }
+
+    /// A FUNCTION record was read (before it goes into the function table).
+    pub fn function_read(&mut self, f: &FunctionRecord) {
+        self.roles.record_read(f);
+    }
+
+    /// A thread's state and the context of the rules, for one thread.
+    fn thread<'a>(
+        &'a mut self,
+        tables: &'a mut Tables,
+        stats: &'a mut Stats,
+        thread: ThreadIdx,
+    ) -> (&'a mut ThreadState, Ctx<'a>) {
+        let st = self.states.entry(thread.0, ThreadState::default);
+        let cx = Ctx {
+            stats,
+            tables,
+            roles: &mut self.roles,
+            calls: &mut self.calls,
+            suspend_leaves: self.suspend_leaves,
+            thread,
+        };
+        (st, cx)
+    }
+
+    /// Replays a batch of one thread's queued items.
+    pub fn run<S: FrameSink + ?Sized>(
+        &mut self,
+        tables: &mut Tables,
+        stats: &mut Stats,
+        thread: ThreadIdx,
+        batch: &mut Batch<'_>,
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        let (st, mut cx) = self.thread(tables, stats, thread);
+        let cx = &mut cx;
+        while let Some((ns, item)) = batch.next_item() {
+            match item {
+                Item::Event(e) => step(st, cx, sink, &e, ns, batch.ahead())?,
+                Item::Dropped => {
+                    let at = st.last_ns;
+                    let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
+                    st.after_completion = None;
+                    st.last_left = None;
+                    cx.stats.count(thread, Count::Lost, lost);
+                }
+            }
+        }
+        if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
+            ts.last_ns = st.last_ns;
+        }
+        Ok(())
+    }
+
+    /// At the end of the trace (its last timestamp `last`): closes every thread's frames
+    /// still open and settles the logical calls still waiting.
+    pub fn finish<S: FrameSink + ?Sized>(
+        &mut self,
+        tables: &mut Tables,
+        stats: &mut Stats,
+        last: u64,
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        let keys: Vec<u32> = self.states.iter().map(|(k, _)| k).collect();
+        for k in keys {
+            let (st, mut cx) = self.thread(tables, stats, ThreadIdx(k));
+            let cx = &mut cx;
+            link::resolve_at_end(st, cx);
+            // A segment whose call went on elsewhere suspended: it and the frames above it
+            // ended with the thread's last activity.
+            if let Some(i) = link::lowest_stale(st, cx) {
+                let at = st.last_ns;
+                reveal_above(st, cx, sink, i, at)?;
+            }
+            let open = close_all(st, cx, sink, last, EndKind::OpenAtEnd)?;
+            cx.stats.count(ThreadIdx(k), Count::OpenAtEnd, open);
+        }
+        link::settle_remaining(&mut self.calls, stats, tables);
+        Ok(())
+    }
+}
+
+/// One event of a thread, at `ns`; `ahead` holds the thread's next events already read.
+fn step<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    e: &Event,
+    ns: u64,
+    ahead: Ahead<'_>,
+) -> Result<(), AnalysisError> {
+    let next = ahead.next_event().copied();
+    if e.kind == EventKind::Value {
+        if !std::mem::take(&mut st.skip_value) {
+            attach_value(st, cx, e.func.0);
+        }
+        return Ok(());
+    }
+    st.skip_value = false;
+    // The activity before this event: when this event shows frames gone without a Leave,
+    // they ended no later than that.
+    let before = st.last_ns;
+    st.last_ns = ns;
+    if st.stack.last().is_some_and(|o| o.unresolved) {
+        link::resolve_top(st, cx, e);
+    }
+    let after_completion = st.after_completion.take();
+    st.last_left = None;
+    match e.kind {
+        EventKind::Enter => {
+            if let Some(i) = link::lowest_stale(st, cx) {
+                reveal_above(st, cx, sink, i, before)?;
+            }
+            if link::dispatched_below_segments(st, cx, e, ahead) {
+                reveal_above(st, cx, sink, 0, before)?;
+            }
+            if e.sp != 0 {
+                reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
+            }
+            let prefer = match link::stale_below(st, cx, e.func.0) {
+                Some((i, call)) => {
+                    reveal_above(st, cx, sink, i, before)?;
+                    Some(call)
+                }
+                None => None,
+            };
+            enter(st, cx, e, ns, after_completion, prefer);
+        }
+        EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
+            if e.sp != 0 {
+                reveal(st, cx, sink, |sp| sp < e.sp, ns)?;
+            }
+            let kind = match e.kind {
+                EventKind::Leave => EndKind::Leave,
+                EventKind::Tailcall => EndKind::Tailcall,
+                _ => EndKind::Unwind,
+            };
+            // A return value follows its Leave directly (record --values).
+            let value = next
+                .filter(|v| v.kind == EventKind::Value)
+                .map(|v| v.func.0);
+            st.skip_value = value.is_some();
+            leave(st, cx, sink, e.func, ns, kind, value)?;
+        }
+        EventKind::Catch => {
+            if st.has_frame_of(e.func.0) {
+                while st.stack.last().is_some_and(|o| o.func != e.func.0) {
+                    close_top(st, cx, sink, ns, EndKind::Catch, None)?;
+                }
+            }
+        }
+        EventKind::Throw => cx.stats.count(cx.thread, Count::Throws, 1),
+        EventKind::Value => {}
+    }
+    Ok(())
+}
+
+/// A Value event: arguments of the frame just entered, or the return value of the frame the
+/// previous event closed.
+fn attach_value(st: &mut ThreadState, cx: &mut Ctx<'_>, id: u32) {
+    if let Some((func, call)) = st.last_left.take() {
+        // Shown only at a completion: on a runtime that reports suspension Leaves a later
+        // resume of the call takes it back (see `link::link_resume`).
+        if let Some(c) = call {
+            if let Some(l) = cx.calls.live.get_mut(&c) {
+                l.leave_value = Some(id);
+            } else {
+                // Already settled (a completion on .NET 10): patch its sample.
+                cx.stats.patch_leave_sample(func, c, id);
+            }
+        } else {
+            cx.stats.patch_leave_sample(func, u64::MAX, id);
+        }
+        return;
+    }
+    if let Some(top) = st.stack.last_mut() {
+        if top.enter_value.is_none() {
+            top.enter_value = Some(id);
+            if let Some(seg) = top.segment {
+                if seg.index == 0 {
+                    if let Some(l) = cx.calls.live.get_mut(&seg.call) {
+                        l.enter_value = Some(id);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Pops the frames that `gone(frame sp)` says the stack has left behind, as ended without a
+/// Leave at `ns`.
+fn reveal<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    gone: impl Fn(u64) -> bool,
+    ns: u64,
+) -> Result<(), AnalysisError> {
+    let keep = st
+        .stack
+        .iter()
+        .rposition(|o| o.sp == 0 || !gone(o.sp))
+        .map_or(0, |i| i + 1);
+    reveal_above(st, cx, sink, keep, ns)
+}
+
+/// Pops the frames at `keep` and above as ended without a Leave at `ns`: segments of async
+/// methods suspended, other frames vanished (see [`link::ended_without_leave`]).
+fn reveal_above<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    keep: usize,
+    ns: u64,
+) -> Result<(), AnalysisError> {
+    while st.stack.len() > keep {
+        let Some(top) = st.stack.last() else {
+            break;
+        };
+        let kind = link::ended_without_leave(cx, top);
+        close_top(st, cx, sink, ns, kind, None)?;
+        let counter = match kind {
+            EndKind::Suspend => Count::Suspended,
+            _ => Count::Vanished,
+        };
+        cx.stats.count(cx.thread, counter, 1);
+    }
+    Ok(())
+}
+
+/// Pushes a frame for Enter `e` at `ns`.
+#[inline(always)]
+fn enter(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    e: &Event,
+    ns: u64,
+    after_completion: Option<Completed>,
+    prefer: Option<u64>,
+) {
+    let parent_node = st.stack.last().and_then(|o| o.node);
+    let node = cx.stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
+    st.push(e.func.0, ns, e.sp, node);
+    cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
+    link::entered(st, cx, e, after_completion, prefer);
+}
+
+/// A Leave, Tailcall or Unwind (`kind`) of `func` at `ns`, with return value `value`: closes
+/// its frame, and the frames above it as mismatched.
+fn leave<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    func: FunctionIdx,
+    ns: u64,
+    kind: EndKind,
+    value: Option<u32>,
+) -> Result<(), AnalysisError> {
+    if !st.has_frame_of(func.0) {
+        cx.stats.count(cx.thread, Count::UnmatchedLeaves, 1);
+        return Ok(());
+    }
+    while let Some(top) = st.stack.last() {
+        if top.func == func.0 {
+            let closed = close_top(st, cx, sink, ns, kind, value)?;
+            if kind == EndKind::Leave {
+                if value.is_none() {
+                    st.last_left = Some((func.0, closed.segment.map(|s| s.call)));
+                }
+                if let (Some(seg), Some(caller)) = (closed.segment, closed.caller) {
+                    st.after_completion = Some(Completed {
+                        done: closed.live.then_some(seg.call),
+                        caller,
+                        sp: closed.sp,
+                    });
+                }
+            }
+            break;
+        }
+        close_top(st, cx, sink, ns, EndKind::Mismatched, None)?;
+        cx.stats.count(cx.thread, Count::Mismatched, 1);
+    }
+    Ok(())
+}
+
+/// Closes every open frame of a thread at `ns`; returns how many.
+fn close_all<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    ns: u64,
+    kind: EndKind,
+) -> Result<u64, AnalysisError> {
+    let mut n = 0;
+    while !st.stack.is_empty() {
+        close_top(st, cx, sink, ns, kind, None)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// What [`close_top`] closed.
+struct Closed {
+    sp: u64,
+    segment: Option<SegmentRef>,
+    /// The caller of the segment's logical call.
+    caller: Option<u64>,
+    /// The logical call is still waiting (its Leave may have been a suspension).
+    live: bool,
+}
+
+/// Pops the top frame (the stack must not be empty), ends it at `ns` by `kind`, updates the
+/// statistics and hands it to the sink.
+fn close_top<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    ns: u64,
+    kind: EndKind,
+    leave_value: Option<u32>,
+) -> Result<Closed, AnalysisError> {
+    let Some(o) = st.pop() else {
+        return Ok(Closed {
+            sp: 0,
+            segment: None,
+            caller: None,
+            live: false,
+        });
+    };
+    let end = ns.max(o.start);
+    let dur = end - o.start;
+    let caller = match st.stack.last_mut() {
+        Some(p) => {
+            p.children += dur;
+            link::note_returned_call(cx.calls, p, &o, kind);
+            Some(p.func)
+        }
+        None => None,
+    };
+    cx.stats.frame_closed(cx.thread, &o, caller, dur, kind);
+    let caller = caller.unwrap_or(ROOT);
+
+    let mut closed = Closed {
+        sp: o.sp,
+        segment: o.segment,
+        caller: None,
+        live: false,
+    };
+    let mut show_leave = kind == EndKind::Leave;
+    if let Some(seg) = o.segment {
+        let ended = link::end_segment(cx, &o, seg, end, kind, leave_value);
+        closed.caller = ended.caller;
+        closed.live = ended.live;
+        show_leave = ended.completion;
+    } else if o.enter_value.is_some() || leave_value.is_some() {
+        let args = shown(cx.tables, o.enter_value);
+        let ret = shown(cx.tables, leave_value.filter(|_| show_leave));
+        cx.stats.push_sample(o.func, u64::MAX, args, ret);
+    }
+
+    let first_segment = o.segment.is_none_or(|s| s.index == 0);
+    let frame = Frame {
+        func: FunctionIdx(o.func),
+        start_ns: o.start,
+        end_ns: end,
+        depth: st.stack.len() as u32,
+        parent: (caller != ROOT).then_some(FunctionIdx(caller)),
+        children_ns: o.children,
+        end: kind,
+        node: o.node,
+        sp: o.sp,
+        segment: o.segment,
+        enter_value: shown(cx.tables, o.enter_value.filter(|_| first_segment)),
+        leave_value: shown(cx.tables, leave_value.filter(|_| show_leave)),
+    };
+    sink.frame(cx.tables, cx.thread, &frame)
+        .map_err(AnalysisError::Sink)?;
+    Ok(closed)
+}

@@ -1,0 +1,17 @@
+//! Unit tests of the analysis on synthetic traces, one module per concern.
+
+/// Trace builders and result helpers shared by every module.
+mod build;
+
+/// Async methods: segments, logical calls, resumes and suspensions.
+mod asyncs;
+/// Invariants checked on random traces.
+mod invariants;
+/// Reading records: thread records, ticks, truncation, corruption, unknown functions.
+mod records;
+/// Many threads, interleaved chunks and the reorder queues.
+mod reorder;
+/// The statistics' counters.
+mod stats;
+/// The synchronous replay of one thread's stack, the sink and the call tree.
+mod sync;
