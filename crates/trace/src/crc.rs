@@ -1,26 +1,7 @@
-//! CRC-32 (IEEE 802.3, reflected, as zlib computes it) for chunk checksums.
-
-const fn make_table() -> [u32; 256] {
-    let mut table = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 {
-                0xEDB8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        table[i] = c;
-        i += 1;
-    }
-    table
-}
-
-static TABLE: [u32; 256] = make_table();
+//! CRC-32 (IEEE 802.3, reflected, as zlib computes it) for chunk checksums. The crc32fast
+//! crate computes it with carry-less multiplication where the CPU has it (PCLMULQDQ on
+//! x86-64, several GB/s) and with a table otherwise; the writer checksums every byte it
+//! writes, so a byte-at-a-time table (about 0.5 GB/s) was a fifth of its time.
 
 /// The CRC-32 of `data`.
 #[cfg(test)]
@@ -30,13 +11,11 @@ pub fn crc32(data: &[u8]) -> u32 {
 
 /// The CRC-32 of the concatenation of `parts`.
 pub fn crc32_parts(parts: &[&[u8]]) -> u32 {
-    let mut c = !0u32;
+    let mut h = crc32fast::Hasher::new();
     for part in parts {
-        for &b in *part {
-            c = TABLE[((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8);
-        }
+        h.update(part);
     }
-    !c
+    h.finalize()
 }
 
 #[cfg(test)]
@@ -46,5 +25,19 @@ mod tests {
         assert_eq!(super::crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(super::crc32(b""), 0);
         assert_eq!(super::crc32_parts(&[b"1234", b"", b"56789"]), 0xCBF4_3926);
+        // Long enough for the vectorised path, checked against a bitwise reference.
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        let mut c = !0u32;
+        for &b in &data {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        assert_eq!(super::crc32(&data), !c);
     }
 }

@@ -37,6 +37,7 @@ pub mod glob;
 mod model;
 pub mod protocol;
 mod reader;
+mod skim;
 mod varint;
 mod writer;
 
@@ -48,6 +49,7 @@ pub use model::{
     ThreadIdx, ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
 pub use reader::{ReadError, TraceReader};
+pub use skim::{Skim, ThreadSkim, skim};
 pub use writer::TraceWriter;
 
 /// The first eight bytes of every trace file.
@@ -71,4 +73,5 @@ pub(crate) mod tag {
     pub const END: u8 = 6;
     pub const DIAGNOSTIC: u8 = 7;
     pub const VALUE: u8 = 8;
+    pub const WAITS: u8 = 9;
 }

@@ -62,7 +62,7 @@ pub struct TraceReader<R: Read> {
 }
 
 /// Reads until `buf` is full or the input ends; returns how many bytes were read.
-fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+pub(crate) fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
@@ -171,7 +171,7 @@ impl<R: Read> TraceReader<R> {
                 offset: start,
                 reason: format!("chunk kind {kind}: {}", e.0),
             };
-            let rec = decode(kind, &self.payload, self.version).map_err(corrupt)?;
+            let rec = decode_chunk(kind, &self.payload, self.version).map_err(corrupt)?;
             let first = start == 12;
             if first != matches!(rec, Some(Record::Info(_))) {
                 return Err(ReadError::Corrupt {
@@ -196,7 +196,11 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
-fn decode(kind: u8, payload: &[u8], version: u16) -> Result<Option<Record>, DecodeError> {
+pub(crate) fn decode_chunk(
+    kind: u8,
+    payload: &[u8],
+    version: u16,
+) -> Result<Option<Record>, DecodeError> {
     let mut c = Cursor::new(payload);
     let rec = match kind {
         tag::INFO => {

@@ -117,6 +117,16 @@ impl<W: Write> TraceWriter<W> {
         self.chunk(tag::DROPPED)
     }
 
+    /// The totals of a thread's waits for the writer so far (lossless recording): how many
+    /// times its hooks found the buffer full and waited, and for how long in all. A later
+    /// WAITS chunk of the same thread replaces the earlier one.
+    pub fn write_waits(&mut self, thread: ThreadIdx, waits: u64, wait_ns: u64) -> io::Result<()> {
+        put_u64(&mut self.payload, u64::from(thread.0));
+        put_u64(&mut self.payload, waits);
+        put_u64(&mut self.payload, wait_ns);
+        self.chunk(tag::WAITS)
+    }
+
     /// A message about an internal failure or notable condition.
     pub fn write_diagnostic(&mut self, message: &str) -> io::Result<()> {
         put_str(&mut self.payload, message);
