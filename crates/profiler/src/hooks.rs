@@ -10,11 +10,13 @@ use eltrace_trace::EventKind;
 
 use crate::clock;
 use crate::recorder::Recorder;
-use crate::ring::RawRecord;
+use crate::ring::{RawRecord, Ring};
 use crate::slot;
 use crate::writer::{self, Writer};
 
-/// Appends `{now, sp, func, kind}` to the calling thread's ring (or counts a drop).
+/// Appends `{now, sp, func, kind}` to the calling thread's ring. When the ring is full it
+/// waits for the writer to make room (lossless recording), or counts a drop where it may not
+/// wait (`record --lossy`, or the writer has stopped).
 #[inline(always)]
 pub fn record(kind: u32, func: u32, sp: u64) {
     let ts = clock::now();
@@ -26,9 +28,22 @@ pub fn record(kind: u32, func: u32, sp: u64) {
     // SAFETY: a non-null ring from the slot is this thread's registered ring, which is freed
     // only after this thread retired it (at its exit).
     let ring = unsafe { &*ring };
-    ring.push(RawRecord::new(ts, sp, func, kind));
+    let rec = RawRecord::new(ts, sp, func, kind);
+    if !ring.try_push(rec) {
+        full(ring, rec);
+    }
     if ring.above_threshold() {
         writer::wake_if_sleeping();
+    }
+}
+
+/// The ring is full: wait for room and push, or count the event as dropped. The record keeps
+/// the time the hook was called, not the time the wait ended.
+#[cold]
+#[inline(never)]
+fn full(ring: &Ring, rec: RawRecord) {
+    if !(writer::wait_for_room(ring) && ring.try_push(rec)) {
+        ring.drop_one();
     }
 }
 

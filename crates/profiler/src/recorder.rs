@@ -19,6 +19,10 @@ use crate::config::Config;
 use crate::ring::Ring;
 use crate::sys::lock;
 
+/// The ring size, in events, of a thread that starts while the rings already use up the
+/// memory cap (`ELTRACE_MAX_BUFFER_MB`): 64 KiB.
+pub const MIN_RING_EVENTS: usize = 4096;
+
 /// The one recorder of this process (set once in Initialize, never freed).
 pub static RECORDER: OnceLock<Recorder> = OnceLock::new();
 
@@ -195,15 +199,20 @@ impl Recorder {
         let mut capacity = self.ring_capacity;
         let mut bytes = Ring::bytes_for(capacity);
         let before = self.reserved_bytes.fetch_add(bytes, Ordering::Relaxed);
-        if before + bytes > max {
+        if before + bytes > max && capacity > MIN_RING_EVENTS {
+            // Over the cap: a small ring, still lossless (its producer waits for the writer
+            // more often), instead of none.
             self.reserved_bytes.fetch_sub(bytes, Ordering::Relaxed);
-            capacity = 0;
-            bytes = 0;
+            capacity = MIN_RING_EVENTS;
+            bytes = Ring::bytes_for(capacity);
+            self.reserved_bytes.fetch_add(bytes, Ordering::Relaxed);
             self.note(
                 "memory-cap",
                 &format!(
-                    "thread {} gets no buffer: {} KiB of {} KiB ({}) are in use; its events are dropped",
+                    "threads from thread {} on get {} KiB buffers instead of {} KiB: {} KiB of {} KiB ({}) are in use",
                     idx.0,
+                    bytes >> 10,
+                    Ring::bytes_for(self.ring_capacity) >> 10,
                     before >> 10,
                     max >> 10,
                     protocol::env::MAX_BUFFER_MB

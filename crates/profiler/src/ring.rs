@@ -30,10 +30,15 @@
 //! If `pending_drops == 0` and `free >= 1`: write the record at `records[h & mask]`, then
 //! `head.store(h + 1, Release)`. If `pending_drops > 0` and `free >= 2`: first write a marker
 //! `{ts, sp: pending_drops, func: u32::MAX, kind: KIND_DROPPED}` at `h`, the record at `h + 1`,
-//! set `pending_drops = 0`, `head.store(h + 2, Release)`. Otherwise: `pending_drops += 1`,
-//! `total_drops += 1` and write nothing. The marker puts the loss at its exact place in the
-//! thread's event stream. A stub that does not want the marker logic may fall back to the
-//! Rust path whenever `pending_drops != 0` or the ring is full.
+//! set `pending_drops = 0`, `head.store(h + 2, Release)`. Otherwise the ring is full
+//! ([`Ring::try_push`] returns false). Recording is lossless by default: the producer then
+//! waits until the consumer has made room (`writer::wait_for_room`: [`Ring::prepare_wait`],
+//! a futex sleep on the `waiting` word, which [`Ring::drain_to`] clears and wakes after it
+//! moved the tail) and pushes again. When it may not wait (`record --lossy`, or the writer has
+//! stopped) it counts a drop ([`Ring::drop_one`]): `pending_drops += 1`, `total_drops += 1`,
+//! nothing written. The marker puts the loss at its exact place in the thread's event stream.
+//! A stub that does not want the marker logic may fall back to the Rust path whenever
+//! `pending_drops != 0` or the ring is full.
 //!
 //! The fast-path stubs (fast.rs) do exactly that, with one comparison: they write inline only
 //! while `head - tail < inline_limit`. [`Ring::push`] keeps `inline_limit` at `threshold`
@@ -43,7 +48,7 @@
 //! [`without_inline_writes`](Ring::without_inline_writes) (the clock is not the TSC, whose
 //! ticks the stubs read) keeps `inline_limit` at 0: the stubs never write it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Kind code of a drop marker record (`sp` holds the number of events lost just before it).
 pub const KIND_DROPPED: u32 = 7;
@@ -145,6 +150,11 @@ pub struct Ring {
     /// What `inline_limit` returns to once no drops are pending: `threshold`, or 0 for a ring
     /// the stubs must not write.
     inline_max: u64,
+    /// Futex word: 1 while the producer sleeps until the consumer makes room.
+    waiting: AtomicU32,
+    /// Producer-written: how many times it waited for room, and for how many ns in all.
+    waits: AtomicU64,
+    wait_ns: AtomicU64,
 }
 
 // SAFETY: the ring is shared between exactly one producer and one consumer that follow the
@@ -245,6 +255,9 @@ impl Ring {
             retired: AtomicBool::new(false),
             reported_drops: AtomicU64::new(0),
             inline_max: capacity as u64 / 2,
+            waiting: AtomicU32::new(0),
+            waits: AtomicU64::new(0),
+            wait_ns: AtomicU64::new(0),
         }
     }
 
@@ -260,9 +273,19 @@ impl Ring {
         self.capacity as usize
     }
 
-    /// Producer only: appends one record or counts it as dropped. No locks, no allocation.
-    #[inline(always)]
+    /// Producer only, lossy: appends one record or counts it as dropped. No locks, no
+    /// allocation. (The hooks use [`Ring::try_push`] and wait or drop themselves.)
+    #[cfg(test)]
     pub fn push(&self, rec: RawRecord) {
+        if !self.try_push(rec) {
+            self.drop_one();
+        }
+    }
+
+    /// Producer only: appends one record (after a drop marker when drops are pending) if the
+    /// ring has room for it; returns false, changing nothing, when it has not.
+    #[inline(always)]
+    pub fn try_push(&self, rec: RawRecord) -> bool {
         let head = self.head.load(Ordering::Relaxed);
         let tail = self.tail.load(Ordering::Acquire);
         let free = self.capacity - head.wrapping_sub(tail);
@@ -272,6 +295,7 @@ impl Ring {
             // and `head & mask < capacity` indexes the buffer.
             unsafe { self.records.add((head & self.mask) as usize).write(rec) };
             self.head.store(head + 1, Ordering::Release);
+            true
         } else if pending != 0 && free >= 2 {
             let marker = RawRecord::new(rec.ticks48(), pending, 0, KIND_DROPPED);
             // SAFETY: as above, for the two free slots `head` and `head + 1`.
@@ -284,12 +308,65 @@ impl Ring {
             self.pending_drops.store(0, Ordering::Relaxed);
             self.inline_limit.store(self.inline_max, Ordering::Relaxed);
             self.head.store(head + 2, Ordering::Release);
+            true
         } else {
-            self.inline_limit.store(0, Ordering::Relaxed);
-            self.pending_drops.store(pending + 1, Ordering::Relaxed);
-            let total = self.total_drops.load(Ordering::Relaxed);
-            self.total_drops.store(total + 1, Ordering::Relaxed);
+            false
         }
+    }
+
+    /// Producer only: counts one event as lost here (a marker will announce it).
+    #[cold]
+    pub fn drop_one(&self) {
+        self.inline_limit.store(0, Ordering::Relaxed);
+        let pending = self.pending_drops.load(Ordering::Relaxed);
+        self.pending_drops.store(pending + 1, Ordering::Relaxed);
+        let total = self.total_drops.load(Ordering::Relaxed);
+        self.total_drops.store(total + 1, Ordering::Relaxed);
+    }
+
+    /// Producer: announces that it is about to sleep until the consumer makes room, and
+    /// returns whether it still must (false: room appeared meanwhile, nothing to wait for).
+    /// Pairs with [`Ring::release`]'s fence: either the consumer sees the flag and wakes the
+    /// producer, or the producer sees the consumer's new tail.
+    pub fn prepare_wait(&self) -> bool {
+        self.waiting.store(1, Ordering::Relaxed);
+        core::sync::atomic::fence(Ordering::SeqCst);
+        let head = self.head.load(Ordering::Relaxed);
+        let used = head.wrapping_sub(self.tail.load(Ordering::Relaxed));
+        let need = if self.pending_drops.load(Ordering::Relaxed) == 0 {
+            1
+        } else {
+            2
+        };
+        if self.capacity - used >= need {
+            self.waiting.store(0, Ordering::Relaxed);
+            false
+        } else {
+            true
+        }
+    }
+
+    /// The producer's futex word while it waits (1) or not (0).
+    pub fn waiting_word(&self) -> &AtomicU32 {
+        &self.waiting
+    }
+
+    /// Producer: one wait of `ns` nanoseconds is over.
+    pub fn count_wait(&self, ns: u64) {
+        self.waiting.store(0, Ordering::Relaxed);
+        self.waits
+            .store(self.waits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.wait_ns
+            .store(self.wait_ns.load(Ordering::Relaxed) + ns, Ordering::Relaxed);
+    }
+
+    /// Times the producer waited for room, and nanoseconds waited in all (read racily by the
+    /// consumer).
+    pub fn waits(&self) -> (u64, u64) {
+        (
+            self.waits.load(Ordering::Relaxed),
+            self.wait_ns.load(Ordering::Relaxed),
+        )
     }
 
     /// Consumer: the producer's published position (records before it are readable).
@@ -299,19 +376,26 @@ impl Ring {
 
     /// Consumer: copies the records `[tail, upto)` to `out` and frees their slots.
     /// `upto` must be a value [`Ring::published`] returned.
+    #[cfg(test)]
     pub fn drain_to(&self, upto: u64, out: &mut Vec<RawRecord>) {
+        self.drain_to_max(upto, usize::MAX, out);
+    }
+
+    /// Consumer: like [`Ring::drain_to`], but copies at most `max` records (the first ones).
+    pub fn drain_to_max(&self, upto: u64, max: usize, out: &mut Vec<RawRecord>) {
         let tail = self.tail.load(Ordering::Relaxed);
         if upto <= tail || self.capacity == 0 {
             return;
         }
-        let n = (upto - tail) as usize;
+        let n = ((upto - tail) as usize).min(max);
         debug_assert!(n as u64 <= self.capacity);
         let start = (tail & self.mask) as usize;
         let first = n.min(self.capacity as usize - start);
         out.reserve(n);
-        // SAFETY: `[tail, upto)` was published with Release and observed with Acquire, the
-        // producer does not write these slots until `tail` moves past them, and both ranges
-        // lie inside the buffer (`start + first <= capacity`, `n - first <= start`).
+        // SAFETY: `[tail, tail + n)` lies within `[tail, upto)`, which was published with
+        // Release and observed with Acquire; the producer does not write these slots until
+        // `tail` moves past them, and both ranges lie inside the buffer (`start + first <=
+        // capacity`, `n - first <= start`).
         unsafe {
             let src = self.records;
             let dst = out.as_mut_ptr().add(out.len());
@@ -319,7 +403,23 @@ impl Ring {
             core::ptr::copy_nonoverlapping(src, dst.add(first), n - first);
             out.set_len(out.len() + n);
         }
+        self.release(tail + n as u64);
+    }
+
+    /// Consumer: frees the slots before `upto` and wakes the producer if it waits for room.
+    fn release(&self, upto: u64) {
         self.tail.store(upto, Ordering::Release);
+        core::sync::atomic::fence(Ordering::SeqCst);
+        if self.waiting.load(Ordering::Relaxed) != 0 {
+            self.wake_producer();
+        }
+    }
+
+    /// Consumer: wakes the producer if it sleeps in a wait (e.g. because waiting is over).
+    pub fn wake_producer(&self) {
+        if self.waiting.swap(0, Ordering::AcqRel) != 0 {
+            crate::sys::futex_wake(&self.waiting);
+        }
     }
 
     /// Consumer: records published but not yet drained (approximate while the producer runs).
@@ -577,5 +677,56 @@ mod tests {
         }
         assert_eq!(seen + r.total_drops(), N);
         assert_eq!(dropped_marked + r.pending_drops(), r.total_drops());
+    }
+
+    #[test]
+    fn try_push_refuses_a_full_ring_without_counting() {
+        let r = Ring::new(4);
+        for i in 0..4 {
+            assert!(r.try_push(rec(i)));
+        }
+        assert!(!r.try_push(rec(4)));
+        assert_eq!((r.total_drops(), r.pending_drops(), r.fill()), (0, 0, 4));
+        assert!(r.prepare_wait(), "full: the producer must wait");
+        assert_eq!(r.waiting_word().load(Ordering::Relaxed), 1);
+        let mut out = Vec::new();
+        r.drain_to_max(r.published(), 1, &mut out);
+        assert_eq!(out, vec![rec(0)]);
+        // Releasing slots clears the waiting word (and wakes the futex).
+        assert_eq!(r.waiting_word().load(Ordering::Relaxed), 0);
+        assert!(!r.prepare_wait(), "room: nothing to wait for");
+        r.count_wait(1234);
+        assert_eq!(r.waits(), (1, 1234));
+        assert!(r.try_push(rec(4)));
+    }
+
+    #[test]
+    fn lossless_producer_waits_and_loses_nothing() {
+        // The producer protocol of writer::wait_for_room, against a slow consumer.
+        let r = Arc::new(Ring::new(64));
+        let p = Arc::clone(&r);
+        const N: u64 = 100_000;
+        let t = std::thread::spawn(move || {
+            for i in 0..N {
+                while !p.try_push(rec(i)) {
+                    if p.prepare_wait() {
+                        crate::sys::futex_wait(p.waiting_word(), 1, 1_000_000);
+                    }
+                    p.count_wait(0);
+                }
+            }
+        });
+        let mut out = Vec::new();
+        while out.len() < N as usize {
+            r.drain_to_max(r.published(), 7, &mut out);
+            std::thread::yield_now();
+        }
+        t.join().unwrap();
+        assert_eq!(r.total_drops(), 0);
+        assert!(out.iter().enumerate().all(|(i, x)| *x == rec(i as u64)));
+        assert!(
+            r.waits().0 > 0,
+            "a 64-record ring must have made the producer wait"
+        );
     }
 }

@@ -1,11 +1,17 @@
 //! The writer: it owns the trace output ([`Sink`]), the writer thread and the end of the
-//! trace. Every `ELTRACE_FLUSH_MS` the thread drains every registered ring ([`drain`]): queued
-//! function/thread/diagnostic/value records first, then the events, and flushes so that a
-//! killed process leaves a readable trace. Between rounds it sleeps on a futex that a producer
-//! whose ring is half full wakes ([`wake_if_sleeping`]). Ending the recording (Shutdown,
-//! atexit, the unhandled-exception sentinel: [`Writer::finish`]; SIGABRT:
-//! [`Writer::finish_from_signal`]) asks the recorder to stop and the thread for the final
-//! drain and End record, written once.
+//! trace. Every `ELTRACE_FLUSH_MS`, and whenever a ring is a quarter full, the thread drains
+//! every registered ring ([`drain`]): queued function/thread/diagnostic/value records first,
+//! then the events, and flushes so that a killed process leaves a readable trace. Between
+//! rounds it sleeps on a futex that a producer whose ring is half full wakes
+//! ([`wake_if_sleeping`]). Ending the recording (Shutdown, atexit, the unhandled-exception
+//! sentinel: [`Writer::finish`]; SIGABRT: [`Writer::finish_from_signal`]) asks the recorder to
+//! stop and the thread for the final drain and End record, written once.
+//!
+//! A producer whose ring is full waits for the writer ([`wait_for_room`]) unless the recording
+//! is lossy. The wait cannot deadlock: the producer holds no lock while it sleeps (it is in a
+//! hook), the writer takes only its own locks and never calls into the runtime, the sleep is a
+//! futex with a 1 ms timeout that re-checks, and once the writer has stopped (the final drain
+//! is done) or made no progress for [`STALL_NS`], waiting gives way to counted drops.
 
 mod drain;
 mod file;
@@ -19,10 +25,11 @@ use std::time::{Duration, Instant};
 use eltrace_trace::{EndReason, EndRecord};
 
 pub use drain::Sink;
-use drain::{ENCODE_SLICE, check, round};
+use drain::{check, round, write_waits};
 
 use crate::clock;
 use crate::recorder::Recorder;
+use crate::ring::Ring;
 use crate::sys::{self, lock};
 
 /// The one writer of this process (installed once in Initialize, never freed).
@@ -36,6 +43,8 @@ pub struct Writer {
     tid: AtomicU64,
     /// The final drain is done.
     finished: AtomicBool,
+    /// Drain rounds done so far (a waiting producer watches it for progress).
+    rounds: AtomicU64,
 }
 
 impl Writer {
@@ -47,6 +56,7 @@ impl Writer {
             thread: Mutex::new(None),
             tid: AtomicU64::new(0),
             finished: AtomicBool::new(false),
+            rounds: AtomicU64::new(0),
         };
         WRITER.set(writer).ok()?;
         WRITER.get()
@@ -72,16 +82,13 @@ impl Writer {
         let rec = self.rec;
         let period = Duration::from_millis(rec.config.flush_ms);
         // Poll often: an end request (possibly from a signal handler, which cannot wake us) is
-        // seen within ~1 ms, and a ring that is a quarter full is drained early instead of
-        // dropping.
+        // seen within ~1 ms, and a ring that is a quarter full is drained early.
         let step = Duration::from_millis(1).min(period);
         let mut last_flush = Instant::now();
-        let mut backlog = false;
         loop {
-            // While staged records wait or a ring is filling, go again at once: under a burst
-            // the producer (≈15-20 M events/s on the slow path) is about as fast as the
-            // encoder.
-            let busy = backlog || any_ring_filling(rec);
+            // While a ring is filling, go again at once: a busy producer (30-40 M events/s on
+            // the fast path) is about as fast as the encoder.
+            let busy = any_ring_filling(rec);
             if !busy {
                 sleep(rec, step);
             }
@@ -95,21 +102,17 @@ impl Writer {
             }
             let result = std::panic::catch_unwind(|| {
                 let mut sink = lock(&self.sink);
-                round(rec, &mut sink, due, ENCODE_SLICE);
-                sink.backlog()
+                round(rec, &mut sink, due)
             });
+            self.rounds.fetch_add(1, Ordering::Release);
             if due {
                 last_flush = Instant::now();
             }
-            match result {
-                Ok(b) => backlog = b,
-                Err(_) => {
-                    backlog = false;
-                    rec.internal_error(
-                        "writer-panic",
-                        "the writer thread panicked in a drain round",
-                    );
-                }
+            if result.is_err() {
+                rec.internal_error(
+                    "writer-panic",
+                    "the writer thread panicked in a drain round",
+                );
             }
         }
     }
@@ -174,20 +177,35 @@ impl Writer {
             if sink.file.ended {
                 return;
             }
-            round(rec, &mut sink, true, usize::MAX);
-            // Drops that no marker record will announce any more.
+            // Producers may still be waiting for room: drain until the rings are empty (each
+            // round wakes the producers it makes room for), a bounded number of times.
+            for _ in 0..FINAL_ROUNDS {
+                let drained = round(rec, &mut sink, true);
+                self.rounds.fetch_add(1, Ordering::Release);
+                if drained == 0 {
+                    break;
+                }
+            }
+            // From here on nothing is drained: producers stop waiting (and count drops).
+            self.finished.store(true, Ordering::Release);
+            let rings = lock(&rec.rings);
             let mut total_drops =
                 rec.late_drops.load(Ordering::Relaxed) + rec.freed_drops.load(Ordering::Relaxed);
-            for r in lock(&rec.rings).iter() {
+            for r in rings.iter() {
                 // SAFETY: registered rings stay allocated while they are in the registry, and
                 // the registry is locked.
                 let ring = unsafe { &*r.ring };
-                let n = ring.take_unreported_drops();
+                ring.wake_producer();
+                // Events pushed after the last round are lost with the process.
+                let unwritten = ring.fill() as u64;
+                let n = ring.take_unreported_drops() + unwritten;
                 if n > 0 {
                     check(rec, sink.file.out.write_dropped(r.thread, n));
                 }
-                total_drops += ring.total_drops();
+                write_waits(rec, &mut sink, r.thread, ring);
+                total_drops += ring.total_drops() + unwritten;
             }
+            drop(rings);
             let reason = rec.requested_end().unwrap_or(EndReason::Shutdown);
             let end = EndRecord {
                 reason,
@@ -205,6 +223,65 @@ impl Writer {
         }
         self.finished.store(true, Ordering::Release);
     }
+
+    /// Whether a producer may wait for this writer: recording is lossless and the final drain
+    /// is not done.
+    fn takes_waiters(&self) -> bool {
+        !self.rec.config.lossy && !self.finished.load(Ordering::Acquire)
+    }
+}
+
+/// Drain rounds the final drain runs at most while producers keep refilling their rings.
+const FINAL_ROUNDS: usize = 64;
+
+/// A waiting producer gives up (and counts a drop) when the writer has finished no round
+/// for this long: a writer that cannot write (e.g. blocked on a pipe nobody reads) must not
+/// hang the program.
+pub const STALL_NS: u64 = 10_000_000_000;
+
+/// How long one futex sleep of a waiting producer lasts at most before it re-checks.
+const WAIT_SLICE_NS: u64 = 1_000_000;
+
+/// Producer side: `ring` (the calling thread's) is full. Unless the recording is lossy, sleeps
+/// until the writer has made room and returns true; returns false when the caller must count
+/// a drop instead (lossy, the writer has stopped, or it stalled). No lock is held here.
+#[cold]
+#[inline(never)]
+pub fn wait_for_room(ring: &Ring) -> bool {
+    let Some(w) = WRITER.get() else {
+        return false;
+    };
+    if !w.takes_waiters() {
+        return false;
+    }
+    let start = sys::clock_ns(sys::CLOCK_MONOTONIC);
+    let mut seen = w.rounds.load(Ordering::Acquire);
+    let mut progress_at = start;
+    let mut now = start;
+    let ok = loop {
+        if !w.takes_waiters() {
+            break false;
+        }
+        if !ring.prepare_wait() {
+            break true; // room appeared
+        }
+        wake_now();
+        sys::futex_wait(ring.waiting_word(), 1, WAIT_SLICE_NS);
+        now = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        let rounds = w.rounds.load(Ordering::Acquire);
+        if rounds != seen {
+            seen = rounds;
+            progress_at = now;
+        } else if now.saturating_sub(progress_at) > STALL_NS {
+            w.rec.note(
+                "writer-stalled",
+                "the writer made no progress for 10 s; events are dropped instead of waited for",
+            );
+            break false;
+        }
+    };
+    ring.count_wait(now.saturating_sub(start));
+    ok
 }
 
 /// 1 while the writer thread sleeps between rounds (a futex word).
@@ -215,6 +292,13 @@ static SLEEPING: AtomicU32 = AtomicU32::new(0);
 #[inline(always)]
 pub fn wake_if_sleeping() {
     if SLEEPING.load(Ordering::Relaxed) != 0 && SLEEPING.swap(0, Ordering::AcqRel) != 0 {
+        sys::futex_wake(&SLEEPING);
+    }
+}
+
+/// Producer side: a ring is full; make sure the writer is not asleep.
+fn wake_now() {
+    if SLEEPING.swap(0, Ordering::AcqRel) != 0 {
         sys::futex_wake(&SLEEPING);
     }
 }
