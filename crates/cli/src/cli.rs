@@ -110,6 +110,11 @@ pub struct RecordArgs {
     /// implies --slow-path and is much slower.
     #[arg(long)]
     pub values: bool,
+    /// Drop events (counted and reported) when a thread's buffer is full, instead of making
+    /// the thread wait for the trace writer (the default, which loses nothing but may slow a
+    /// busy program down further).
+    #[arg(long)]
+    pub lossy: bool,
     /// The profiler library (default: libeltrace_profiler.so beside this executable, or
     /// $ELTRACE_PROFILER_PATH).
     #[arg(long, value_name = "PATH")]
@@ -204,6 +209,7 @@ impl From<RecordArgs> for RecordOptions {
             exclude: a.exclude,
             slow_path: a.slow_path,
             values: a.values,
+            lossy: a.lossy,
             profiler: a.profiler,
             command: a.command,
         }

@@ -64,6 +64,10 @@ impl HookMode {
 pub struct Config {
     /// `ELTRACE_OUTPUT`; `None` means `eltrace-<pid>.eltrace` in the working directory.
     pub output: Option<PathBuf>,
+    /// `ELTRACE_SESSION`: the `eltrace record` run this process belongs to (output.rs).
+    pub session: Option<String>,
+    /// `ELTRACE_PARENT_PID`: the pid of that `eltrace record`.
+    pub parent_pid: Option<u32>,
     pub selection: Selection,
     pub hooks: HookMode,
     /// Per-thread ring capacity in events (as asked; the ring rounds up to a power of two).
@@ -79,6 +83,9 @@ pub struct Config {
     pub use_tsc: bool,
     /// `ELTRACE_VALUES=1`: capture arguments and return values; `hooks` is then `Slow`.
     pub values: bool,
+    /// `ELTRACE_LOSSY=1` (`record --lossy`): a thread whose buffer is full drops events
+    /// (counted) instead of waiting for the writer.
+    pub lossy: bool,
     /// One message per invalid variable.
     pub warnings: Vec<String>,
 }
@@ -96,6 +103,17 @@ impl Config {
         let mut warnings = Vec::new();
 
         let output = get(env::OUTPUT).map(PathBuf::from);
+        let session = get(env::SESSION).map(|s| s.trim().to_owned());
+        let parent_pid = get(env::PARENT_PID).and_then(|v| {
+            let pid = v.trim().parse::<u32>().ok().filter(|&p| p > 0);
+            if pid.is_none() {
+                warnings.push(format!(
+                    "{}={v:?} is not a process id; ignored",
+                    env::PARENT_PID
+                ));
+            }
+            pid
+        });
         let include = get(env::INCLUDE).unwrap_or_default();
         let exclude = get(env::EXCLUDE).unwrap_or_default();
         let selection = Selection::parse(&include, &exclude);
@@ -134,6 +152,7 @@ impl Config {
             }
         }
         let trash_registers = flag(&get, env::TEST_TRASH_REGISTERS, false, &mut warnings);
+        let lossy = flag(&get, env::LOSSY, false, &mut warnings);
         let preserve_rcx = flag(&get, env::PRESERVE_RCX, true, &mut warnings);
         let use_tsc = match get(env::CLOCK).as_deref().map(str::trim) {
             None | Some("tsc") => true,
@@ -187,6 +206,8 @@ impl Config {
 
         Config {
             output,
+            session,
+            parent_pid,
             selection,
             hooks,
             buffer_events,
@@ -197,6 +218,7 @@ impl Config {
             preserve_rcx,
             use_tsc,
             values,
+            lossy,
             warnings,
         }
     }

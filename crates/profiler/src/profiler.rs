@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::install::{event_mask, hook_mode_name, install_hooks};
 use crate::recorder::{RECORDER, Recorder};
 use crate::writer::{Sink, Writer};
-use crate::{clock, exceptions, exit, mapper, names, sys};
+use crate::{clock, exceptions, exit, mapper, names, output, sys};
 
 /// The callback object's behaviour (one, process lifetime).
 pub struct Profiler;
@@ -94,7 +94,7 @@ impl Profiler {
         // Clock (before anything takes a timestamp), trace file and recorder.
         let clock_desc = clock::init(config.use_tsc);
         let pid = sys::current_pid();
-        let path = config.output_path(pid);
+        let ppid = sys::parent_pid();
         let runtime = info.runtime_description().unwrap_or_default();
         let trace_info = TraceInfo {
             pid,
@@ -105,6 +105,8 @@ impl Profiler {
             command: command_line(),
             hook_mode: hook_mode_name(&config).into(),
             extra: vec![
+                ("session".into(), config.session.clone().unwrap_or_default()),
+                ("ppid".into(), ppid.to_string()),
                 ("clock".into(), clock_desc),
                 (
                     "profiler".into(),
@@ -118,19 +120,23 @@ impl Profiler {
                 ("max_buffer_mb".into(), config.max_buffer_mb.to_string()),
                 ("flush_ms".into(), config.flush_ms.to_string()),
                 ("values".into(), u8::from(config.values).to_string()),
+                ("lossy".into(), u8::from(config.lossy).to_string()),
                 (
                     "event_mask".into(),
                     format!("{:#010x}", event_mask(config.hooks, config.values)),
                 ),
             ],
         };
-        // The writer's staging backlog may use a quarter of the buffer budget.
-        let sink = match Sink::create(&path, &trace_info, config.max_buffer_bytes() / 4) {
+        let opened = output::open(&config, pid, ppid).and_then(|(path, file)| {
+            Sink::create(file, &trace_info)
+                .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))
+        });
+        let sink = match opened {
             Ok(s) => s,
             Err(e) => {
                 say(&format!(
-                    "cannot create the trace file {}: {e}; not profiling",
-                    path.display()
+                    "cannot create the trace file for {}: {e}; not profiling",
+                    config.output_path(pid).display()
                 ));
                 return CORPROF_E_PROFILER_CANCEL_ACTIVATION;
             }

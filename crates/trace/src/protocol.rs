@@ -32,6 +32,12 @@ pub mod env {
 
     /// Where the trace goes.
     pub const OUTPUT: &str = "ELTRACE_OUTPUT";
+    /// The recording session `eltrace record` started (an id it chose): every .NET process
+    /// of the run writes its own trace, and records the id in it (INFO `session`).
+    pub const SESSION: &str = "ELTRACE_SESSION";
+    /// With [`SESSION`]: the pid of `eltrace record`. The process whose parent it is writes
+    /// [`OUTPUT`]; every other process writes `<stem>.<pid>.eltrace` beside it.
+    pub const PARENT_PID: &str = "ELTRACE_PARENT_PID";
     /// Selection globs, separated by [`LIST_SEPARATOR`](super::LIST_SEPARATOR).
     pub const INCLUDE: &str = "ELTRACE_INCLUDE";
     /// Globs removed from the selection.
@@ -40,6 +46,9 @@ pub mod env {
     pub const HOOKS: &str = "ELTRACE_HOOKS";
     /// `1`: capture arguments and return values (implies the slow path).
     pub const VALUES: &str = "ELTRACE_VALUES";
+    /// `1`: a thread whose buffer is full drops events (counted) instead of waiting for the
+    /// writer (`record --lossy`).
+    pub const LOSSY: &str = "ELTRACE_LOSSY";
     /// Per-thread ring capacity in events.
     pub const BUFFER_EVENTS: &str = "ELTRACE_BUFFER_EVENTS";
     /// Cap on all per-thread buffers together, in MiB.
