@@ -7,6 +7,7 @@ mod dump;
 mod export;
 mod record;
 mod report;
+mod session;
 mod util;
 
 use std::process::ExitCode;

@@ -139,7 +139,7 @@ fn summary_of_the_trace_the_child_wrote() {
         "{err}"
     );
     assert!(
-        err.contains("13 events, 5 functions called, 2 threads, 0 dropped events"),
+        err.contains("13 events, 0 functions probed, 2 threads, 0 dropped events, 0 waits"),
         "{err}"
     );
     assert!(o.stdout.is_empty());

@@ -22,6 +22,7 @@
 //! | `ring` | the per-thread SPSC ring and the record layout the stubs write |
 //! | `exceptions` | Throw, Unwind and Catch events |
 //! | `recorder` | the shared recording state: ring registry, function and thread tables, the metadata queue, errors, the end request |
+//! | `output` | which file this process's trace goes to (one per process), opened safely |
 //! | `writer/` | the writer: the trace file and its I/O thread, the drain rounds, the writer thread and the end of the trace |
 //! | `exit` | the atexit and SIGABRT handlers |
 //! | `values/` | `record --values`: the signature parser, value plans and rendering, the capturing hooks |
@@ -42,6 +43,7 @@ mod hooks;
 mod install;
 mod mapper;
 mod names;
+mod output;
 mod profiler;
 mod recorder;
 mod ring;

@@ -71,6 +71,7 @@ unsafe extern "C" {
     fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
     fn gettid() -> c_int;
     fn getpid() -> c_int;
+    fn getppid() -> c_int;
     fn nanosleep(req: *const Timespec, rem: *mut Timespec) -> c_int;
     fn atexit(f: extern "C" fn()) -> c_int;
     fn sigaction(sig: c_int, act: *const SigAction, old: *mut SigAction) -> c_int;
@@ -134,6 +135,12 @@ pub fn current_tid() -> u64 {
 pub fn current_pid() -> u32 {
     // SAFETY: getpid has no preconditions.
     unsafe { getpid() as u32 }
+}
+
+/// The parent's process id.
+pub fn parent_pid() -> u32 {
+    // SAFETY: getppid has no preconditions.
+    unsafe { getppid() as u32 }
 }
 
 /// Sleeps for `ns` nanoseconds (async-signal-safe).

@@ -1,6 +1,10 @@
-//! `eltrace record`: runs a command with the CoreCLR profiling variables set for the child
-//! only (docs/design.md "Process boundary"), waits for it, and summarises the trace on stderr.
-//! Exits with the child's exit code (128 + signal if a signal killed it).
+//! `eltrace record`: reserves the output ([`reserve`]), runs a command with the CoreCLR
+//! profiling variables set for the child only (docs/design.md "Process boundary"), waits for
+//! it, and summarises the session's traces on stderr ([`summary`]). Exits with the child's
+//! exit code (128 + signal if a signal killed it).
+
+mod reserve;
+mod summary;
 
 use std::ffi::OsString;
 use std::io;
@@ -8,10 +12,9 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use eltrace_analysis::{Options, analyze};
 use eltrace_trace::protocol::{self, env};
 
-use crate::util::{Fail, fmt_bytes, io_msg, open_trace};
+use crate::util::{Fail, io_msg};
 
 /// The profiler library's file name.
 pub const PROFILER_LIB: &str = "libeltrace_profiler.so";
@@ -27,6 +30,8 @@ pub struct RecordOptions {
     /// `--values`: `ELTRACE_VALUES=1` and `ELTRACE_HOOKS=slow` (arguments and return values
     /// are captured on the slow path only).
     pub values: bool,
+    /// `--lossy`: `ELTRACE_LOSSY=1`.
+    pub lossy: bool,
     pub profiler: Option<PathBuf>,
     pub command: Vec<OsString>,
 }
@@ -125,24 +130,23 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
             )));
         }
     }
-    match std::fs::remove_file(&output) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(Fail::new(format!(
-                "cannot remove the old {}: {}",
-                output.display(),
-                io_msg(&e)
-            )));
-        }
+    let reservation = reserve::reserve(&output)?;
+    for old in &reservation.replaced {
+        eprintln!(
+            "eltrace: replacing {} of an earlier recording",
+            old.display()
+        );
     }
+    let session = session_id();
 
     let mut cmd = Command::new(program);
     cmd.args(args)
         .env(env::CORECLR_ENABLE_PROFILING, "1")
         .env(env::CORECLR_PROFILER, protocol::CLSID_BRACED)
         .env(env::CORECLR_PROFILER_PATH, &profiler)
-        .env(env::OUTPUT, &output);
+        .env(env::OUTPUT, &output)
+        .env(env::SESSION, &session)
+        .env(env::PARENT_PID, std::process::id().to_string());
     let separator = protocol::LIST_SEPARATOR.to_string();
     if !opts.include.is_empty() {
         cmd.env(env::INCLUDE, opts.include.join(&separator));
@@ -156,7 +160,15 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     if opts.values {
         cmd.env(env::VALUES, "1");
     }
-    let mut child = match cmd.spawn() {
+    if opts.lossy {
+        cmd.env(env::LOSSY, "1");
+    }
+    let spawned = cmd.spawn();
+    if spawned.is_err() {
+        // Nothing will fill the reserved file.
+        let _ = std::fs::remove_file(&output);
+    }
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(Fail::with_code(
@@ -184,53 +196,15 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
         }
         (None, None) => 1,
     };
-    summarize(&output, &shown_cmd);
+    drop(reservation);
+    summary::summarize(&output, &session, &shown_cmd, !opts.include.is_empty());
     Ok(ExitCode::from(code))
 }
 
-/// Functions with calls, counted as `report` lists them (same name and module: one).
-fn functions_called(a: &eltrace_analysis::Analysis) -> usize {
-    let names: std::collections::HashSet<(String, &str)> = a
-        .functions()
-        .map(|(f, _)| (a.tables.functions.name(f), a.tables.functions.module(f)))
-        .collect();
-    names.len()
-}
-
-/// Tells on stderr where the trace went and what it holds.
-fn summarize(output: &Path, shown_cmd: &str) {
-    if !output.is_file() {
-        eprintln!(
-            "eltrace: no trace was written to {} (was `{shown_cmd}` a .NET program? \
-             profiler errors, if any, are printed above)",
-            output.display()
-        );
-        return;
-    }
-    let size = std::fs::metadata(output).map_or(0, |m| m.len());
-    eprintln!(
-        "eltrace: trace written to {} ({})",
-        output.display(),
-        fmt_bytes(size)
-    );
-    let analysed = open_trace(output)
-        .map_err(|f| f.msg)
-        .and_then(|r| analyze(r, &Options::default()).map_err(|e| e.to_string()));
-    match analysed {
-        Ok(a) => {
-            eprintln!(
-                "eltrace: {} events, {} functions called, {} threads, {} dropped events{}",
-                a.totals.events,
-                functions_called(&a),
-                a.tables.threads.len(),
-                a.dropped_events(),
-                if a.truncated {
-                    ", truncated (the recording was cut short)"
-                } else {
-                    ""
-                }
-            );
-        }
-        Err(msg) => eprintln!("eltrace: warning: the trace cannot be read: {msg}"),
-    }
+/// A session id unique on this machine: eltrace's pid and the time, in hex.
+fn session_id() -> String {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{:x}-{:x}", std::process::id(), ns)
 }

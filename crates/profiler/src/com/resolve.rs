@@ -21,6 +21,17 @@ const GLOBAL_TYPE: mdTypeDef = mdtTypeDef | 1;
 /// Guard against malformed nesting chains.
 const MAX_NESTING: usize = 64;
 
+/// `<root>/shared` for CoreLib's directory `<root>/shared/Microsoft.NETCore.App/<version>`;
+/// `None` when CoreLib does not lie in a shared framework (a self-contained app).
+fn shared_root(corelib_dir: &str) -> Option<&str> {
+    let version_parent = names::dir_name(corelib_dir);
+    if names::file_name(version_parent) != "Microsoft.NETCore.App" {
+        return None;
+    }
+    let shared = names::dir_name(version_parent);
+    (names::file_name(shared) == "shared").then_some(shared)
+}
+
 pub struct ModuleEntry {
     pub file: String,
     pub glob_name: String,
@@ -57,6 +68,23 @@ impl Modules {
         }
     }
 
+    /// Whether the module at `path` is part of a shared framework: it lies in CoreLib's
+    /// directory, or anywhere under the `shared/` directory that holds CoreLib's framework
+    /// (`<dotnet root>/shared/Microsoft.NETCore.App/<version>/`), which also holds
+    /// Microsoft.AspNetCore.App and every other shared framework.
+    fn is_framework(&self, path: &str) -> bool {
+        let Some(corelib_dir) = self.framework_dir(path) else {
+            return false;
+        };
+        let dir = names::dir_name(path);
+        dir == corelib_dir
+            || shared_root(&corelib_dir).is_some_and(|root| {
+                path.len() > root.len()
+                    && path.starts_with(root)
+                    && path[root.len()..].starts_with('/')
+            })
+    }
+
     /// The framework directory: that of the first CoreLib module seen, else the directory of
     /// the System.Private.CoreLib.dll mapped into the process.
     fn framework_dir(&self, this_path: &str) -> Option<String> {
@@ -81,10 +109,7 @@ impl Modules {
             .map_err(|hr| format!("GetModuleInfo failed: {hr:#010x}"))?;
         let import = info.module_metadata(module).ok();
         let file = names::file_name(&path).to_string();
-        let framework = !path.is_empty()
-            && self
-                .framework_dir(&path)
-                .is_some_and(|d| names::dir_name(&path) == d);
+        let framework = !path.is_empty() && self.is_framework(&path);
         let entry = Arc::new(ModuleEntry {
             glob_name: names::glob_module_name(&file).to_string(),
             file,
@@ -173,4 +198,41 @@ fn corelib_from_maps() -> Option<String> {
         .filter_map(|l| l.find('/').map(|i| &l[i..]))
         .find(|p| names::file_name(p) == CORELIB)
         .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shared_framework_is_framework() {
+        let m = Modules::new();
+        let corelib =
+            "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.12/System.Private.CoreLib.dll";
+        assert!(m.is_framework(corelib));
+        for fw in [
+            "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.12/System.Runtime.dll",
+            "/usr/share/dotnet/shared/Microsoft.AspNetCore.App/10.0.12/Microsoft.AspNetCore.Hosting.dll",
+        ] {
+            assert!(m.is_framework(fw), "{fw}");
+        }
+        for app in [
+            "/home/u/app/bin/Web.dll",
+            "/usr/share/dotnet/sdk/10.0.401/Roslyn/bincore/csc.dll",
+            "/usr/share/dotnet/sharedstuff/x.dll",
+            "",
+        ] {
+            assert!(!m.is_framework(app), "{app}");
+        }
+        assert_eq!(
+            shared_root("/r/shared/Microsoft.NETCore.App/11.0.0"),
+            Some("/r/shared")
+        );
+        // A self-contained app: CoreLib beside the app; only its own directory is framework.
+        assert_eq!(shared_root("/opt/app"), None);
+        let m = Modules::new();
+        assert!(m.is_framework("/opt/app/System.Private.CoreLib.dll"));
+        assert!(m.is_framework("/opt/app/System.Runtime.dll"));
+        assert!(!m.is_framework("/opt/app/plugins/Plugin.dll"));
+    }
 }

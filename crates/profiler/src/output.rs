@@ -1,0 +1,193 @@
+//! Where this process's trace goes, and opening it safely. Every .NET process started under
+//! one `eltrace record` (children and grandchildren inherit its environment) writes a trace of
+//! its own; no two processes ever write one file.
+//!
+//! ```text
+//! eltrace record -o app.eltrace -- dotnet build      (session s, eltrace's pid 100)
+//!   pid 101 dotnet build    parent 100  →  app.eltrace       (reserved by eltrace, empty)
+//!   pid 130 csc             parent 101  →  app.130.eltrace   (created O_EXCL)
+//! ```
+//!
+//! With `ELTRACE_SESSION` set (by `eltrace record`), the process whose parent is
+//! `ELTRACE_PARENT_PID` (the one `record` started) writes `ELTRACE_OUTPUT`, a file `record`
+//! created empty for it; it opens it without following a symlink and only if it still is an
+//! empty regular file. Every other process creates `<stem>.<pid>.eltrace` beside it
+//! (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), where `<stem>` is the output's name without
+//! its `.eltrace` extension. Without a session (the variables set by hand), the first process
+//! to create `ELTRACE_OUTPUT` exclusively writes it and the others write pid-named files.
+//! Traces are created 0600: they hold the command line and, with `--values`, argument values.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+
+/// `O_NOFOLLOW` on Linux x86-64: fail instead of opening a symlink's target.
+const O_NOFOLLOW: i32 = 0o400_000;
+/// `ELOOP`, what `open` says for a symlink under `O_NOFOLLOW`.
+const ELOOP: i32 = 40;
+
+/// The trace file of process `pid` (whose parent is `ppid`), created or claimed.
+pub fn open(config: &Config, pid: u32, ppid: u32) -> io::Result<(PathBuf, File)> {
+    let main = config.output_path(pid);
+    let root = match (&config.session, config.parent_pid) {
+        (Some(_), Some(parent)) => Some(parent == ppid),
+        _ => None,
+    };
+    match root {
+        Some(true) => match claim_reserved(&main) {
+            Ok(f) => return Ok((main, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {} // claimed before (exec)
+            Err(e) => return Err(e),
+        },
+        Some(false) => {}
+        None => match create_new(&main) {
+            Ok(f) => return Ok((main, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        },
+    }
+    let sibling = sibling_path(&main, pid);
+    create_new(&sibling).map(|f| (sibling, f))
+}
+
+/// `<dir>/<stem>.<pid>.eltrace` for the output `<dir>/<stem>.eltrace` (or `<dir>/<name>`).
+pub fn sibling_path(main: &Path, pid: u32) -> PathBuf {
+    let name = main
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".eltrace").unwrap_or(&name);
+    main.with_file_name(format!("{stem}.{pid}.eltrace"))
+}
+
+/// Creates `path` exclusively, mode 0600, not following a symlink.
+fn create_new(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(O_NOFOLLOW)
+        .open(path)
+}
+
+/// Opens the file `eltrace record` reserved: it must be a regular, empty file of ours (not a
+/// symlink). A non-empty one was claimed already (the process exec'd a new image):
+/// `AlreadyExists`.
+fn claim_reserved(path: &Path) -> io::Result<File> {
+    let f = OpenOptions::new()
+        .write(true)
+        .custom_flags(O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(ELOOP) {
+                io::Error::other(format!("{} is a symlink; not following it", path.display()))
+            } else {
+                e
+            }
+        })?;
+    let meta = f.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    if meta.len() != 0 {
+        return Err(io::ErrorKind::AlreadyExists.into());
+    }
+    // SAFETY: geteuid has no preconditions.
+    if meta.uid() != unsafe { geteuid() } {
+        return Err(io::Error::other(format!(
+            "{} belongs to another user",
+            path.display()
+        )));
+    }
+    Ok(f)
+}
+
+unsafe extern "C" {
+    fn geteuid() -> u32;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn dir(label: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("eltrace-out-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn config(out: &Path, session: Option<(&str, u32)>) -> Config {
+        let mut c = Config::from_env(|_| None);
+        c.output = Some(out.to_owned());
+        c.session = session.map(|(s, _)| s.to_owned());
+        c.parent_pid = session.map(|(_, p)| p);
+        c
+    }
+
+    #[test]
+    fn siblings_are_named_by_pid() {
+        let p = Path::new("/t/app.eltrace");
+        assert_eq!(sibling_path(p, 42), Path::new("/t/app.42.eltrace"));
+        assert_eq!(
+            sibling_path(Path::new("/t/x.bin"), 7),
+            Path::new("/t/x.bin.7.eltrace")
+        );
+    }
+
+    #[test]
+    fn the_root_claims_the_reserved_file_and_others_write_beside_it() {
+        let d = dir("session");
+        let main = d.join("app.eltrace");
+        std::fs::File::create(&main).unwrap();
+        let c = config(&main, Some(("s1", 100)));
+        let (p, _f) = open(&c, 101, 100).unwrap();
+        assert_eq!(p, main);
+        let (p, _f) = open(&c, 130, 101).unwrap();
+        assert_eq!(p, d.join("app.130.eltrace"));
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // The same pid again (a second runtime in one process) cannot reuse its file.
+        assert!(open(&c, 130, 101).is_err());
+        // The root after an exec: the main file is no longer empty.
+        std::fs::write(&main, b"x").unwrap();
+        let (p, _f) = open(&c, 101, 100).unwrap();
+        assert_eq!(p, d.join("app.101.eltrace"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn symlinks_are_not_followed() {
+        let d = dir("symlink");
+        let target = d.join("elsewhere");
+        std::fs::write(&target, b"").unwrap();
+        let main = d.join("app.eltrace");
+        std::os::unix::fs::symlink(&target, &main).unwrap();
+        let e = open(&config(&main, Some(("s", 1))), 2, 1).unwrap_err();
+        assert!(e.to_string().contains("symlink"), "{e}");
+        // Without a session the main path exists (as a link): a pid file is written instead.
+        let (p, _f) = open(&config(&main, None), 9, 1).unwrap();
+        assert_eq!(p, d.join("app.9.eltrace"));
+        std::os::unix::fs::symlink(&target, d.join("app.10.eltrace")).unwrap();
+        assert!(open(&config(&main, None), 10, 1).is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn without_a_session_the_first_process_takes_the_output() {
+        let d = dir("nosession");
+        let main = d.join("t.eltrace");
+        let c = config(&main, None);
+        assert_eq!(open(&c, 5, 1).unwrap().0, main);
+        assert_eq!(open(&c, 6, 5).unwrap().0, d.join("t.6.eltrace"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
