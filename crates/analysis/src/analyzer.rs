@@ -120,6 +120,14 @@ impl Analyzer {
                     self.reorder.push_dropped(thread);
                 }
             }
+            Record::Waits {
+                thread,
+                waits,
+                wait_ns,
+            } => {
+                let selected = self.selected(thread);
+                self.stats.waits(thread, waits, wait_ns, selected);
+            }
             Record::End(e) => self.end = Some(e),
             Record::Value(v) => self.tables.values.insert(v.id, v),
             Record::Diagnostic(d) => {

@@ -265,6 +265,10 @@ pub struct ThreadStats {
     pub open_frames_at_end: u64,
     pub lost_frames: u64,
     pub dropped_events: u64,
+    /// Times the thread's hooks waited for the trace writer (lossless recording), and the
+    /// time they waited in all.
+    pub waits: u64,
+    pub wait_ns: u64,
     pub mismatched_frames: u64,
     /// Async segments that ended by suspending without a Leave.
     pub suspended_frames: u64,
@@ -304,6 +308,10 @@ pub struct Totals {
     pub analysed_events: u64,
     /// Sum of the trace's dropped-events records.
     pub dropped_events: u64,
+    /// Times hooks waited for the trace writer (lossless recording), and the time they
+    /// waited in all (all threads).
+    pub waits: u64,
+    pub wait_ns: u64,
     pub frames: u64,
     pub open_frames_at_end: u64,
     pub mismatched_frames: u64,

@@ -32,6 +32,8 @@ pub(crate) struct Stats {
     pub samples: DenseMap<Vec<ValueSample>>,
     pub tree: Option<CallTree>,
     pub totals: Totals,
+    /// The latest WAITS totals of each thread.
+    waits_seen: DenseMap<(u64, u64)>,
 }
 
 /// A counter kept in [`Totals`] and in the thread's [`ThreadStats`] alike.
@@ -112,6 +114,21 @@ impl Stats {
             ts.first_ns = first;
         }
         ts.events += n;
+    }
+
+    /// A thread's WAITS record: its totals so far, replacing the earlier ones (`analysed`: the
+    /// thread is analysed; the trace's totals count every thread).
+    pub fn waits(&mut self, thread: ThreadIdx, waits: u64, wait_ns: u64, analysed: bool) {
+        let last = self.waits_seen.entry(thread.0, || (0, 0));
+        let (dw, dn) = (waits.saturating_sub(last.0), wait_ns.saturating_sub(last.1));
+        *last = (waits.max(last.0), wait_ns.max(last.1));
+        self.totals.waits += dw;
+        self.totals.wait_ns += dn;
+        if analysed {
+            let ts = self.thread(thread);
+            ts.waits += dw;
+            ts.wait_ns += dn;
+        }
     }
 
     /// `count` events of a thread were dropped (`analysed`: the thread is analysed).

@@ -117,6 +117,17 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
             Record::Diagnostic(d) => {
                 let _ = write!(line, "diagnostic {d}");
             }
+            Record::Waits {
+                thread,
+                waits,
+                wait_ns,
+            } => {
+                let _ = write!(
+                    line,
+                    "waits tid={} count={waits} ns={wait_ns}",
+                    tid_of(&tids, thread)
+                );
+            }
         }
         if line.is_empty() {
             continue;

@@ -194,6 +194,8 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
         "functions": a.tables.functions.len(),
         "functions_called": rows.len(),
         "dropped_events": a.dropped_events(),
+        "waits": t.waits,
+        "wait_ns": t.wait_ns,
         "truncated": a.truncated,
         "open_frames_at_end": t.open_frames_at_end,
         "end_reason": a.end_reason(),
@@ -274,6 +276,8 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
                 "open_frames_at_end": s.open_frames_at_end,
                 "lost_frames": s.lost_frames,
                 "dropped_events": s.dropped_events,
+                "waits": s.waits,
+                "wait_ns": s.wait_ns,
                 "frames": s.frames,
             })
         })
@@ -377,6 +381,14 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
         a.end_reason(),
         fmt_ns(a.duration_ns()),
     );
+    if t.waits > 0 {
+        let _ = writeln!(
+            o,
+            "waits: hooks waited {} times for the trace writer, {} in all (lossless recording;              the waiting time is inside the frames that were running)",
+            t.waits,
+            fmt_ns(t.wait_ns)
+        );
+    }
     if t.logical_calls > 0 {
         let _ = writeln!(
             o,

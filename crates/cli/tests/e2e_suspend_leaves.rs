@@ -134,6 +134,11 @@ fn with_suspension_leaves(records: Vec<Record>, suspended: &[(ThreadIdx, Frame)]
             Record::End(e) => w.write_end(&e).unwrap(),
             Record::Value(v) => w.write_value(&v).unwrap(),
             Record::Diagnostic(d) => w.write_diagnostic(&d).unwrap(),
+            Record::Waits {
+                thread,
+                waits,
+                wait_ns,
+            } => w.write_waits(thread, waits, wait_ns).unwrap(),
         }
     }
     w.into_inner();

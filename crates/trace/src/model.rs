@@ -338,4 +338,11 @@ pub enum Record {
     Value(ValueRecord),
     /// A message from the profiler about an internal failure or a notable condition.
     Diagnostic(String),
+    /// A thread's totals of waiting for the writer so far (lossless recording); replaces the
+    /// thread's earlier Waits.
+    Waits {
+        thread: ThreadIdx,
+        waits: u64,
+        wait_ns: u64,
+    },
 }

@@ -266,6 +266,11 @@ pub(crate) fn decode_chunk(
             internal_errors: c.u64()?,
         }),
         tag::DIAGNOSTIC => Record::Diagnostic(c.string()?),
+        tag::WAITS => Record::Waits {
+            thread: ThreadIdx(c.u32()?),
+            waits: c.u64()?,
+            wait_ns: c.u64()?,
+        },
         tag::VALUE => Record::Value(ValueRecord {
             id: c.u32()?,
             status: ValueStatus::from_code(c.u32()?),

@@ -145,17 +145,16 @@ pub fn skim<R: Read + Seek>(mut input: R) -> Result<Skim, ReadError> {
                 Some(Record::Dropped { thread, count }) => s.thread(thread).dropped += count,
                 Some(Record::Diagnostic(d)) => s.diagnostics.push(d),
                 Some(Record::End(e)) => s.end = Some(e),
+                Some(Record::Waits {
+                    thread,
+                    waits,
+                    wait_ns,
+                }) => {
+                    let t = s.thread(thread);
+                    t.waits = waits;
+                    t.wait_ns = wait_ns;
+                }
                 _ => {}
-            }
-            if kind == tag::WAITS {
-                let mut c = Cursor::new(&payload);
-                let bad = |_| corrupt(offset, "WAITS");
-                let thread = ThreadIdx(c.u32().map_err(bad)?);
-                let waits = c.u64().map_err(bad)?;
-                let wait_ns = c.u64().map_err(bad)?;
-                let t = s.thread(thread);
-                t.waits = waits;
-                t.wait_ns = wait_ns;
             }
         }
         offset += 12 + u64::from(len);

@@ -203,6 +203,14 @@ impl TraceBuilder {
         self
     }
 
+    /// The totals of `thread`'s waits for the writer so far (a WAITS record).
+    pub fn waits(mut self, thread: u32, waits: u64, wait_ns: u64) -> Self {
+        self.w
+            .write_waits(ThreadIdx(thread), waits, wait_ns)
+            .expect("write waits");
+        self
+    }
+
     /// A captured value that Value events refer to by `id` (dense from 0, in file order).
     pub fn value(mut self, id: u32, status: ValueStatus, text: &str) -> Self {
         let v = ValueRecord {

@@ -88,3 +88,27 @@ fn unknown_and_huge_function_indices() {
     assert_eq!(a.tables.functions.name(FunctionIdx(0)), "Ns.T.A");
     assert_eq!(a.functions().count(), 2);
 }
+
+#[test]
+fn waits_replace_each_threads_earlier_totals() {
+    let mut t = B::new(&["A"]).thread(0, 42).thread(1, 43);
+    t.w.write_waits(ThreadIdx(0), 2, 500).unwrap();
+    t.w.write_waits(ThreadIdx(1), 1, 70).unwrap();
+    t.w.write_waits(ThreadIdx(0), 5, 1200).unwrap(); // thread 0's totals now
+    let a = run(&t.ev(0, &[(0, Enter, 0), (10, Leave, 0)]).end(20));
+    assert_eq!((a.totals.waits, a.totals.wait_ns), (6, 1270));
+    let t0 = a.threads().find(|(i, _)| i.0 == 0).unwrap().1;
+    assert_eq!((t0.waits, t0.wait_ns), (5, 1200));
+    // A thread filter keeps the trace's totals but only the selected threads' own.
+    let opts = Options {
+        threads: Some(vec![43]),
+        ..Options::default()
+    };
+    let mut t = B::new(&["A"]).thread(0, 42).thread(1, 43);
+    t.w.write_waits(ThreadIdx(0), 2, 500).unwrap();
+    t.w.write_waits(ThreadIdx(1), 1, 70).unwrap();
+    let a = analyze(&t.end(0)[..], &opts).unwrap();
+    assert_eq!(a.totals.waits, 3);
+    let t1 = a.threads().find(|(i, _)| i.0 == 1).unwrap().1;
+    assert_eq!(t1.waits, 1);
+}
