@@ -7,6 +7,11 @@
 
 mod chrome;
 mod folded;
+mod labels;
+mod nest;
+mod perfetto;
+mod speedscope;
+mod window;
 
 use std::io::{self, Read, Write};
 
@@ -14,6 +19,10 @@ use eltrace_analysis::{Analysis, AnalysisError, FrameSink, Options, analyze_with
 
 pub use chrome::Chrome;
 pub use folded::Folded;
+pub use labels::ProcessMeta;
+pub use perfetto::Perfetto;
+pub use speedscope::Speedscope;
+pub use window::TimeWindow;
 
 /// One output format.
 pub trait Exporter: FrameSink {
@@ -39,6 +48,12 @@ pub struct ExportOptions {
     /// Export only the threads with these OS tids (`None`: every thread).
     pub threads: Option<Vec<u64>>,
     pub folded_value: FoldedValue,
+    /// Export only what overlaps this time window; frames are clipped to it.
+    pub window: TimeWindow,
+    /// Folded stacks: one root frame per thread (`main (1234);Main;Run 100`).
+    pub thread_root: bool,
+    /// The process the trace is shown as (`None`: the pid and program of the trace's INFO).
+    pub process: Option<ProcessMeta>,
 }
 
 /// The export formats.
@@ -46,24 +61,37 @@ pub struct ExportOptions {
 pub enum Format {
     Chrome,
     Folded,
+    Perfetto,
+    Speedscope,
 }
 
 impl Format {
-    pub const ALL: [Format; 2] = [Format::Chrome, Format::Folded];
+    pub const ALL: [Format; 4] = [
+        Format::Chrome,
+        Format::Folded,
+        Format::Perfetto,
+        Format::Speedscope,
+    ];
 
     /// The name on the command line.
     pub const fn name(self) -> &'static str {
         match self {
             Format::Chrome => "chrome",
             Format::Folded => "folded",
+            Format::Perfetto => "perfetto",
+            Format::Speedscope => "speedscope",
         }
     }
 
-    /// The usual file extension (without the dot).
+    /// The usual file extension (without the dot), also the suffix of the default output
+    /// name. Chrome JSON is `trace.json`: speedscope reads `*.chrome.json` as a DevTools
+    /// profile and fails on it, and sniffs the format of any other `*.json`.
     pub const fn extension(self) -> &'static str {
         match self {
-            Format::Chrome => "json",
+            Format::Chrome => "trace.json",
             Format::Folded => "folded",
+            Format::Perfetto => "pftrace",
+            Format::Speedscope => "speedscope.json",
         }
     }
 
@@ -74,6 +102,10 @@ impl Format {
                 "Chrome Trace Event JSON: open in ui.perfetto.dev or chrome://tracing"
             }
             Format::Folded => "folded stacks (exclusive ns) for flamegraph.pl or inferno",
+            Format::Perfetto => {
+                "Perfetto protobuf trace: open in ui.perfetto.dev (compact, for big traces)"
+            }
+            Format::Speedscope => "speedscope JSON (evented, one profile per thread)",
         }
     }
 
@@ -88,8 +120,10 @@ impl Format {
         opts: &ExportOptions,
     ) -> Box<dyn Exporter + 'w> {
         match self {
-            Format::Chrome => Box::new(Chrome::new(out)),
-            Format::Folded => Box::new(Folded::new(out, opts.folded_value)),
+            Format::Chrome => Box::new(Chrome::new(out, opts)),
+            Format::Folded => Box::new(Folded::new(out, opts)),
+            Format::Perfetto => Box::new(Perfetto::new(out, opts)),
+            Format::Speedscope => Box::new(Speedscope::new(out, opts)),
         }
     }
 }
