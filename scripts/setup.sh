@@ -9,6 +9,7 @@
 #    (appended; an existing source replacement is left as it is). A machine that reaches
 #    crates.io keeps using it. Set ELTRACE_CRATES_IO=online or offline to skip the probe.
 # 3. Checks that dotnet and cargo answer.
+# 4. Installs the trace viewers of the export tests (scripts/viewers.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -90,3 +91,6 @@ command -v dotnet >/dev/null 2>&1 || die "dotnet (the .NET SDK) is not on PATH"
 command -v cargo >/dev/null 2>&1 || die "cargo is not on PATH"
 note "dotnet $(dotnet --version)"
 note "$(cargo --version)"
+
+# --- 4. the viewers the export tests load files in (Chromium, speedscope, Perfetto UI) ----
+bash "$(dirname "${BASH_SOURCE[0]}")/viewers.sh"

@@ -56,8 +56,19 @@ struct Out<'w> {
     names: HashMap<FunctionIdx, String>,
 }
 
-/// Writes `ns` as µs with exactly three decimals.
+/// Writes `ns` as µs: with exactly three decimals, unless trace_processor would read that
+/// back 1 ns short. It converts a JSON number to ns as `(int64)(double * 1000.0)`, which
+/// truncates 16.194 (the double just below it) to 16193; then the next double up is written
+/// (`16.194000000000003`), which every reader takes for the same µs.
 fn write_us(out: &mut dyn Write, ns: u64) -> io::Result<()> {
+    // Exact below 2^53 ns (104 days): the division rounds as parsing "a.bcd" does.
+    let us = ns as f64 / 1000.0;
+    if (us * 1000.0) as u64 != ns {
+        let up = f64::from_bits(us.to_bits() + 1);
+        if (up * 1000.0) as u64 == ns && (up * 1000.0).round() as u64 == ns {
+            return write!(out, "{up}");
+        }
+    }
     write!(out, "{}.{:03}", ns / 1000, ns % 1000)
 }
 
@@ -287,5 +298,32 @@ impl Exporter for Chrome<'_> {
         serde_json::to_writer(&mut *w.out, &Value::Object(other))?;
         w.out.write_all(b"}\n")?;
         w.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_us;
+
+    /// Every time reads back as its ns, truncated (trace_processor) or rounded.
+    #[test]
+    fn times_read_back_exactly() {
+        let mut fixed = 0;
+        for ns in (0..300_000u64).chain((0..50_000).map(|i| 910_459_161 + i * 7_919)) {
+            let mut text = Vec::new();
+            write_us(&mut text, ns).unwrap();
+            let text = String::from_utf8(text).unwrap();
+            let v: f64 = text.parse().unwrap();
+            assert_eq!(
+                ((v * 1000.0) as u64, (v * 1000.0).round() as u64),
+                (ns, ns),
+                "{text}"
+            );
+            fixed += usize::from(text.split('.').nth(1).is_some_and(|d| d.len() > 3));
+        }
+        assert!(fixed > 0, "no time needed the next double");
+        let mut text = Vec::new();
+        write_us(&mut text, 16_194).unwrap();
+        assert_eq!(String::from_utf8(text).unwrap(), "16.194000000000003");
     }
 }
