@@ -238,10 +238,18 @@ impl Out<'_> {
                 field::SEQ_INCREMENTAL_STATE_CLEARED,
             );
         }
-        let mut head = Vec::with_capacity(6);
-        key(&mut head, field::TRACE_PACKET, LEN);
-        varint(&mut head, p.len() as u64);
-        self.out.write_all(&head)?;
+        // The packet's field key and length ahead of it (the key is one byte).
+        let mut head = [0u8; 11];
+        head[0] = (field::TRACE_PACKET << 3 | LEN) as u8;
+        let mut n = 1;
+        let mut len = p.len() as u64;
+        while len >= 0x80 {
+            head[n] = len as u8 | 0x80;
+            len >>= 7;
+            n += 1;
+        }
+        head[n] = len as u8;
+        self.out.write_all(&head[..=n])?;
         self.out.write_all(p)?;
         self.event.clear();
         self.interned.clear();
