@@ -230,6 +230,26 @@ fn perfetto_ui_reads_chrome_json_durations_right() {
         ui.browser.problems_except(PERFETTO_BENIGN),
         Vec::<String>::new()
     );
+    drop(ui);
+    // Drops show as instants here too.
+    let trace = traces::drops();
+    let (_, bytes) = export_with(&dir("perfetto-ui-json-drops"), &trace, "chrome", &[]);
+    let mut ui = PerfettoUi::load(&v, "drops.trace.json", bytes);
+    assert_eq!(import_errors(&mut ui), Vec::<Value>::new());
+    assert_eq!(ui_slices(&mut ui), frames(&trace));
+    let instants = ui.query(
+        "select t.tid as tid, s.ts as ts from slice s join thread_track tt on s.track_id = tt.id \
+         join thread t using(utid) where s.name = 'events dropped' order by ts",
+    );
+    let instants: Vec<(u64, u64)> = instants
+        .iter()
+        .map(|r| (u(&r["tid"]), u(&r["ts"])))
+        .collect();
+    assert_eq!(instants, vec![(4242, 100), (5000, 250)]);
+    assert_eq!(
+        ui.browser.problems_except(PERFETTO_BENIGN),
+        Vec::<String>::new()
+    );
 }
 
 /// The speedscope export in speedscope: one profile per thread, named with its tid, every
@@ -290,6 +310,24 @@ fn speedscope_shows_the_speedscope_export() {
         ]
     );
     ss.browser.screenshot("speedscope-nested-async-worker");
+    assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
+    drop(ss);
+
+    // Frames ended by an exception, a tail call, a mismatched Leave or the end of the trace
+    // open and close in balance: speedscope's importer would throw otherwise.
+    let (_, bytes) = export_with(
+        &dir("speedscope-basic"),
+        &traces::basic(),
+        "speedscope",
+        &[],
+    );
+    let mut ss = Speedscope::load(&v, "t.speedscope.json", &bytes, "time-ordered");
+    assert!(!ss.failed(), "{}", ss.text());
+    assert_eq!(
+        ss.profile_lines(),
+        vec!["Main (1001) (1/2)", "thread (1002) (2/2)"]
+    );
+    ss.browser.screenshot("speedscope-basic");
     assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
     drop(ss);
 
