@@ -26,13 +26,16 @@ note "recording: $eltrace record -o $trace -- dotnet $out/HelloTrace/HelloTrace.
 note "report: $eltrace report $trace"
 "$eltrace" report "$trace"
 
-"$eltrace" export "$trace" --format chrome -o "$out/hello.chrome.json"
-"$eltrace" export "$trace" --format folded -o "$out/hello.folded"
+for format in perfetto speedscope chrome folded; do
+    "$eltrace" export "$trace" --format "$format"
+done
 
 cat <<MSG
 
 Outputs:
-  trace         $trace
-  Chrome trace  $out/hello.chrome.json   (open in chrome://tracing or https://ui.perfetto.dev)
-  folded stacks $out/hello.folded   (input for flamegraph.pl or speedscope)
+  trace          $trace
+  Perfetto trace $out/hello.pftrace   (open in https://ui.perfetto.dev)
+  speedscope     $out/hello.speedscope.json   (open in https://www.speedscope.app)
+  Chrome trace   $out/hello.trace.json   (ui.perfetto.dev, chrome://tracing or speedscope)
+  folded stacks  $out/hello.folded   (exclusive ns; flamegraph.pl --countname ns, inferno)
 MSG

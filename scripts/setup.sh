@@ -13,6 +13,7 @@
 #    default: 11.0.0, from the NuGet runtime packs, into the eltrace cache) for programs run with
 #    DOTNET_ROLL_FORWARD=Major. ELTRACE_SETUP_RUNTIMES="…" names others, "" none. A failure (NuGet
 #    unreachable) is reported and does not fail the setup: nothing in the test suite needs them yet.
+# 5. Installs the trace viewers of the export tests (scripts/viewers.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -103,3 +104,6 @@ if [ -n "$runtimes" ]; then
         note "warning: could not lay out the .NET runtimes $runtimes (see above); go on without them"
     fi
 fi
+
+# --- 5. the viewers the export tests load files in (Chromium, speedscope, Perfetto UI) ----
+bash "$(dirname "${BASH_SOURCE[0]}")/viewers.sh"

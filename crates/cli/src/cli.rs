@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use eltrace_export::{ExportOptions, FoldedValue, Format};
+use eltrace_export::{ExportOptions, FoldedValue, Format, TimeWindow};
 
 use crate::check::CheckOptions;
 use crate::dump::DumpOptions;
-use crate::export::{ExportCmd, Output};
+use crate::export::{ExportCmd, Output, parse_time};
 use crate::record::RecordOptions;
 use crate::report::{ReportOptions, SortBy};
 
@@ -32,7 +32,8 @@ pub enum Command {
     Record(RecordArgs),
     /// Print statistics of a trace: functions, threads, facts.
     Report(ReportArgs),
-    /// Convert a trace into another format (Chrome trace JSON, folded stacks, an HTML report).
+    /// Convert a trace into another format (Perfetto, Chrome trace JSON, speedscope, folded
+    /// stacks, a self-contained HTML report).
     Export(ExportArgs),
     /// Check the runtime's ELT contract with bundled probe programs (one row per check).
     Check(CheckArgs),
@@ -161,6 +162,8 @@ impl ValueEnum for FormatArg {
     fn value_variants<'a>() -> &'a [Self] {
         &[
             FormatArg(Format::Chrome),
+            FormatArg(Format::Perfetto),
+            FormatArg(Format::Speedscope),
             FormatArg(Format::Folded),
             FormatArg(Format::Html),
         ]
@@ -195,6 +198,18 @@ pub struct ExportArgs {
     /// Folded stacks: what a stack's value is.
     #[arg(long, value_enum, default_value_t = ValueArg::Time)]
     pub value: ValueArg,
+    /// Only what overlaps the window from TIME on (since the recording started, as the
+    /// exports show it: `250ms`, `1.5s`, `40us`, `900ns`; a plain number is ns). Frames are
+    /// cut at the window's edges.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub from: Option<u64>,
+    /// Only what overlaps the window up to TIME (see --from).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub to: Option<u64>,
+    /// Folded stacks: put each thread's stacks under a root frame named after the thread
+    /// (`main_(4242);App.Program.Main 1200`) instead of merging the threads.
+    #[arg(long)]
+    pub thread_root: bool,
 }
 
 fn thread_filter(tids: Vec<u64>) -> Option<Vec<u64>> {
@@ -250,6 +265,12 @@ impl From<ExportArgs> for ExportCmd {
                     ValueArg::Time => FoldedValue::ExclusiveNs,
                     ValueArg::Calls => FoldedValue::Calls,
                 },
+                window: TimeWindow {
+                    from: a.from.unwrap_or(0),
+                    to: a.to.unwrap_or(u64::MAX),
+                },
+                thread_root: a.thread_root,
+                process: None,
             },
         }
     }

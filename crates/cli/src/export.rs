@@ -1,5 +1,7 @@
 //! `eltrace export`: runs an exporter of `eltrace-export` over a trace, into a file (written
-//! beside the target and renamed when complete) or stdout.
+//! beside the target and renamed when complete) or stdout. Reading a big trace shows its
+//! progress on a terminal (see `util::open_trace`); Chrome JSON past about 1 GB gets a
+//! warning that points to `--format perfetto` and the time window.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -7,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use eltrace_analysis::AnalysisError;
-use eltrace_export::{ExportOptions, Format};
+use eltrace_export::{ExportOptions, FoldedValue, Format};
 
 use crate::util::{Fail, analysis_fail, fmt_bytes, io_msg, open_trace, warn_incomplete};
 
@@ -25,12 +27,100 @@ pub struct ExportCmd {
     pub options: ExportOptions,
 }
 
+/// Chrome JSON output past this size gets a warning: Perfetto loads such files slowly if at
+/// all, chrome://tracing not at all.
+const CHROME_WARN_BYTES: u64 = 1_000_000_000;
+
+/// Parses a time of `--from`/`--to`: a number with an optional unit (`ns`, `us`/`µs`, `ms`,
+/// `s`; none is ns), in ns.
+pub fn parse_time(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        u => return Err(format!("unknown unit '{u}' (use ns, us, ms or s)")),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a time (e.g. 250ms, 1.5s, 900ns)"))?;
+    let ns = (v * scale).round();
+    if !(0.0..1.8e19).contains(&ns) {
+        return Err(format!("'{text}' is out of range"));
+    }
+    Ok(ns as u64)
+}
+
+/// Counts what goes through and warns once on stderr when Chrome JSON passes `limit`.
+struct Watch<W> {
+    inner: W,
+    written: u64,
+    /// `None` once warned or when the format is not Chrome JSON.
+    limit: Option<u64>,
+}
+
+impl<W: Write> Watch<W> {
+    fn new(inner: W, format: Format, limit: u64) -> Self {
+        Watch {
+            inner,
+            written: 0,
+            limit: (format == Format::Chrome).then_some(limit),
+        }
+    }
+}
+
+impl<W: Write> Write for Watch<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        if self.limit.is_some_and(|l| self.written > l) {
+            self.limit = None;
+            eprintln!(
+                "eltrace: warning: the Chrome JSON passes {}; Perfetto loads JSON this big \
+                 slowly or not at all (and chrome://tracing not at all): use --format perfetto \
+                 (about a quarter of the size), or export less with --from/--to or --thread",
+                fmt_bytes(self.written)
+            );
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// What the values of the output are, for the line that reports it.
+fn value_note(cmd: &ExportCmd) -> &'static str {
+    match (cmd.format, cmd.options.folded_value) {
+        (Format::Folded, FoldedValue::ExclusiveNs) => "; values: exclusive time in ns",
+        (Format::Folded, FoldedValue::Calls) => "; values: calls",
+        _ => "",
+    }
+}
+
 pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
+    let window = cmd.options.window;
+    if window.from >= window.to {
+        return Err(Fail::with_code(
+            2,
+            "--from must be before --to (see 'eltrace --help')",
+        ));
+    }
     let input = open_trace(&cmd.path)?;
     match &cmd.output {
         Output::Stdout => {
             let stdout = io::stdout();
-            let mut out = BufWriter::with_capacity(1 << 20, stdout.lock());
+            let mut out = Watch::new(
+                BufWriter::with_capacity(1 << 20, stdout.lock()),
+                cmd.format,
+                CHROME_WARN_BYTES,
+            );
             match eltrace_export::export(cmd.format, input, &mut out, &cmd.options) {
                 Ok(a) => {
                     warn_incomplete(&cmd.path, &a);
@@ -68,7 +158,11 @@ pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
                     io_msg(&e)
                 ))
             })?;
-            let mut out = BufWriter::with_capacity(1 << 20, file);
+            let mut out = Watch::new(
+                BufWriter::with_capacity(1 << 20, file),
+                cmd.format,
+                CHROME_WARN_BYTES,
+            );
             let result = eltrace_export::export(cmd.format, input, &mut out, &cmd.options)
                 .and_then(|a| out.flush().map(|()| a).map_err(AnalysisError::Sink));
             drop(out);
@@ -93,13 +187,45 @@ pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
             warn_incomplete(&cmd.path, &a);
             let size = std::fs::metadata(target).map_or(0, |m| m.len());
             eprintln!(
-                "eltrace: wrote {} ({}, {} frames, {})",
+                "eltrace: wrote {} ({}, {} frames, {}{})",
                 target.display(),
                 cmd.format.name(),
                 a.totals.frames,
-                fmt_bytes(size)
+                fmt_bytes(size),
+                value_note(&cmd)
             );
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("900"), Ok(900));
+        assert_eq!(parse_time("900ns"), Ok(900));
+        assert_eq!(parse_time("1.5us"), Ok(1500));
+        assert_eq!(parse_time("2 µs"), Ok(2000));
+        assert_eq!(parse_time("250ms"), Ok(250_000_000));
+        assert_eq!(parse_time("1.5s"), Ok(1_500_000_000));
+        assert!(parse_time("1.5h").unwrap_err().contains("unit"));
+        assert!(parse_time("ms").is_err());
+        assert!(parse_time("-3s").is_err());
+    }
+
+    #[test]
+    fn chrome_json_warns_once_past_the_limit() {
+        let mut sink = Vec::new();
+        let mut w = Watch::new(&mut sink, Format::Chrome, 10);
+        w.write_all(b"0123456789").unwrap();
+        assert!(w.limit.is_some(), "not past the limit yet");
+        w.write_all(b"x").unwrap();
+        assert!(w.limit.is_none(), "warned");
+        assert_eq!(w.written, 11);
+        let w = Watch::new(Vec::new(), Format::Perfetto, 10);
+        assert!(w.limit.is_none(), "only Chrome JSON is watched");
     }
 }

@@ -85,7 +85,7 @@ fn usage_errors() {
     assert_error(
         &run(&["export", ps, "--format", "svg"]),
         2,
-        "possible values: chrome, folded, html",
+        "possible values: chrome, perfetto, speedscope, folded, html",
     );
     assert_error(&run(&["frobnicate"]), 2, "frobnicate");
     assert_error(&run(&["record"]), 2, "COMMAND");

@@ -12,14 +12,15 @@ fn chrome_to_default_path() {
     let o = run(&["export", p.to_str().unwrap(), "--format", "chrome"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
-    let out = dir.join("t.json");
+    let out = dir.join("t.trace.json");
     assert!(
         stderr(&o).contains(&format!("wrote {}", out.display())),
         "{}",
         stderr(&o)
     );
     let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!(v["displayTimeUnit"], "ns");
+    // ts and dur are µs; Perfetto reads `"displayTimeUnit":"ns"` as "they are ns".
+    assert!(v.get("displayTimeUnit").is_none());
     let evs = v["traceEvents"].as_array().unwrap();
     let slices: Vec<&Value> = evs.iter().filter(|e| e["ph"] == "X").collect();
     assert_eq!(slices.len(), 6);
@@ -40,7 +41,7 @@ fn chrome_to_default_path() {
     assert_eq!(boom["args"]["ended_by"], "unwind");
     let names: Vec<&Value> = evs.iter().filter(|e| e["name"] == "thread_name").collect();
     assert_eq!(names.len(), 2);
-    assert!(!dir.join("t.json.partial").exists());
+    assert!(!dir.join("t.trace.json.partial").exists());
 }
 
 #[test]
@@ -134,8 +135,8 @@ fn truncated_trace_exports_with_a_warning() {
 #[test]
 fn refuses_to_overwrite_the_trace() {
     let dir = temp_dir("overwrite");
-    let p = save(&dir, "t.json", &sample_trace(true));
-    let o = run(&["export", p.to_str().unwrap(), "-f", "chrome"]);
+    let p = save(&dir, "t.folded", &sample_trace(true));
+    let o = run(&["export", p.to_str().unwrap(), "-f", "folded"]);
     assert_error(&o, 1, "would overwrite the trace");
     assert_eq!(std::fs::read(&p).unwrap(), sample_trace(true));
 }
@@ -146,6 +147,98 @@ fn a_failed_export_leaves_no_output() {
     let p = save(&dir, "t.eltrace", &corrupt_sample_trace());
     let o = run(&["export", p.to_str().unwrap(), "-f", "chrome"]);
     assert_error(&o, 1, "corrupt");
-    assert!(!dir.join("t.json").exists());
-    assert!(!dir.join("t.json.partial").exists());
+    assert!(!dir.join("t.trace.json").exists());
+    assert!(!dir.join("t.trace.json.partial").exists());
+}
+
+#[test]
+fn perfetto_and_speedscope_to_default_paths() {
+    let dir = temp_dir("newformats");
+    let p = save(&dir, "t.eltrace", &sample_trace(true));
+    for (format, file) in [
+        ("perfetto", "t.pftrace"),
+        ("speedscope", "t.speedscope.json"),
+    ] {
+        let o = run(&["export", p.to_str().unwrap(), "--format", format]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = dir.join(file);
+        assert!(
+            stderr(&o).contains(&format!("wrote {} ({format}, 6 frames", out.display())),
+            "{}",
+            stderr(&o)
+        );
+        assert!(std::fs::metadata(&out).unwrap().len() > 0);
+    }
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("t.speedscope.json")).unwrap()).unwrap();
+    let names: Vec<&str> = v["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["Main (1001)", "Worker (1002)"]);
+}
+
+/// `--from`/`--to` keep what overlaps the window, cut at its edges; the folded output says
+/// its unit on stderr when written to a file.
+#[test]
+fn time_window_and_thread_root() {
+    let dir = temp_dir("window");
+    let p = save(&dir, "t.eltrace", &sample_trace(true));
+    let o = run(&[
+        "export",
+        p.to_str().unwrap(),
+        "-f",
+        "folded",
+        "-o",
+        "-",
+        "--from",
+        "2.5ms",
+        "--to",
+        "4000000",
+        "--thread-root",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "Main_(1001);App.Program.Main 0\n\
+         Main_(1001);App.Program.Main;App.Program.Work 1000000\n\
+         Main_(1001);App.Program.Main;App.Program.Work;Lib.Util.Leaf 500000\n\
+         Worker_(1002);App.Worker.Loop 1500000\n"
+    );
+    let out = dir.join("w.folded");
+    let o = run(&[
+        "export",
+        p.to_str().unwrap(),
+        "-f",
+        "folded",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains("values: exclusive time in ns"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "export",
+        p.to_str().unwrap(),
+        "-f",
+        "chrome",
+        "--from",
+        "5ms",
+        "--to",
+        "5ms",
+    ]);
+    assert_error(&o, 2, "--from must be before --to");
+    let o = run(&[
+        "export",
+        p.to_str().unwrap(),
+        "-f",
+        "chrome",
+        "--from",
+        "5h",
+    ]);
+    assert_error(&o, 2, "unknown unit 'h'");
 }

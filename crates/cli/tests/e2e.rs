@@ -241,12 +241,17 @@ fn threads_are_named_and_counted(mode: Mode) {
     assert_eq!(r.edge_calls(worker, step), total_steps);
     assert!(r.trace_uint("threads") >= 9, "trace: {}", r.trace());
 
-    // The Chrome export has one thread_name per thread, the workers' among them.
+    // The Chrome export has one thread_name per thread, the workers' among them (with their
+    // tids: `worker-0 (4321)`).
     let chrome = check_chrome(&rec.export("chrome"));
     for i in 0..8 {
-        let name = format!("worker-{i}");
+        let name = format!("worker-{i} (");
         assert_eq!(
-            chrome.thread_names.iter().filter(|n| **n == name).count(),
+            chrome
+                .thread_names
+                .iter()
+                .filter(|n| n.starts_with(&name))
+                .count(),
             1,
             "thread names in the Chrome export: {:?}",
             chrome.thread_names

@@ -103,7 +103,12 @@ fn chrome_links_segments(rec: &Recording, name: &str, calls: usize, segments: us
             let id = e["bind_id"]
                 .as_u64()
                 .unwrap_or_else(|| panic!("no bind_id: {e}"));
-            let index = e["args"]["segment"].as_u64().expect("segment index");
+            // The segment's facts are under `"segment N"` (docs/design.md).
+            let index = e["args"]
+                .as_object()
+                .and_then(|a| a.keys().find_map(|k| k.strip_prefix("segment ")))
+                .and_then(|n| n.parse::<u64>().ok())
+                .expect("segment index");
             assert_eq!(e["flow_in"] == true, index > 0, "{e}");
             by_call
                 .entry(id)

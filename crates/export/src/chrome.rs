@@ -1,19 +1,29 @@
 //! Chrome Trace Event Format JSON, as loaded by ui.perfetto.dev and chrome://tracing.
 //! Spec: https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAIU8
 //!
-//! Output: `{"traceEvents":[…],"displayTimeUnit":"ns","otherData":{…}}`. Every frame is a
-//! complete event (`ph:"X"`) with `ts`/`dur` in µs with three decimals (exact ns), `pid`,
-//! `tid` (the OS tid when it fits 31 bits, else the thread index: Perfetto wants 32-bit
-//! tids), `name`, `cat` (the module) and `args` saying how an abnormal frame ended. Then
-//! `ph:"M"` `process_name`/`thread_name`/`thread_sort_index` metadata.
+//! Output: `{"traceEvents":[…],"otherData":{…}}`. Every frame is a complete event (`ph:"X"`)
+//! with `ts`/`dur` in µs with three decimals (exact ns), `pid`, `tid` (the OS tid when it
+//! fits 31 bits, else the thread index: Perfetto wants 32-bit tids), `name`, `cat` (the
+//! module) and `args` saying how an abnormal frame ended. Then `ph:"M"` metadata: the
+//! process's `process_name` (the program, e.g. `App.dll`; the command line is in
+//! `otherData`), each thread's `thread_name` with its tid (`main (4242)`,
+//! `.NET TP Worker (4250)`: chrome://tracing shows no tids) and `thread_sort_index`.
+//! Where events were dropped, an instant event (`ph:"i"`, `events dropped`) marks the time
+//! on the thread. There is no `displayTimeUnit`: Perfetto takes `"ns"` there to mean that
+//! `ts` and `dur` are ns.
 //!
 //! An async method's segments are linked into their logical call by v2 flow events on the
 //! complete events themselves (Perfetto's and the Trace Event Format's `bind_id`, `flow_in`,
-//! `flow_out`): `bind_id` is the logical call (`args.call` + 1), a resume has `flow_in`, and every segment but
-//! an unwound one has `flow_out` (a completion's dangling out-flow draws nothing). Their
-//! `args` carry `call`, `segment` (0 for the initial one) and `inferred` (linked by order
-//! alone). Values captured with `record --values` are `args.args` (at a call's start) and
-//! `args.return` (at its completion).
+//! `flow_out`): `bind_id` is the logical call + 1, a resume has `flow_in`, and every segment
+//! but an unwound one has `flow_out` (a completion's dangling out-flow draws nothing). See
+//! [`frame_args`] for their `args`. Values captured with `record --values` are `args.args`
+//! (at a call's start) and `args.return` (at its completion).
+//!
+//! Quirks of the viewers: speedscope reads this format too, but adds each event's `args` to
+//! its frame's name (the segments of one method do not merge) and computes `ts + dur` in
+//! floating point (equal ends can come out unequal and mis-nest); `--format speedscope` has
+//! neither problem. Perfetto loads a few hundred thousand calls of JSON quickly and fails
+//! somewhere below ten million; `--format perfetto` is about a quarter of the size.
 //!
 //! Events are streamed. Frames close children first, so each thread's frames are held until
 //! its root frame closes and are then written sorted by start, parents before children —
@@ -22,38 +32,43 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use eltrace_analysis::{
-    Analysis, EndKind, Frame, FrameSink, FunctionIdx, SegmentRef, Tables, ThreadIdx,
-};
+use eltrace_analysis::{Analysis, EndKind, Frame, FrameSink, FunctionIdx, Tables, ThreadIdx};
 use serde_json::{Map, Value, json};
 
-use crate::Exporter;
-
-#[derive(Debug, Clone, Copy)]
-struct Pending {
-    start: u64,
-    end: u64,
-    depth: u32,
-    func: FunctionIdx,
-    kind: EndKind,
-    segment: Option<SegmentRef>,
-    enter_value: Option<u32>,
-    leave_value: Option<u32>,
-}
+use crate::labels::{ProcessMeta, display_tid, thread_label};
+use crate::nest::{Held, Holder};
+use crate::{ExportOptions, Exporter};
 
 /// The Chrome trace exporter.
 pub struct Chrome<'w> {
+    held: Holder,
+    w: Out<'w>,
+}
+
+/// The output and what is known about it.
+struct Out<'w> {
     out: &'w mut dyn Write,
     started: bool,
     any_event: bool,
-    pending: HashMap<ThreadIdx, Vec<Pending>>,
+    /// The process as given, else taken from the trace once its INFO has been read.
+    process: Option<ProcessMeta>,
     /// JSON-escaped `"name":…,"cat":…` per function.
     names: HashMap<FunctionIdx, String>,
-    tids: HashMap<ThreadIdx, u64>,
 }
 
-/// Writes `ns` as µs with exactly three decimals.
+/// Writes `ns` as µs: with exactly three decimals, unless trace_processor would read that
+/// back 1 ns short. It converts a JSON number to ns as `(int64)(double * 1000.0)`, which
+/// truncates 16.194 (the double just below it) to 16193; then the next double up is written
+/// (`16.194000000000003`), which every reader takes for the same µs.
 fn write_us(out: &mut dyn Write, ns: u64) -> io::Result<()> {
+    // Exact below 2^53 ns (104 days): the division rounds as parsing "a.bcd" does.
+    let us = ns as f64 / 1000.0;
+    if (us * 1000.0) as u64 != ns {
+        let up = f64::from_bits(us.to_bits() + 1);
+        if (up * 1000.0) as u64 == ns && (up * 1000.0).round() as u64 == ns {
+            return write!(out, "{up}");
+        }
+    }
     write!(out, "{}.{:03}", ns / 1000, ns % 1000)
 }
 
@@ -61,26 +76,22 @@ fn json_str(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
 }
 
-/// The tid shown for a thread: the OS tid when it fits a positive `i32`, else the index.
-fn chrome_tid(tables: &Tables, thread: ThreadIdx) -> u64 {
-    match tables.threads.os_tid(thread) {
-        Some(t) if t > 0 && t <= i32::MAX as u64 => t,
-        _ => u64::from(thread.0),
+impl<'w> Chrome<'w> {
+    pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
+        Chrome {
+            held: Holder::new(opts.window),
+            w: Out {
+                out,
+                started: false,
+                any_event: false,
+                process: opts.process.clone(),
+                names: HashMap::new(),
+            },
+        }
     }
 }
 
-impl<'w> Chrome<'w> {
-    pub fn new(out: &'w mut dyn Write) -> Self {
-        Chrome {
-            out,
-            started: false,
-            any_event: false,
-            pending: HashMap::new(),
-            names: HashMap::new(),
-            tids: HashMap::new(),
-        }
-    }
-
+impl Out<'_> {
     fn start(&mut self) -> io::Result<()> {
         if !self.started {
             self.out.write_all(b"{\"traceEvents\":[")?;
@@ -100,17 +111,22 @@ impl<'w> Chrome<'w> {
         Ok(())
     }
 
-    fn flush_thread(&mut self, tables: &Tables, thread: ThreadIdx) -> io::Result<()> {
-        let Some(mut frames) = self.pending.remove(&thread) else {
-            return Ok(());
-        };
-        frames.sort_by_key(|f| (f.start, f.depth));
-        let pid = tables.info.pid;
-        let tid = *self
-            .tids
-            .entry(thread)
-            .or_insert_with(|| chrome_tid(tables, thread));
-        for f in &frames {
+    fn pid(&mut self, tables: &Tables) -> u32 {
+        self.process
+            .get_or_insert_with(|| ProcessMeta::from_info(&tables.info))
+            .pid
+    }
+
+    /// Writes a thread's frames as complete events.
+    fn write_frames(
+        &mut self,
+        tables: &Tables,
+        thread: ThreadIdx,
+        frames: &[Held],
+    ) -> io::Result<()> {
+        let pid = self.pid(tables);
+        let tid = display_tid(tables, thread);
+        for f in frames {
             self.sep()?;
             let name = self.names.entry(f.func).or_insert_with(|| {
                 format!(
@@ -144,37 +160,44 @@ impl<'w> Chrome<'w> {
             }
             self.out.write_all(b"}")?;
         }
-        // Keep the allocation for the thread's next root frame.
-        frames.clear();
-        self.pending.insert(thread, frames);
         Ok(())
     }
 
-    fn meta(&mut self, pid: u32, tid: u64, name: &str, args: Value) -> io::Result<()> {
+    fn event(&mut self, ev: &Value) -> io::Result<()> {
         self.sep()?;
-        let ev = json!({"ph": "M", "pid": pid, "tid": tid, "name": name, "args": args});
-        serde_json::to_writer(&mut *self.out, &ev)?;
+        serde_json::to_writer(&mut *self.out, ev)?;
         Ok(())
     }
 }
 
 /// A complete event's `args`: how an abnormal frame ended, its async segment, its values.
-fn frame_args(tables: &Tables, f: &Pending) -> Map<String, Value> {
+///
+/// The two ends of a flow arrow must not share an argument name: chrome://tracing merges
+/// them into the arrow's and warns (`arg_merge_error`) at every shared one. So an async
+/// segment's facts go under a name of its own, `"segment N": "how it ended"` (`"segment 1":
+/// "suspend"`, with `", inferred"` when it was linked to its call by order alone); only the
+/// initial segment carries `call`, only it the call's `args` and only the completion
+/// `return`.
+fn frame_args(tables: &Tables, f: &Held) -> Map<String, Value> {
     let mut args = Map::new();
-    match f.kind {
-        EndKind::Leave => {}
-        EndKind::OpenAtEnd => {
+    match (f.segment, f.kind) {
+        (Some(seg), kind) => {
+            if seg.index == 0 {
+                args.insert("call".into(), json!(seg.call));
+            }
+            let how = if seg.inferred {
+                format!("{}, inferred", kind.name())
+            } else {
+                kind.name().to_owned()
+            };
+            args.insert(format!("segment {}", seg.index), json!(how));
+        }
+        (None, EndKind::Leave) => {}
+        (None, EndKind::OpenAtEnd) => {
             args.insert("open_at_end".into(), Value::Bool(true));
         }
-        k => {
+        (None, k) => {
             args.insert("ended_by".into(), json!(k.name()));
-        }
-    }
-    if let Some(seg) = f.segment {
-        args.insert("call".into(), json!(seg.call));
-        args.insert("segment".into(), json!(seg.index));
-        if seg.inferred {
-            args.insert("inferred".into(), Value::Bool(true));
         }
     }
     let text = |id: Option<u32>| id.and_then(|i| tables.values.get(i)).map(|v| json!(v.text));
@@ -189,61 +212,72 @@ fn frame_args(tables: &Tables, f: &Pending) -> Map<String, Value> {
 
 impl FrameSink for Chrome<'_> {
     fn frame(&mut self, tables: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()> {
-        self.pending.entry(thread).or_default().push(Pending {
-            start: frame.start_ns,
-            end: frame.end_ns,
-            depth: frame.depth,
-            func: frame.func,
-            kind: frame.end,
-            segment: frame.segment,
-            enter_value: frame.enter_value,
-            leave_value: frame.leave_value,
-        });
-        if frame.depth == 0 {
-            self.flush_thread(tables, thread)?;
-        }
-        Ok(())
+        let w = &mut self.w;
+        self.held.frame(thread, frame, |frames| {
+            w.write_frames(tables, thread, frames)
+        })
     }
 }
 
 impl Exporter for Chrome<'_> {
     fn finish(&mut self, a: &Analysis) -> io::Result<()> {
-        let threads: Vec<ThreadIdx> = self.pending.keys().copied().collect();
-        for t in threads {
-            self.flush_thread(&a.tables, t)?;
+        let w = &mut self.w;
+        self.held
+            .drain(|thread, frames| w.write_frames(&a.tables, thread, frames))?;
+        w.start()?;
+        let process = w
+            .process
+            .get_or_insert_with(|| ProcessMeta::from_info(a.info()))
+            .clone();
+        let pid = process.pid;
+        for (idx, stats) in a.threads() {
+            let tid = display_tid(&a.tables, idx);
+            let mut times: Vec<u64> = self.held.drop_times(idx).collect();
+            // Dropped while no frame was open: the analysis does not say when; the thread's
+            // last event is the nearest time known.
+            let unknown = times.is_empty() && stats.dropped_events > 0;
+            if unknown {
+                let w = self.held.window();
+                times.extend(w.clip(stats.last_ns, stats.last_ns).map(|c| c.0));
+            }
+            for ts in times {
+                let mut args = json!({ "thread_dropped_events": stats.dropped_events });
+                if unknown {
+                    args["time_unknown"] = Value::Bool(true);
+                }
+                w.sep()?;
+                write!(
+                    w.out,
+                    "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
+                )?;
+                write_us(w.out, ts)?;
+                write!(
+                    w.out,
+                    ",\"name\":\"events dropped\",\"cat\":\"eltrace\",\"args\":{args}}}"
+                )?;
+            }
         }
-        self.start()?;
-        let info = a.info();
-        let pid = info.pid;
-        let pname = if info.command.is_empty() {
-            format!("pid {pid}")
-        } else {
-            info.command.clone()
-        };
-        self.meta(pid, 0, "process_name", json!({ "name": pname }))?;
+        w.event(
+            &json!({"ph": "M", "pid": pid, "tid": 0, "name": "process_name",
+            "args": {"name": process.name}}),
+        )?;
         for (idx, _) in a.threads() {
-            let tid = *self
-                .tids
-                .entry(idx)
-                .or_insert_with(|| chrome_tid(&a.tables, idx));
-            let rec = a.tables.threads.get(idx);
-            let name = match rec {
-                Some(r) if !r.name.is_empty() => r.name.clone(),
-                Some(r) if r.managed_id != 0 => format!("managed thread {}", r.managed_id),
-                _ => "thread".to_owned(),
-            };
-            self.meta(pid, tid, "thread_name", json!({ "name": name }))?;
-            self.meta(
-                pid,
-                tid,
-                "thread_sort_index",
-                json!({ "sort_index": idx.0 }),
+            let tid = display_tid(&a.tables, idx);
+            let name = thread_label(&a.tables, idx, pid);
+            w.event(
+                &json!({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
+                "args": {"name": name}}),
+            )?;
+            w.event(
+                &json!({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
+                "args": {"sort_index": idx.0}}),
             )?;
         }
+        let info = a.info();
         let mut other = Map::new();
         other.insert("tool".into(), json!("eltrace"));
         other.insert("pid".into(), json!(pid));
-        other.insert("command".into(), json!(info.command));
+        other.insert("command".into(), json!(process.command));
         other.insert("runtime".into(), json!(info.runtime));
         other.insert("hook_mode".into(), json!(info.hook_mode));
         other.insert("start_unix_ns".into(), json!(info.start_unix_ns));
@@ -258,10 +292,38 @@ impl Exporter for Chrome<'_> {
         for (k, v) in &info.extra {
             other.entry(k.clone()).or_insert_with(|| json!(v));
         }
-        self.out
-            .write_all(b"\n],\"displayTimeUnit\":\"ns\",\"otherData\":")?;
-        serde_json::to_writer(&mut *self.out, &Value::Object(other))?;
-        self.out.write_all(b"}\n")?;
-        self.out.flush()
+        // No displayTimeUnit: Perfetto reads `"ns"` there as "ts and dur are in ns" (they
+        // are µs, as the format says), in files under 32 MiB.
+        w.out.write_all(b"\n],\"otherData\":")?;
+        serde_json::to_writer(&mut *w.out, &Value::Object(other))?;
+        w.out.write_all(b"}\n")?;
+        w.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_us;
+
+    /// Every time reads back as its ns, truncated (trace_processor) or rounded.
+    #[test]
+    fn times_read_back_exactly() {
+        let mut fixed = 0;
+        for ns in (0..300_000u64).chain((0..50_000).map(|i| 910_459_161 + i * 7_919)) {
+            let mut text = Vec::new();
+            write_us(&mut text, ns).unwrap();
+            let text = String::from_utf8(text).unwrap();
+            let v: f64 = text.parse().unwrap();
+            assert_eq!(
+                ((v * 1000.0) as u64, (v * 1000.0).round() as u64),
+                (ns, ns),
+                "{text}"
+            );
+            fixed += usize::from(text.split('.').nth(1).is_some_and(|d| d.len() > 3));
+        }
+        assert!(fixed > 0, "no time needed the next double");
+        let mut text = Vec::new();
+        write_us(&mut text, 16_194).unwrap();
+        assert_eq!(String::from_utf8(text).unwrap(), "16.194000000000003");
     }
 }

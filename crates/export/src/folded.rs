@@ -2,28 +2,50 @@
 //! Spec: https://github.com/brendangregg/FlameGraph#2-fold-stacks (one `root;child;leaf value`
 //! line per stack).
 //!
-//! One line per distinct call path (merged over threads), the value being the exclusive time
-//! of that path's frames in ns (or their number of calls), lines sorted lexically. Frame
-//! names are `Namespace.Type.Method`; `;` and whitespace inside a name become `_`.
+//! One line per distinct call path, the value being the exclusive time of that path's frames
+//! in **ns** (or, with [`FoldedValue::Calls`], their number of calls); the format has no
+//! place for the unit (`flamegraph.pl --countname ns` shows it). Lines are sorted lexically.
+//! Threads are merged unless [`ExportOptions::thread_root`] puts each thread's stacks under
+//! a root frame of its own (`main_(4242);App.Program.Main 1200`). Frame names are
+//! `Namespace.Type.Method`; `;` and whitespace inside a name become `_`. With a time window,
+//! a frame's time is the part of it inside the window, minus the same of its children.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use eltrace_analysis::{
-    Analysis, CallNodeId, CallTree, Frame, FrameSink, FunctionIdx, Options, Tables, ThreadIdx,
+    Analysis, CallTree, Frame, FrameSink, FunctionIdx, Options, Tables, ThreadIdx,
 };
 
-use crate::{Exporter, FoldedValue};
+use crate::labels::thread_label;
+use crate::{ExportOptions, Exporter, FoldedValue, TimeWindow};
+
+/// The key of the values of all threads together (no thread root).
+const ALL_THREADS: u32 = u32::MAX;
 
 /// The folded-stacks exporter.
 pub struct Folded<'w> {
     out: &'w mut dyn Write,
     value: FoldedValue,
+    window: TimeWindow,
+    thread_root: bool,
+    /// (thread or [`ALL_THREADS`], call-tree node) → (exclusive ns in the window, calls).
+    values: HashMap<(u32, u32), (u64, u64)>,
+    /// Per thread and depth: the summed (clipped) durations of the closed frames at that
+    /// depth whose parent is still open.
+    children: HashMap<ThreadIdx, Vec<u64>>,
 }
 
 impl<'w> Folded<'w> {
-    pub fn new(out: &'w mut dyn Write, value: FoldedValue) -> Self {
-        Folded { out, value }
+    pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
+        Folded {
+            out,
+            value: opts.folded_value,
+            window: opts.window,
+            thread_root: opts.thread_root,
+            values: HashMap::new(),
+            children: HashMap::new(),
+        }
     }
 }
 
@@ -40,7 +62,30 @@ fn clean(name: &str) -> String {
 }
 
 impl FrameSink for Folded<'_> {
-    fn frame(&mut self, _: &Tables, _: ThreadIdx, _: &Frame) -> io::Result<()> {
+    /// Frames close children first: a frame's children are the frames one deeper that
+    /// closed on its thread since the previous frame at its own depth.
+    fn frame(&mut self, _: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()> {
+        let depth = frame.depth as usize;
+        let acc = self.children.entry(thread).or_default();
+        if acc.len() < depth + 2 {
+            acc.resize(depth + 2, 0);
+        }
+        let children = std::mem::take(&mut acc[depth + 1]);
+        let Some((start, end)) = self.window.clip(frame.start_ns, frame.end_ns) else {
+            return Ok(());
+        };
+        acc[depth] += end - start;
+        let Some(node) = frame.node else {
+            return Ok(());
+        };
+        let key = if self.thread_root {
+            thread.0
+        } else {
+            ALL_THREADS
+        };
+        let v = self.values.entry((key, node.0)).or_default();
+        v.0 += (end - start).saturating_sub(children);
+        v.1 += 1;
         Ok(())
     }
 }
@@ -54,7 +99,34 @@ impl Exporter for Folded<'_> {
         let Some(tree) = a.call_tree() else {
             return Ok(());
         };
-        write_sorted(self.out, a, tree, self.value)?;
+        let pick = |v: &(u64, u64)| match self.value {
+            FoldedValue::ExclusiveNs => v.0,
+            FoldedValue::Calls => v.1,
+        };
+        if !self.thread_root {
+            let value = |id: u32| self.values.get(&(ALL_THREADS, id)).map(pick);
+            write_sorted(self.out, a, tree, "", &value)?;
+            return self.out.flush();
+        }
+        // One root per thread label (threads whose tid was reused share one), sorted as
+        // the lines' prefixes `label;` sort.
+        let mut roots: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        let mut seen: Vec<u32> = self.values.keys().map(|k| k.0).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for t in seen {
+            let label = clean(&thread_label(&a.tables, ThreadIdx(t), a.info().pid));
+            roots.entry(format!("{label};")).or_default().push(t);
+        }
+        for (prefix, threads) in &roots {
+            let value = |id: u32| {
+                threads
+                    .iter()
+                    .filter_map(|&t| self.values.get(&(t, id)).map(pick))
+                    .reduce(|x, y| x + y)
+            };
+            write_sorted(self.out, a, tree, prefix, &value)?;
+        }
         self.out.flush()
     }
 }
@@ -76,12 +148,15 @@ struct Level {
 
 /// Writes the lines in lexical order without materialising them: a depth-first walk where
 /// each sibling group is sorted by `name` for a node's own line and by `name;` for the block
-/// of its descendants, which is exactly the lexical order of the full lines.
+/// of its descendants, which is exactly the lexical order of the full lines. Every line
+/// starts with `prefix`; nodes without a value (no frame in the window, on these threads)
+/// are left out, with their subtrees.
 fn write_sorted(
     out: &mut dyn Write,
     a: &Analysis,
     tree: &CallTree,
-    value: FoldedValue,
+    prefix: &str,
+    value: &dyn Fn(u32) -> Option<u64>,
 ) -> io::Result<()> {
     let n = tree.len();
     // Children as compressed rows; roots separately.
@@ -127,7 +202,7 @@ fn write_sorted(
     }
 
     let group = |ids: &mut dyn Iterator<Item = u32>| -> Vec<Entry> {
-        let mut ids: Vec<u32> = ids.collect();
+        let mut ids: Vec<u32> = ids.filter(|&i| value(i).is_some()).collect();
         ids.sort_unstable_by(|x, y| {
             names[node_name[*x as usize]].cmp(&names[node_name[*y as usize]])
         });
@@ -152,11 +227,11 @@ fn write_sorted(
         entries
     };
 
-    let mut path = String::new();
+    let mut path = prefix.to_owned();
     let mut stack = vec![Level {
         entries: group(&mut roots.into_iter()),
         pos: 0,
-        path_len: 0,
+        path_len: prefix.len(),
     }];
     while let Some(level) = stack.last_mut() {
         let Some(e) = level.entries.get(level.pos) else {
@@ -165,20 +240,12 @@ fn write_sorted(
         };
         level.pos += 1;
         path.truncate(level.path_len);
-        if level.path_len > 0 {
+        if level.path_len > prefix.len() {
             path.push(';');
         }
         path.push_str(&names[e.name]);
         if e.own {
-            let v: u64 = e
-                .ids
-                .iter()
-                .filter_map(|&i| tree.get(CallNodeId(i)))
-                .map(|node| match value {
-                    FoldedValue::ExclusiveNs => node.exclusive_ns,
-                    FoldedValue::Calls => node.calls,
-                })
-                .sum();
+            let v: u64 = e.ids.iter().filter_map(|&i| value(i)).sum();
             writeln!(out, "{path} {v}")?;
         } else {
             let entries = group(&mut e.ids.iter().flat_map(|&i| kids(i).iter().copied()));

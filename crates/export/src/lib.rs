@@ -8,6 +8,11 @@
 mod chrome;
 mod folded;
 mod html;
+mod labels;
+mod nest;
+mod perfetto;
+mod speedscope;
+mod window;
 
 use std::io::{self, Read, Write};
 
@@ -16,6 +21,10 @@ use eltrace_analysis::{Analysis, AnalysisError, FrameSink, Options, analyze_with
 pub use chrome::Chrome;
 pub use folded::Folded;
 pub use html::{Html, MAX_FUNCTIONS as HTML_MAX_FUNCTIONS, MAX_NODES as HTML_MAX_NODES};
+pub use labels::ProcessMeta;
+pub use perfetto::Perfetto;
+pub use speedscope::Speedscope;
+pub use window::TimeWindow;
 
 /// One output format.
 pub trait Exporter: FrameSink {
@@ -41,6 +50,12 @@ pub struct ExportOptions {
     /// Export only the threads with these OS tids (`None`: every thread).
     pub threads: Option<Vec<u64>>,
     pub folded_value: FoldedValue,
+    /// Export only what overlaps this time window; frames are clipped to it.
+    pub window: TimeWindow,
+    /// Folded stacks: one root frame per thread (`main (1234);Main;Run 100`).
+    pub thread_root: bool,
+    /// The process the trace is shown as (`None`: the pid and program of the trace's INFO).
+    pub process: Option<ProcessMeta>,
 }
 
 /// The export formats.
@@ -49,10 +64,18 @@ pub enum Format {
     Chrome,
     Folded,
     Html,
+    Perfetto,
+    Speedscope,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::Chrome, Format::Folded, Format::Html];
+    pub const ALL: [Format; 5] = [
+        Format::Chrome,
+        Format::Folded,
+        Format::Html,
+        Format::Perfetto,
+        Format::Speedscope,
+    ];
 
     /// The name on the command line.
     pub const fn name(self) -> &'static str {
@@ -60,15 +83,21 @@ impl Format {
             Format::Chrome => "chrome",
             Format::Folded => "folded",
             Format::Html => "html",
+            Format::Perfetto => "perfetto",
+            Format::Speedscope => "speedscope",
         }
     }
 
-    /// The usual file extension (without the dot).
+    /// The usual file extension (without the dot), also the suffix of the default output
+    /// name. Chrome JSON is `trace.json`: speedscope reads `*.chrome.json` as a DevTools
+    /// profile and fails on it, and sniffs the format of any other `*.json`.
     pub const fn extension(self) -> &'static str {
         match self {
-            Format::Chrome => "json",
+            Format::Chrome => "trace.json",
             Format::Folded => "folded",
             Format::Html => "html",
+            Format::Perfetto => "pftrace",
+            Format::Speedscope => "speedscope.json",
         }
     }
 
@@ -82,6 +111,10 @@ impl Format {
             Format::Html => {
                 "one self-contained HTML report (flame graph, tables) for any browser, no network"
             }
+            Format::Perfetto => {
+                "Perfetto protobuf trace: open in ui.perfetto.dev (compact, for big traces)"
+            }
+            Format::Speedscope => "speedscope JSON (evented, one profile per thread)",
         }
     }
 
@@ -96,8 +129,10 @@ impl Format {
         opts: &ExportOptions,
     ) -> Box<dyn Exporter + 'w> {
         match self {
-            Format::Chrome => Box::new(Chrome::new(out)),
-            Format::Folded => Box::new(Folded::new(out, opts.folded_value)),
+            Format::Chrome => Box::new(Chrome::new(out, opts)),
+            Format::Folded => Box::new(Folded::new(out, opts)),
+            Format::Perfetto => Box::new(Perfetto::new(out, opts)),
+            Format::Speedscope => Box::new(Speedscope::new(out, opts)),
             Format::Html => Box::new(Html::new(out)),
         }
     }

@@ -1,0 +1,94 @@
+//! The names the exports show: the process ([`ProcessMeta`], a parameter of every exporter so
+//! that one export can later show several processes) and each thread (its name, or `main`
+//! for the thread whose tid is the pid, and its tid so that pool threads read apart).
+
+use eltrace_analysis::{Tables, ThreadIdx};
+use eltrace_trace::TraceInfo;
+
+/// The process an export shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessMeta {
+    pub pid: u32,
+    /// The short name viewers show: the program (`App.dll`), not the whole command line.
+    pub name: String,
+    /// The whole command line as recorded, empty when unknown.
+    pub command: String,
+}
+
+impl ProcessMeta {
+    /// The process of a trace's INFO record.
+    pub fn from_info(info: &TraceInfo) -> ProcessMeta {
+        ProcessMeta {
+            pid: info.pid,
+            name: program_name(&info.command).unwrap_or_else(|| format!("pid {}", info.pid)),
+            command: info.command.clone(),
+        }
+    }
+}
+
+/// The program of a command line: the first `*.dll`/`*.exe` argument of a `dotnet` host
+/// (`dotnet exec --depsfile x.json /p/App.dll a` is `App.dll`), else the executable's file
+/// name. `None` for an empty command line.
+pub fn program_name(command: &str) -> Option<String> {
+    let base = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or(s).to_owned();
+    let mut words = command.split_whitespace();
+    let exe = base(words.next()?);
+    if exe == "dotnet" || exe == "dotnet.exe" {
+        let lower = |w: &str| w.to_ascii_lowercase();
+        if let Some(dll) = words.find(|w| lower(w).ends_with(".dll") || lower(w).ends_with(".exe"))
+        {
+            return Some(base(dll));
+        }
+    }
+    Some(exe)
+}
+
+/// The tid a viewer gets for a thread: the OS tid when it fits a positive `i32` (Perfetto's
+/// and the Trace Event Format's tids are 32-bit), else the thread's index.
+pub(crate) fn display_tid(tables: &Tables, thread: ThreadIdx) -> u64 {
+    match tables.threads.os_tid(thread) {
+        Some(t) if t > 0 && t <= i32::MAX as u64 => t,
+        _ => u64::from(thread.0),
+    }
+}
+
+/// A thread's name without its tid: the runtime's name for it (`.NET TP Worker`), `main` for
+/// the thread whose OS tid is the pid, `managed thread N` for another managed thread, else
+/// `thread`.
+pub(crate) fn thread_base_name(tables: &Tables, thread: ThreadIdx, pid: u32) -> String {
+    match tables.threads.get(thread) {
+        Some(r) if !r.name.is_empty() => r.name.clone(),
+        Some(r) if r.os_tid == u64::from(pid) && pid != 0 => "main".to_owned(),
+        Some(r) if r.managed_id != 0 => format!("managed thread {}", r.managed_id),
+        _ => "thread".to_owned(),
+    }
+}
+
+/// A thread's name with its tid, for viewers that do not show tids: `main (4242)`.
+pub(crate) fn thread_label(tables: &Tables, thread: ThreadIdx, pid: u32) -> String {
+    format!(
+        "{} ({})",
+        thread_base_name(tables, thread, pid),
+        display_tid(tables, thread)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program_name;
+
+    #[test]
+    fn program_names() {
+        assert_eq!(program_name(""), None);
+        assert_eq!(program_name("dotnet App.dll"), Some("App.dll".into()));
+        assert_eq!(
+            program_name("/usr/bin/dotnet exec --depsfile /a/x.json /a/b/App.DLL 1 2"),
+            Some("App.DLL".into())
+        );
+        assert_eq!(
+            program_name("/opt/app/Server --port 1"),
+            Some("Server".into())
+        );
+        assert_eq!(program_name("dotnet run"), Some("dotnet".into()));
+    }
+}

@@ -1,0 +1,296 @@
+//! speedscope's own file format, as loaded by www.speedscope.app and the `speedscope` npm
+//! package. Spec: https://www.speedscope.app/file-format-schema.json (and speedscope's
+//! src/lib/file-format-spec.ts).
+//!
+//! ```text
+//! {"$schema":"https://www.speedscope.app/file-format-schema.json","exporter":"eltrace …",
+//!  "name":"App.dll (pid 4242)","activeProfileIndex":0,
+//!  "profiles":[{"type":"evented","name":"main (4242)","unit":"nanoseconds",
+//!               "startValue":0,"endValue":9000,
+//!               "events":[{"type":"O","frame":0,"at":0},…,{"type":"C","frame":0,"at":9000}]}],
+//!  "shared":{"frames":[{"name":"App.Program.Main","file":"App.dll"},…]}}
+//! ```
+//!
+//! One `evented` profile per thread, named with its tid (`main (4242)`, `.NET TP Worker
+//! (4250)`); every profile's events open and close frames in nesting order and are balanced
+//! (frames ended by an exception, still open at the end or cut by a drop close where the
+//! analysis closed them). Frames are shared: one per function name and module, with no
+//! per-call data, so the segments of an async method and the calls of a function merge in
+//! speedscope's aggregate views. Times are integer ns since the trace's origin (exact in a
+//! JSON number up to 104 days), so equal ends stay equal — speedscope reading Chrome JSON
+//! computes `ts + dur` in floating point and can mis-nest them. All profiles share one
+//! `startValue` and `endValue`, so their time axes line up. Dropped events are noted in the
+//! names (`main (4242), 17 events dropped`): speedscope has no marker events.
+//!
+//! A profile's events must be contiguous in the file, so each thread's events are kept
+//! (varint-packed, a few bytes each) until the end; the file is written by
+//! [`Exporter::finish`], `shared` last.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use eltrace_analysis::{Analysis, Frame, FrameSink, FunctionIdx, Tables, ThreadIdx};
+use serde_json::{Value, json};
+
+use crate::labels::{ProcessMeta, thread_label};
+use crate::nest::{Held, Holder, Step, walk};
+use crate::{ExportOptions, Exporter};
+
+/// The speedscope exporter.
+pub struct Speedscope<'w> {
+    out: &'w mut dyn Write,
+    held: Holder,
+    process: Option<ProcessMeta>,
+    frames: Frames,
+    threads: HashMap<ThreadIdx, Events>,
+}
+
+/// The shared frames: one per (name, module).
+#[derive(Default)]
+struct Frames {
+    of_func: HashMap<FunctionIdx, u32>,
+    by_name: HashMap<(String, String), u32>,
+    list: Vec<(String, String)>,
+}
+
+impl Frames {
+    fn index(&mut self, tables: &Tables, func: FunctionIdx) -> u32 {
+        if let Some(&i) = self.of_func.get(&func) {
+            return i;
+        }
+        let key = (
+            tables.functions.name(func),
+            tables.functions.module(func).to_owned(),
+        );
+        let next = self.list.len() as u32;
+        let i = *self.by_name.entry(key.clone()).or_insert_with(|| {
+            self.list.push(key);
+            next
+        });
+        self.of_func.insert(func, i);
+        i
+    }
+}
+
+/// A thread's events, packed: per event `varint(frame << 1 | close)`, `varint(at - last at)`.
+#[derive(Default)]
+struct Events {
+    packed: Vec<u8>,
+    first: Option<u64>,
+    last: u64,
+    count: u64,
+    /// Time covered by root frames (to pick the profile shown first).
+    root_ns: u64,
+}
+
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+fn get_varint(buf: &[u8], pos: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = buf[*pos];
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+impl Events {
+    fn push(&mut self, frame: u32, close: bool, at: u64) {
+        if self.first.is_none() {
+            self.first = Some(at);
+            self.last = at;
+        }
+        put_varint(&mut self.packed, u64::from(frame) << 1 | u64::from(close));
+        put_varint(&mut self.packed, at - self.last);
+        self.last = at;
+        self.count += 1;
+    }
+
+    /// The events as (frame, close, at).
+    fn iter(&self) -> impl Iterator<Item = (u32, bool, u64)> + '_ {
+        let mut pos = 0;
+        let mut at = self.first.unwrap_or(0);
+        std::iter::from_fn(move || {
+            if pos >= self.packed.len() {
+                return None;
+            }
+            let code = get_varint(&self.packed, &mut pos);
+            at += get_varint(&self.packed, &mut pos);
+            Some(((code >> 1) as u32, code & 1 == 1, at))
+        })
+    }
+}
+
+impl<'w> Speedscope<'w> {
+    pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
+        Speedscope {
+            out,
+            held: Holder::new(opts.window),
+            process: opts.process.clone(),
+            frames: Frames::default(),
+            threads: HashMap::new(),
+        }
+    }
+}
+
+/// Appends a thread's sorted frames to its events.
+fn add_frames(
+    frames: &mut Frames,
+    events: &mut HashMap<ThreadIdx, Events>,
+    tables: &Tables,
+    thread: ThreadIdx,
+    held: &[Held],
+) {
+    let ev = events.entry(thread).or_default();
+    walk(held, |step| -> Result<(), ()> {
+        match step {
+            Step::Open(f) => ev.push(frames.index(tables, f.func), false, f.start),
+            Step::Close(f) => {
+                ev.push(frames.index(tables, f.func), true, f.end);
+                if f.depth == 0 {
+                    ev.root_ns += f.end - f.start;
+                }
+            }
+        }
+        Ok(())
+    })
+    .unwrap_or(());
+}
+
+fn dropped_note(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        1 => ", 1 event dropped".to_owned(),
+        n => format!(", {n} events dropped"),
+    }
+}
+
+impl FrameSink for Speedscope<'_> {
+    fn frame(&mut self, tables: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()> {
+        let (frames, threads) = (&mut self.frames, &mut self.threads);
+        self.held.frame(thread, frame, |held| -> io::Result<()> {
+            add_frames(frames, threads, tables, thread, held);
+            Ok(())
+        })
+    }
+}
+
+impl Exporter for Speedscope<'_> {
+    fn finish(&mut self, a: &Analysis) -> io::Result<()> {
+        let (frames, threads) = (&mut self.frames, &mut self.threads);
+        self.held.drain(|thread, held| -> io::Result<()> {
+            add_frames(frames, threads, &a.tables, thread, held);
+            Ok(())
+        })?;
+        let process = self
+            .process
+            .get_or_insert_with(|| ProcessMeta::from_info(a.info()))
+            .clone();
+        let mut order: Vec<ThreadIdx> = self
+            .threads
+            .iter()
+            .filter(|(_, e)| e.count > 0)
+            .map(|(t, _)| *t)
+            .collect();
+        order.sort_unstable();
+        let start = order
+            .iter()
+            .filter_map(|t| self.threads[t].first)
+            .min()
+            .unwrap_or(0);
+        let end = order
+            .iter()
+            .map(|t| self.threads[t].last)
+            .max()
+            .unwrap_or(0);
+        let active = order
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, t)| (self.threads[t].root_ns, std::cmp::Reverse(*i)))
+            .map_or(0, |(i, _)| i);
+        let title = format!(
+            "{} (pid {}){}",
+            process.name,
+            process.pid,
+            dropped_note(a.dropped_events())
+        );
+        let out = &mut *self.out;
+        write!(
+            out,
+            "{{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\
+             \"exporter\":\"eltrace {}\",\"name\":{},\"activeProfileIndex\":{active},\
+             \"profiles\":[",
+            env!("CARGO_PKG_VERSION"),
+            Value::String(title)
+        )?;
+        for (i, t) in order.iter().enumerate() {
+            let dropped = a.thread_stats(*t).map_or(0, |s| s.dropped_events);
+            let name = format!(
+                "{}{}",
+                thread_label(&a.tables, *t, process.pid),
+                dropped_note(dropped)
+            );
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            write!(
+                out,
+                "\n{{\"type\":\"evented\",\"name\":{},\"unit\":\"nanoseconds\",\
+                 \"startValue\":{start},\"endValue\":{end},\"events\":[",
+                Value::String(name)
+            )?;
+            for (j, (frame, close, at)) in self.threads[t].iter().enumerate() {
+                let sep = if j == 0 { "\n" } else { ",\n" };
+                let ty = if close { 'C' } else { 'O' };
+                write!(
+                    out,
+                    "{sep}{{\"type\":\"{ty}\",\"frame\":{frame},\"at\":{at}}}"
+                )?;
+            }
+            out.write_all(b"]}")?;
+        }
+        out.write_all(b"],\n\"shared\":{\"frames\":[")?;
+        for (i, (name, module)) in self.frames.list.iter().enumerate() {
+            let sep = if i == 0 { "\n" } else { ",\n" };
+            let frame = if module.is_empty() {
+                json!({ "name": name })
+            } else {
+                json!({ "name": name, "file": module })
+            };
+            write!(out, "{sep}{frame}")?;
+        }
+        out.write_all(b"]}}\n")?;
+        out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Events;
+
+    #[test]
+    fn events_pack_and_unpack() {
+        let mut e = Events::default();
+        let evs = [
+            (0, false, 5),
+            (300, false, 5),
+            (300, true, 1 << 40),
+            (0, true, (1 << 40) + 1),
+        ];
+        for (f, c, at) in evs {
+            e.push(f, c, at);
+        }
+        assert_eq!(e.iter().collect::<Vec<_>>(), evs);
+    }
+}

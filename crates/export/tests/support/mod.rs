@@ -1,0 +1,49 @@
+//! Helpers of the export tests: run an exporter over a trace, compare with a golden file.
+
+#![allow(dead_code, reason = "each test binary uses only some helpers")]
+
+use std::path::PathBuf;
+
+use eltrace_export::{ExportOptions, Format, export};
+
+pub fn run(format: Format, trace: &[u8], opts: &ExportOptions) -> Vec<u8> {
+    let mut out = Vec::new();
+    export(format, trace, &mut out, opts).unwrap();
+    out
+}
+
+/// Compares `actual` with `tests/results/<case>.<format's extension>`.
+pub fn check_golden(case: &str, format: Format, actual: &[u8]) {
+    check_golden_file(&format!("{case}.{}", format.extension()), actual);
+}
+
+/// Compares `actual` with `tests/results/<file>` (rewrites it under `ELTRACE_BLESS=1`).
+pub fn check_golden_file(file: &str, actual: &[u8]) {
+    let file = file.to_owned();
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(&file);
+    std::fs::write(&tmp, actual).unwrap();
+    let expected_path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/results")
+        .join(&file);
+    if std::env::var_os("ELTRACE_BLESS").is_some() {
+        std::fs::write(&expected_path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read(&expected_path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with ELTRACE_BLESS=1)",
+            expected_path.display()
+        )
+    });
+    if expected != actual {
+        let out = std::process::Command::new("diff")
+            .arg("-u")
+            .arg(&expected_path)
+            .arg(&tmp)
+            .output();
+        let diff = out
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        panic!("{file} differs from the expected output:\n{diff}");
+    }
+}

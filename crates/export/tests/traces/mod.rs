@@ -1,0 +1,323 @@
+//! Synthetic traces for the export tests (built with `eltrace_trace::testing`), one function
+//! per case. Shared by crates/export's tests and crates/cli's viewer tests (included there by
+//! path), so it depends on eltrace-trace alone.
+
+#![allow(dead_code, reason = "each test binary uses only some traces")]
+
+use eltrace_trace::testing::{Function, TraceBuilder, app_info};
+use eltrace_trace::{EndRecord, EventKind, FunctionFlags, TraceInfo, ValueStatus};
+
+use EventKind::{Catch, Enter, Leave, Tailcall, Throw, Unwind, Value as Val};
+
+/// A trace of the usual test process whose ticks start at 1000 (event times are relative to
+/// that), with `funcs` as functions 0, 1, ….
+pub fn builder(funcs: &[(&str, &str, &str)]) -> TraceBuilder {
+    let info = TraceInfo {
+        start_ticks: 1_000,
+        start_unix_ns: 1_700_000_000_000_000_000,
+        ..app_info()
+    };
+    TraceBuilder::new(info)
+        .ts_offset(1_000)
+        .functions(funcs.iter().copied())
+}
+
+/// Two threads: nesting, an exception, a tail call, a mismatch and frames open at the end.
+pub fn basic() -> Vec<u8> {
+    builder(&[
+        ("App.dll", "App.Program", "<Main>$"),     // 0
+        ("App.dll", "App.Program", "Compute"),     // 1
+        ("App.dll", "App.Program", "Leaf"),        // 2
+        ("App.dll", "App.Program", "Thrower"),     // 3
+        ("Lib.dll", "Lib.Box`1", "Get"),           // 4
+        ("App.dll", "App.Worker", "Loop"),         // 5
+        ("App.dll", "App.Worker", "Spin \"x\";y"), // 6: needs escaping / cleaning
+    ])
+    .thread(0, 1001)
+    .thread(1, 1002)
+    .events(
+        0,
+        &[
+            (0, Enter, 0),
+            (1_000, Enter, 1),
+            (1_500, Enter, 2),
+            (2_750, Leave, 2),
+            (3_000, Enter, 2),
+            (3_001, Leave, 2),
+            (4_000, Leave, 1),
+            (5_000, Enter, 3),
+            (5_100, Enter, 4),
+            (5_200, Throw, 4),
+            (5_300, Unwind, 4),
+            (5_400, Unwind, 3),
+            (5_500, Catch, 0),
+        ],
+    )
+    .events(
+        1,
+        &[(2_000, Enter, 5), (2_500, Enter, 6), (2_600, Enter, 4)],
+    )
+    .events(
+        0,
+        &[
+            (6_000, Enter, 1),
+            (6_100, Tailcall, 1),
+            (6_100, Enter, 2),
+            (6_600, Leave, 2),
+            (7_000, Enter, 1),
+            (7_200, Enter, 4),
+            (7_300, Leave, 1), // mismatched: closes Get
+            (9_000, Leave, 0),
+        ],
+    )
+    .events(1, &[(8_000, Leave, 4)])
+    // Thread 0 gets its managed id and name later.
+    .named_thread(0, 1001, 1, "Main")
+    .end_record(EndRecord {
+        ts: 11_000,
+        events_written: 25,
+        ..EndRecord::default()
+    })
+}
+
+/// A runtime-async method as .NET 10 reports it (`record --values`): Main calls `Work(2)`
+/// through its thunk; the variant suspends twice without a Leave (the thunk's Leave shows it
+/// gone), resumes on thread 1 (with default arguments, which must not be shown) and calls
+/// Leaf, suspends again (the next resume at the same stack pointer shows it gone), then
+/// resumes and completes with 6. The Chrome export links the three segments with flow events.
+pub fn runtime_async() -> Vec<u8> {
+    let info = TraceInfo {
+        start_ticks: 1_000,
+        runtime: "CoreCLR 10.0.0".into(),
+        ..app_info()
+    };
+    let hooked = |method, token, impl_flags, flags| {
+        Function::new("App.dll", "App.P", method)
+            .token(token)
+            .impl_flags(impl_flags)
+            .flags(FunctionFlags::HOOKED | flags)
+    };
+    let mut b = TraceBuilder::new(info).ts_offset(1_000).functions([
+        hooked("Main", 0x0600_0001, 0, 0),
+        hooked("Work", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_THUNK),
+        hooked("Work", 0x0600_0002, 0x2000, FunctionFlags::ASYNC_VARIANT),
+        hooked("Leaf", 0x0600_0003, 0, 0),
+    ]);
+    for (id, text) in [
+        (0, "n=2"),
+        (1, "System.Threading.Tasks.Task`1[System.Int64]"),
+        (2, "n=0"),
+        (3, "n=0"),
+        (4, "6"),
+    ] {
+        b = b.value(id, ValueStatus::Ok, text);
+    }
+    b.thread(0, 10)
+        .thread(1, 11)
+        .events_sp(
+            0,
+            &[
+                (0, Enter, 0, 0x9000),
+                (100, Enter, 1, 0x8f00),
+                (200, Enter, 2, 0x8e00),
+                (200, Val, 0, 0x8e00),
+                (300, Leave, 1, 0x8f00),
+                (300, Val, 1, 0x8f00),
+            ],
+        )
+        .events_sp(
+            1,
+            &[
+                (1_000, Enter, 2, 0x5000),
+                (1_000, Val, 2, 0x5000),
+                (1_200, Enter, 3, 0x4f00),
+                (1_300, Leave, 3, 0x4f00),
+            ],
+        )
+        .events_sp(
+            1,
+            &[
+                (2_000, Enter, 2, 0x5000),
+                (2_000, Val, 3, 0x5000),
+                (2_500, Leave, 2, 0x5000),
+                (2_500, Val, 4, 0x5000),
+            ],
+        )
+        .events_sp(0, &[(3_000, Leave, 0, 0x9000)])
+        .end(4_000)
+}
+
+/// Recursion: Fib(3) with its calls, twice, on one thread.
+pub fn recursion() -> Vec<u8> {
+    let mut evs = vec![(0, Enter, 0)];
+    let mut t = 0;
+    fn fib(n: u32, t: &mut u64, evs: &mut Vec<(u64, EventKind, u32)>) {
+        *t += 10;
+        evs.push((*t, Enter, 1));
+        if n > 1 {
+            fib(n - 1, t, evs);
+            fib(n - 2, t, evs);
+        }
+        *t += 5;
+        evs.push((*t, Leave, 1));
+    }
+    fib(3, &mut t, &mut evs);
+    fib(3, &mut t, &mut evs);
+    evs.push((t + 100, Leave, 0));
+    builder(&[("App.dll", "App.P", "Main"), ("App.dll", "App.P", "Fib")])
+        .thread(0, 77)
+        .events(0, &evs)
+        .end(0)
+}
+
+/// Names where one is a prefix of another (`A.F` / `A.F.G` / `A.F0`), and two functions of the
+/// same name in different modules, whose stacks must merge.
+pub fn prefixes() -> Vec<u8> {
+    builder(&[
+        ("App.dll", "A", "F"),    // 0
+        ("App.dll", "A.F", "G"),  // 1
+        ("App.dll", "A", "F0"),   // 2
+        ("Lib.dll", "A", "F"),    // 3: same name as 0
+        ("App.dll", "A", "Main"), // 4
+    ])
+    .thread(0, 5)
+    .events(
+        0,
+        &[
+            (0, Enter, 4),
+            (10, Enter, 0),
+            (20, Enter, 1),
+            (30, Leave, 1),
+            (40, Leave, 0),
+            (50, Enter, 1),
+            (60, Enter, 0),
+            (65, Leave, 0),
+            (70, Leave, 1),
+            (80, Enter, 2),
+            (90, Enter, 2),
+            (95, Leave, 2),
+            (99, Leave, 2),
+            (100, Enter, 3),
+            (110, Enter, 2),
+            (120, Leave, 2),
+            (130, Leave, 3),
+            (200, Leave, 4),
+        ],
+    )
+    .end(0)
+}
+
+/// Dropped events: thread 0 is the main thread (its tid is the pid) and loses events while
+/// Main and Work are open (both end at the drop, 100 ns in); pool thread 1 (named, like
+/// thread 2) loses events while no frame is open. Two pool threads of one name.
+pub fn drops() -> Vec<u8> {
+    let info = TraceInfo {
+        start_ticks: 1_000,
+        ..app_info()
+    };
+    TraceBuilder::new(info)
+        .ts_offset(1_000)
+        .functions([
+            ("App.dll", "App.Program", "Main"), // 0
+            ("App.dll", "App.Program", "Work"), // 1
+            ("App.dll", "App.Pool", "Item"),    // 2
+        ])
+        .thread(0, 4242)
+        .named_thread(1, 5000, 3, ".NET TP Worker")
+        .named_thread(2, 5001, 4, ".NET TP Worker")
+        .events(0, &[(0, Enter, 0), (100, Enter, 1)])
+        .events(1, &[(50, Enter, 2), (80, Leave, 2)])
+        .events(2, &[(60, Enter, 2), (90, Leave, 2)])
+        .dropped(0, 7)
+        .dropped(1, 3)
+        .events(0, &[(500, Enter, 1), (600, Leave, 1)])
+        .events(1, &[(200, Enter, 2), (250, Leave, 2)])
+        .end_record(EndRecord {
+            ts: 1_000,
+            events_written: 12,
+            events_dropped: 10,
+            ..EndRecord::default()
+        })
+}
+
+/// Two runtime-async methods as .NET 10 reports them (`record --values`): Main calls
+/// `Outer(1)` through its thunk; Outer's variant calls Inner's variant directly; both
+/// suspend (no Leave: the thunk's Leave at 300 shows both gone, so their segments end
+/// together, at 300). On thread 1 Inner resumes, calls Leaf and completes (returns 5), and
+/// the dispatcher resumes Outer (the completed call's caller, at the same stack pointer),
+/// which completes with 6. Flows link Outer's and Inner's segments across the threads.
+pub fn nested_async() -> Vec<u8> {
+    let info = TraceInfo {
+        start_ticks: 1_000,
+        runtime: "CoreCLR 10.0.0".into(),
+        ..app_info()
+    };
+    let hooked = |ty, method, token, impl_flags, flags| {
+        Function::new("App.dll", ty, method)
+            .token(token)
+            .impl_flags(impl_flags)
+            .flags(FunctionFlags::HOOKED | flags)
+    };
+    let mut b = TraceBuilder::new(info).ts_offset(1_000).functions([
+        hooked("App.P", "Main", 0x0600_0001, 0, 0), // 0
+        hooked(
+            "App.P",
+            "Outer",
+            0x0600_0002,
+            0x2000,
+            FunctionFlags::ASYNC_THUNK,
+        ), // 1
+        hooked(
+            "App.P",
+            "Outer",
+            0x0600_0002,
+            0x2000,
+            FunctionFlags::ASYNC_VARIANT,
+        ), // 2
+        hooked(
+            "App.Q",
+            "Inner",
+            0x0600_0003,
+            0x2000,
+            FunctionFlags::ASYNC_VARIANT,
+        ), // 3
+        hooked("App.Q", "Leaf", 0x0600_0004, 0, 0), // 4
+    ]);
+    for (id, text) in [
+        (0, "n=1"),
+        (1, "System.Threading.Tasks.Task`1[System.Int64]"),
+        (2, "5"),
+        (3, "6"),
+    ] {
+        b = b.value(id, ValueStatus::Ok, text);
+    }
+    b.thread(0, 4242)
+        .named_thread(1, 4250, 5, ".NET TP Worker")
+        .events_sp(
+            0,
+            &[
+                (0, Enter, 0, 0x9000),
+                (100, Enter, 1, 0x8f00),
+                (200, Enter, 2, 0x8e00),
+                (200, Val, 0, 0x8e00),
+                (250, Enter, 3, 0x8d00),
+                (300, Leave, 1, 0x8f00),
+                (300, Val, 1, 0x8f00),
+            ],
+        )
+        .events_sp(
+            1,
+            &[
+                (1_000, Enter, 3, 0x5000),
+                (1_200, Enter, 4, 0x4f00),
+                (1_300, Leave, 4, 0x4f00),
+                (1_500, Leave, 3, 0x5000),
+                (1_500, Val, 2, 0x5000),
+                (1_600, Enter, 2, 0x5000),
+                (1_800, Leave, 2, 0x5000),
+                (1_800, Val, 3, 0x5000),
+            ],
+        )
+        .events_sp(0, &[(3_000, Leave, 0, 0x9000)])
+        .end(4_000)
+}
