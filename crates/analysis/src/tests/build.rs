@@ -1,71 +1,19 @@
-//! Builds synthetic traces in memory with `TraceWriter` and reads results back: the one
-//! place for the helpers every test module uses.
+//! Builds synthetic traces in memory with the shared builder (`eltrace_trace::testing`) and
+//! reads results back: the one place for the helpers every test module uses.
 
-use eltrace_trace::{
-    EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, ThreadIdx,
-    ThreadRecord, TraceInfo, TraceWriter,
-};
+pub use eltrace_trace::testing::{Function, TraceBuilder};
+use eltrace_trace::{EventKind, FunctionFlags, FunctionIdx, TraceInfo};
 
 use crate::*;
 
-/// Builds a trace in memory.
-pub struct B {
-    pub w: TraceWriter<Vec<u8>>,
+/// A trace of the methods `funcs` of `Ns.T` in App.dll (indices in order), pid 7.
+pub fn b(funcs: &[&str]) -> TraceBuilder {
+    b_with(funcs, TraceInfo::new(7))
 }
 
-impl B {
-    pub fn new(funcs: &[&str]) -> Self {
-        Self::with_info(funcs, TraceInfo::new(7))
-    }
-    pub fn with_info(funcs: &[&str], info: TraceInfo) -> Self {
-        let mut w = TraceWriter::new(Vec::new(), &info).unwrap();
-        for (i, f) in funcs.iter().enumerate() {
-            w.write_function(&FunctionRecord {
-                module: "App.dll".into(),
-                type_name: "Ns.T".into(),
-                method: (*f).into(),
-                ..FunctionRecord::new(FunctionIdx(i as u32))
-            })
-            .unwrap();
-        }
-        B { w }
-    }
-    pub fn thread(mut self, idx: u32, tid: u64) -> Self {
-        self.w
-            .write_thread(&ThreadRecord::new(ThreadIdx(idx), tid))
-            .unwrap();
-        self
-    }
-    pub fn ev(mut self, thread: u32, evs: &[(u64, EventKind, u32)]) -> Self {
-        let evs: Vec<Event> = evs
-            .iter()
-            .map(|&(ts, kind, f)| Event {
-                ts,
-                kind,
-                func: FunctionIdx(f),
-                sp: 0,
-            })
-            .collect();
-        self.w.write_events(ThreadIdx(thread), &evs).unwrap();
-        self
-    }
-    pub fn dropped(mut self, thread: u32, n: u64) -> Self {
-        self.w.write_dropped(ThreadIdx(thread), n).unwrap();
-        self
-    }
-    pub fn end(mut self, ts: u64) -> Vec<u8> {
-        self.w
-            .write_end(&EndRecord {
-                reason: EndReason::Shutdown,
-                ts,
-                ..EndRecord::default()
-            })
-            .unwrap();
-        self.w.into_inner()
-    }
-    pub fn cut(self) -> Vec<u8> {
-        self.w.into_inner()
-    }
+/// [`b`] with the given INFO.
+pub fn b_with(funcs: &[&str], info: TraceInfo) -> TraceBuilder {
+    TraceBuilder::new(info).methods("App.dll", "Ns.T", funcs)
 }
 
 pub fn run(bytes: &[u8]) -> Analysis {
@@ -95,49 +43,24 @@ impl FrameSink for Collect {
     }
 }
 
-/// Writes one thread record and the events `(ts, kind, func, sp)` per thread (tid 100 +
+/// Adds one thread record and the events `(ts, kind, func, sp)` per thread (tid 100 +
 /// index), then the End record at `end`; returns the trace.
 pub fn threads_and_end(
-    mut w: TraceWriter<Vec<u8>>,
+    t: TraceBuilder,
     threads: &[&[(u64, EventKind, u32, u64)]],
     end: u64,
 ) -> Vec<u8> {
-    for (t, evs) in threads.iter().enumerate() {
-        w.write_thread(&ThreadRecord::new(ThreadIdx(t as u32), 100 + t as u64))
-            .unwrap();
-        let evs: Vec<Event> = evs
-            .iter()
-            .map(|&(ts, kind, f, sp)| Event {
-                ts,
-                kind,
-                func: FunctionIdx(f),
-                sp,
-            })
-            .collect();
-        w.write_events(ThreadIdx(t as u32), &evs).unwrap();
-    }
-    w.write_end(&EndRecord {
-        reason: EndReason::Shutdown,
-        ts: end,
-        ..EndRecord::default()
-    })
-    .unwrap();
-    w.into_inner()
+    let t = threads.iter().enumerate().fold(t, |t, (i, evs)| {
+        t.thread(i as u32, 100 + i as u64).events_sp(i as u32, evs)
+    });
+    t.end(end)
 }
 
 /// A trace of functions `(type, method)` in App.dll and events `(ts, kind, func, sp)`.
 pub fn typed_trace(funcs: &[(&str, &str)], threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
-    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
-    for (i, (ty, m)) in funcs.iter().enumerate() {
-        w.write_function(&FunctionRecord {
-            module: "App.dll".into(),
-            type_name: (*ty).into(),
-            method: (*m).into(),
-            ..FunctionRecord::new(FunctionIdx(i as u32))
-        })
-        .unwrap();
-    }
-    threads_and_end(w, threads, 1_000)
+    let t = TraceBuilder::new(TraceInfo::new(7))
+        .functions(funcs.iter().map(|&(ty, m)| ("App.dll", ty, m)));
+    threads_and_end(t, threads, 1_000)
 }
 
 /// A trace of functions `(method, token, impl flags, function flags)` of type `Ns.T` in
@@ -147,20 +70,15 @@ pub fn flagged_trace(
     threads: &[&[(u64, EventKind, u32, u64)]],
     end: u64,
 ) -> Vec<u8> {
-    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(7)).unwrap();
-    for (i, &(m, token, impl_flags, flags)) in funcs.iter().enumerate() {
-        w.write_function(&FunctionRecord {
-            module: "App.dll".into(),
-            type_name: "Ns.T".into(),
-            method: m.into(),
-            token,
-            impl_flags,
-            flags: FunctionFlags(FunctionFlags::HOOKED | flags),
-            ..FunctionRecord::new(FunctionIdx(i as u32))
-        })
-        .unwrap();
-    }
-    threads_and_end(w, threads, end)
+    let t = TraceBuilder::new(TraceInfo::new(7)).functions(funcs.iter().map(
+        |&(m, token, impl_flags, flags)| {
+            Function::new("App.dll", "Ns.T", m)
+                .token(token)
+                .impl_flags(impl_flags)
+                .flags(FunctionFlags::HOOKED | flags)
+        },
+    ));
+    threads_and_end(t, threads, end)
 }
 
 /// Runtime-async `L3` (thunk 1, variant 2) called from sync `Run` (0), calling plain `L4`

@@ -40,7 +40,7 @@ fn random_trace(seed: u64, recursive: bool, messy: bool) -> Vec<u8> {
     let nf = 12u32;
     let names: Vec<String> = (0..nf).map(|i| format!("F{i}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut b = B::new(&names);
+    let mut b = b(&names);
     for t in 0..4 {
         b = b.thread(t, 100 + u64::from(t));
     }
@@ -93,7 +93,7 @@ fn random_trace(seed: u64, recursive: bool, messy: bool) -> Vec<u8> {
             }
         }
         if !evs.is_empty() {
-            b = b.ev(t as u32, &evs);
+            b = b.events(t as u32, &evs);
         }
         if messy && rng.next(40) == 0 {
             b = b.dropped(t as u32, 5);

@@ -9,13 +9,11 @@ use crate::*;
 
 #[test]
 fn thread_records_update() {
-    let mut t = B::new(&["A"]).thread(0, 42);
-    t.w.write_thread(&ThreadRecord {
+    let t = b(&["A"]).thread(0, 42).thread_record(ThreadRecord {
         managed_id: 1,
         name: "Main".into(),
         ..ThreadRecord::new(ThreadIdx(0), 42)
-    })
-    .unwrap();
+    });
     let a = run(&t.thread(1, 43).end(0));
     let r = a.tables.threads.get(ThreadIdx(0)).unwrap();
     assert_eq!((r.os_tid, r.managed_id, r.name.as_str()), (42, 1, "Main"));
@@ -31,9 +29,9 @@ fn ticks_are_converted_from_the_origin() {
         start_ticks: 1000,
         ..TraceInfo::new(3)
     };
-    let t = B::with_info(&["A"], info)
+    let t = b_with(&["A"], info)
         .thread(0, 1)
-        .ev(0, &[(1100, Enter, 0), (1500, Leave, 0)]);
+        .events(0, &[(1100, Enter, 0), (1500, Leave, 0)]);
     let mut sink = Collect::default();
     let a = analyze_with(&t.end(0)[..], &Options::default(), &mut sink).unwrap();
     assert_eq!(fs(&a, 0).inclusive_ns, 1000);
@@ -42,12 +40,12 @@ fn ticks_are_converted_from_the_origin() {
 
 #[test]
 fn truncated_and_corrupt_traces() {
-    let t = B::new(&["A"])
+    let t = b(&["A"])
         .thread(0, 1)
-        .ev(0, &[(0, Enter, 0), (10, Leave, 0)]);
+        .events(0, &[(0, Enter, 0), (10, Leave, 0)]);
     let full = t.end(0);
     // No end record.
-    let t = B::new(&["A"]).thread(0, 1).ev(0, &[(0, Enter, 0)]);
+    let t = b(&["A"]).thread(0, 1).events(0, &[(0, Enter, 0)]);
     let a = run(&t.cut());
     assert!(a.truncated);
     assert_eq!(a.end_reason(), "none");
@@ -70,7 +68,7 @@ fn truncated_and_corrupt_traces() {
 
 #[test]
 fn unknown_and_huge_function_indices() {
-    let t = B::new(&["A"]).thread(0, 1).ev(
+    let t = b(&["A"]).thread(0, 1).events(
         0,
         &[
             (0, Enter, 4_000_000_000),
@@ -91,11 +89,13 @@ fn unknown_and_huge_function_indices() {
 
 #[test]
 fn waits_replace_each_threads_earlier_totals() {
-    let mut t = B::new(&["A"]).thread(0, 42).thread(1, 43);
-    t.w.write_waits(ThreadIdx(0), 2, 500).unwrap();
-    t.w.write_waits(ThreadIdx(1), 1, 70).unwrap();
-    t.w.write_waits(ThreadIdx(0), 5, 1200).unwrap(); // thread 0's totals now
-    let a = run(&t.ev(0, &[(0, Enter, 0), (10, Leave, 0)]).end(20));
+    let t = b(&["A"])
+        .thread(0, 42)
+        .thread(1, 43)
+        .waits(0, 2, 500)
+        .waits(1, 1, 70)
+        .waits(0, 5, 1200); // thread 0's totals now
+    let a = run(&t.events(0, &[(0, Enter, 0), (10, Leave, 0)]).end(20));
     assert_eq!((a.totals.waits, a.totals.wait_ns), (6, 1270));
     let t0 = a.threads().find(|(i, _)| i.0 == 0).unwrap().1;
     assert_eq!((t0.waits, t0.wait_ns), (5, 1200));
@@ -104,9 +104,11 @@ fn waits_replace_each_threads_earlier_totals() {
         threads: Some(vec![43]),
         ..Options::default()
     };
-    let mut t = B::new(&["A"]).thread(0, 42).thread(1, 43);
-    t.w.write_waits(ThreadIdx(0), 2, 500).unwrap();
-    t.w.write_waits(ThreadIdx(1), 1, 70).unwrap();
+    let t = b(&["A"])
+        .thread(0, 42)
+        .thread(1, 43)
+        .waits(0, 2, 500)
+        .waits(1, 1, 70);
     let a = analyze(&t.end(0)[..], &opts).unwrap();
     assert_eq!(a.totals.waits, 3);
     let t1 = a.threads().find(|(i, _)| i.0 == 1).unwrap().1;

@@ -8,18 +8,18 @@ use crate::*;
 
 #[test]
 fn many_threads_interleaved() {
-    let mut t = B::new(&["Main", "Work", "Leaf"]);
+    let mut t = b(&["Main", "Work", "Leaf"]);
     for i in 0..8 {
         t = t.thread(i, 1000 + u64::from(i));
     }
     // Each thread: Main { (Work { Leaf }) x 50 }, written in interleaved chunks.
     for i in 0..8u32 {
-        t = t.ev(i, &[(u64::from(i), Enter, 0)]);
+        t = t.events(i, &[(u64::from(i), Enter, 0)]);
     }
     for round in 0..50u64 {
         for i in 0..8u32 {
             let b = 100 + round * 100 + u64::from(i);
-            t = t.ev(
+            t = t.events(
                 i,
                 &[
                     (b, Enter, 1),
@@ -31,7 +31,7 @@ fn many_threads_interleaved() {
         }
     }
     for i in 0..8u32 {
-        t = t.ev(i, &[(10_000 + u64::from(i) * 2, Leave, 0)]);
+        t = t.events(i, &[(10_000 + u64::from(i) * 2, Leave, 0)]);
     }
     let a = run(&t.end(0));
     assert_eq!(a.threads().count(), 8);
@@ -49,9 +49,9 @@ fn many_threads_interleaved() {
 
     // Thread filter by OS tid.
     let bytes = {
-        let mut t = B::new(&["Main"]).thread(0, 1).thread(1, 2);
-        t = t.ev(0, &[(0, Enter, 0), (10, Leave, 0)]);
-        t = t.ev(1, &[(0, Enter, 0), (30, Leave, 0)]);
+        let mut t = b(&["Main"]).thread(0, 1).thread(1, 2);
+        t = t.events(0, &[(0, Enter, 0), (10, Leave, 0)]);
+        t = t.events(1, &[(0, Enter, 0), (30, Leave, 0)]);
         t.end(0)
     };
     let opts = Options {
@@ -72,7 +72,7 @@ fn many_threads_interleaved() {
 fn many_short_threads_keep_memory_bounded() {
     const THREADS: u32 = 400;
     const CALLS: u64 = 1_000;
-    let mut b = B::new(&["Run", "Step"]);
+    let mut b = b(&["Run", "Step"]);
     for t in 0..THREADS {
         b = b.thread(t, 1_000 + t as u64);
         let base = t as u64 * 1_000_000_000;
@@ -82,7 +82,7 @@ fn many_short_threads_keep_memory_bounded() {
             evs.push((base + 12 + 4 * i, Leave, 1));
         }
         evs.push((base + 10 + 4 * CALLS, Leave, 0));
-        b = b.ev(t, &evs);
+        b = b.events(t, &evs);
     }
     let bytes = b.end(THREADS as u64 * 1_000_000_000);
     let mut reader = eltrace_trace::TraceReader::new(&bytes[..]).unwrap();

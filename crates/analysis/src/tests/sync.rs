@@ -9,7 +9,7 @@ use crate::*;
 #[test]
 fn balanced_nesting() {
     // A 0..100 { B 10..40 { C 20..30 }, B 50..70 }
-    let t = B::new(&["A", "B", "C"]).thread(0, 500).ev(
+    let t = b(&["A", "B", "C"]).thread(0, 500).events(
         0,
         &[
             (0, Enter, 0),
@@ -66,7 +66,7 @@ fn balanced_nesting() {
 #[test]
 fn recursion_is_not_double_counted() {
     // F 0..100 { F 10..90 { F 20..80 } }
-    let t = B::new(&["F"]).thread(0, 1).ev(
+    let t = b(&["F"]).thread(0, 1).events(
         0,
         &[
             (0, Enter, 0),
@@ -99,7 +99,7 @@ fn recursion_is_not_double_counted() {
 #[test]
 fn mutual_recursion() {
     // A 0..100 { B 10..90 { A 20..80 { B 30..70 } } }
-    let t = B::new(&["A", "B"]).thread(0, 1).ev(
+    let t = b(&["A", "B"]).thread(0, 1).events(
         0,
         &[
             (0, Enter, 0),
@@ -135,7 +135,7 @@ fn mutual_recursion() {
 #[test]
 fn exceptions_unwind_and_catch() {
     // A 0.. { B 10.. { C 20.. throw@25 unwind C@30 } unwind B@35 } catch A@36, leave A@50
-    let t = B::new(&["A", "B", "C"]).thread(0, 1).ev(
+    let t = b(&["A", "B", "C"]).thread(0, 1).events(
         0,
         &[
             (0, Enter, 0),
@@ -158,7 +158,7 @@ fn exceptions_unwind_and_catch() {
     assert_eq!(a.totals.mismatched_frames + a.totals.unmatched_leaves, 0);
 
     // A catch with frames still above the catcher closes them.
-    let t = B::new(&["A", "B", "C"]).thread(0, 1).ev(
+    let t = b(&["A", "B", "C"]).thread(0, 1).events(
         0,
         &[
             (0, Enter, 0),
@@ -177,9 +177,9 @@ fn exceptions_unwind_and_catch() {
     let kinds: Vec<EndKind> = sink.0.iter().map(|(_, f)| f.end).collect();
     assert_eq!(kinds, [EndKind::Catch, EndKind::Catch, EndKind::Leave]);
     // A catch in a function that is not on the stack changes nothing.
-    let t = B::new(&["A", "B"])
+    let t = b(&["A", "B"])
         .thread(0, 1)
-        .ev(0, &[(0, Enter, 0), (5, Catch, 1), (10, Leave, 0)]);
+        .events(0, &[(0, Enter, 0), (5, Catch, 1), (10, Leave, 0)]);
     let a = run(&t.end(0));
     assert_eq!(fs(&a, 0).unwound, 0);
     assert_eq!(a.totals.frames, 1);
@@ -188,7 +188,7 @@ fn exceptions_unwind_and_catch() {
 #[test]
 fn tail_calls() {
     // A 0..40 { B 10..20 tailcalls C 20..30 }
-    let t = B::new(&["A", "B", "C"]).thread(0, 1).ev(
+    let t = b(&["A", "B", "C"]).thread(0, 1).events(
         0,
         &[
             (0, Enter, 0),
@@ -210,7 +210,7 @@ fn tail_calls() {
 #[test]
 fn leave_mismatch_and_unmatched() {
     // A 0.. { B 10.. { C 20.. } } Leave A @50: B and C close as mismatched. Then Leave D.
-    let t = B::new(&["A", "B", "C", "D"]).thread(0, 1).ev(
+    let t = b(&["A", "B", "C", "D"]).thread(0, 1).events(
         0,
         &[
             (0, Enter, 0),
@@ -248,9 +248,9 @@ fn leave_mismatch_and_unmatched() {
 
 #[test]
 fn drops_close_the_stack() {
-    let t = B::new(&["A", "B"])
+    let t = b(&["A", "B"])
         .thread(0, 1)
-        .ev(
+        .events(
             0,
             &[
                 (0, Enter, 0),
@@ -260,7 +260,7 @@ fn drops_close_the_stack() {
             ],
         )
         .dropped(0, 1000)
-        .ev(
+        .events(
             0,
             &[
                 (500, Leave, 1),
@@ -284,11 +284,11 @@ fn drops_close_the_stack() {
 
 #[test]
 fn open_frames_run_to_the_end() {
-    let t = B::new(&["A", "B", "C"])
+    let t = b(&["A", "B", "C"])
         .thread(0, 1)
         .thread(1, 2)
-        .ev(0, &[(10, Enter, 0), (20, Enter, 1)])
-        .ev(1, &[(30, Enter, 2), (100, Leave, 2)]);
+        .events(0, &[(10, Enter, 0), (20, Enter, 1)])
+        .events(1, &[(30, Enter, 2), (100, Leave, 2)]);
     let bytes = t.end(0);
     let a = run(&bytes);
     assert_eq!(a.totals.open_frames_at_end, 2);
@@ -303,7 +303,7 @@ fn open_frames_run_to_the_end() {
     assert_eq!(a.duration_ns(), 90);
 
     // The end record's timestamp is the trace's last timestamp when it is later.
-    let t = B::new(&["A"]).thread(0, 1).ev(0, &[(10, Enter, 0)]);
+    let t = b(&["A"]).thread(0, 1).events(0, &[(10, Enter, 0)]);
     let a = run(&t.end(250));
     assert_eq!(fs(&a, 0).inclusive_ns, 240);
     assert_eq!(a.duration_ns(), 240);
@@ -311,7 +311,7 @@ fn open_frames_run_to_the_end() {
 
 #[test]
 fn sink_sees_children_before_parents_and_call_tree() {
-    let t = B::new(&["A", "B", "C"]).thread(0, 1).ev(
+    let t = b(&["A", "B", "C"]).thread(0, 1).events(
         0,
         &[
             (0, Enter, 0),
