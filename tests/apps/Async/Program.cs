@@ -21,8 +21,9 @@ public static class Program
             case "nested": return NestedScenario.Run();
             case "exception": return ExceptionScenario.Run();
             case "configureawait": return ConfigureAwaitScenario.Run();
+            case "tier-both": return TierBothScenario.Run(args);
             default:
-                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait>");
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|tier-both [N]>");
                 return 2;
         }
     }
