@@ -22,8 +22,9 @@ public static class Program
             case "exception": return ExceptionScenario.Run();
             case "configureawait": return ConfigureAwaitScenario.Run();
             case "tier-both": return TierBothScenario.Run(args);
+            case "tier-caller": return TierCallerScenario.Run(args);
             default:
-                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|tier-both [N]>");
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|tier-both [N]|tier-caller [N]>");
                 return 2;
         }
     }
