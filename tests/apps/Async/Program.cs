@@ -23,8 +23,9 @@ public static class Program
             case "configureawait": return ConfigureAwaitScenario.Run();
             case "tier-both": return TierBothScenario.Run(args);
             case "tier-caller": return TierCallerScenario.Run(args);
+            case "tier-callee": return TierCalleeScenario.Run(args);
             default:
-                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|tier-both [N]|tier-caller [N]>");
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|tier-both [N]|tier-caller [N]|tier-callee [M] [K] [H]>");
                 return 2;
         }
     }
