@@ -32,12 +32,13 @@ public static class Program
             case "classic-configureawait": return ClassicConfigureAwaitScenario.Run();
             case "tailcalls": return TailCallsScenario.Run();
             case "tail-loop": return TailLoopScenario.Run(args);
+            case "classic-tier": return ClassicTierScenario.Run(args);
             case "soak": return SoakScenario.Run(args);
             default:
                 Console.Error.WriteLine(
                     "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
                     "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls|soak [SECONDS]|" +
-                    "tail-loop [N]>");
+                    "tail-loop [N]|classic-tier [N]>");
                 return 2;
         }
     }
