@@ -1,13 +1,15 @@
 // Scenario `tier-caller [N]`: only the caller loops. Loop(N) awaits Step(i) N times; Step
 // (no loop) awaits Leaf once; Leaf (no loop) awaits Task.Yield() 3 times. Every await
-// suspends. N defaults to 2000. Loop's code is the only one with a loop (tier 0 with
-// patchpoints, then OSR or tier 1); Step and Leaf tier up by call counts alone.
+// suspends. N defaults to 10000 (with N = 2000 no pool thread ran enough work items in one
+// dispatch loop for it to be moved to OSR code: 2 runs of 2 were exact). Loop's code is the
+// only one with a loop (tier 0 with patchpoints, then OSR or tier 1); Step and Leaf tier up
+// by call counts alone.
 //
-// Logical calls (calls / segments / suspensions), N = 2000 in brackets:
+// Logical calls (calls / segments / suspensions), N = 10000 in brackets:
 //   TierCallerScenario.Run 1 (plain); Loop [thunk] 1 (plain frame)
-//   Loop 1        / N + 1 [2001] / N [2000]
-//   Step N [2000] / 2N [4000]    / N [2000]
-//   Leaf N [2000] / 4N [8000]    / 3N [6000]
+//   Loop 1         / N + 1 [10001] / N [10000]
+//   Step N [10000] / 2N [20000]    / N [10000]
+//   Leaf N [10000] / 4N [40000]    / 3N [30000]
 // No thunk of Step or Leaf runs. Pending at end: 0.
 // Results: Leaf(i) = i, Step(i) = i + 1, Loop(N) = N (N + 1) / 2.
 using System;
@@ -18,7 +20,7 @@ namespace AsyncScenarios;
 
 public static class TierCallerScenario
 {
-    public const int DefaultN = 2000;
+    public const int DefaultN = 10000;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     public static int Run(string[] args)
