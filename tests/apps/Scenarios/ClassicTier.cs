@@ -14,10 +14,11 @@
 //   Leaf   7N [14000] stubs; MoveNext 28N [56000] segments,  21N [42000] suspensions
 // The calls are exact; segments and suspensions are at most these: a classic callee's
 // continuation is queued before its caller's await checks it, so now and then a callee
-// completes on another pool thread first and its caller goes on without suspending (measured:
-// 1 Middle and 3 Step segments fewer in one run of N = 2000; the trace has exactly that many
-// MoveNext frames fewer). Runtime-async methods cannot race like this: the continuation is
-// queued only after the whole chain of callers has suspended.
+// completes on another pool thread first and its caller goes on without suspending (measured,
+// N = 2000: .NET 10, 1 Middle and 3 Step segments fewer; .NET 11, 604 Middle, 614 Step and 66
+// Loop segments fewer; the traces have exactly that many MoveNext frames fewer). Runtime-async
+// methods cannot race like this: the continuation is queued only after the whole chain of
+// callers has suspended.
 // Results: Leaf(j) = j, Middle(j) = j + 1, Step = 1 + ... + 7 = 28, Loop(N) = 28N.
 using System;
 using System.Runtime.CompilerServices;
