@@ -22,8 +22,11 @@ public static class Program
             case "exception": return ExceptionScenario.Run();
             case "configureawait": return ConfigureAwaitScenario.Run();
             case "plain-await": return PlainAwaitScenario.Run();
+            case "tier-both": return TierBothScenario.Run(args);
+            case "tier-caller": return TierCallerScenario.Run(args);
+            case "tier-callee": return TierCalleeScenario.Run(args);
             default:
-                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await>");
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await|tier-both [N]|tier-caller [N]|tier-callee [M] [K] [H]>");
                 return 2;
         }
     }

@@ -31,11 +31,15 @@ public static class Program
             case "classic-exception": return ClassicExceptionScenario.Run();
             case "classic-configureawait": return ClassicConfigureAwaitScenario.Run();
             case "tailcalls": return TailCallsScenario.Run();
+            case "tail-loop": return TailLoopScenario.Run(args);
+            case "classic-tier": return ClassicTierScenario.Run(args);
+            case "osr-sync": return OsrSyncScenario.Run(args);
             case "soak": return SoakScenario.Run(args);
             default:
                 Console.Error.WriteLine(
                     "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
-                    "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls|soak [SECONDS]>");
+                    "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls|soak [SECONDS]|" +
+                    "tail-loop [N]|classic-tier [N]|osr-sync [N]>");
                 return 2;
         }
     }
