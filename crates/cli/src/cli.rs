@@ -138,8 +138,13 @@ pub enum ByArg {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The trace file.
-    pub file: PathBuf,
+    /// The trace files. A trace `eltrace record` wrote stands for its whole session: the
+    /// traces of the other .NET processes of the run beside it (`<stem>.<pid>.eltrace`).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Only the process with this pid; repeatable.
+    #[arg(long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
     /// Show only the first N functions (default: 25 in the table, all in --json).
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
@@ -234,7 +239,9 @@ impl From<RecordArgs> for RecordOptions {
 impl From<ReportArgs> for ReportOptions {
     fn from(a: ReportArgs) -> Self {
         ReportOptions {
-            path: a.file,
+            path: a.files.first().cloned().unwrap_or_default(),
+            paths: a.files,
+            pids: (!a.pids.is_empty()).then_some(a.pids),
             top: a.top,
             by: match a.by {
                 ByArg::Inclusive => SortBy::Inclusive,

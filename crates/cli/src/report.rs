@@ -12,6 +12,7 @@ use eltrace_analysis::{
 };
 use serde_json::{Value, json};
 
+use crate::session;
 use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_incomplete};
 
 /// The sort key of the function list.
@@ -24,6 +25,11 @@ pub enum SortBy {
 
 #[derive(Debug, Clone)]
 pub struct ReportOptions {
+    /// The traces given (each one expands to its recording session's traces).
+    pub paths: Vec<PathBuf>,
+    /// Only the processes with these pids (`None`: every process).
+    pub pids: Option<Vec<u32>>,
+    /// The trace being reported (set per process).
     pub path: PathBuf,
     /// Rows to show (default: 25 in the table, all in JSON).
     pub top: Option<usize>,
@@ -142,45 +148,109 @@ fn mean(total: u64, n: u64) -> u64 {
 }
 
 pub fn report(opts: ReportOptions) -> Result<ExitCode, Fail> {
+    let traces = session::select(&opts.paths, opts.pids.as_deref())?;
+    let several = traces.len() > 1;
+    let mut json_reports = Vec::new();
+    let mut text = String::new();
+    let mut thread_found = opts.threads.is_none();
+    for t in &traces {
+        let one = ReportOptions {
+            path: t.path.clone(),
+            ..opts.clone()
+        };
+        let (a, rows) = analyse(&one, !several)?;
+        if let Some(tids) = &opts.threads {
+            thread_found |= tids
+                .iter()
+                .any(|tid| a.tables.threads.iter().any(|r| r.os_tid == *tid));
+        }
+        if opts.json {
+            json_reports.push(json_report(&one, &a, &rows));
+        } else {
+            if several {
+                let _ = writeln!(
+                    text,
+                    "== process {}: {} ({})",
+                    t.info.pid,
+                    t.info.command,
+                    t.path.display()
+                );
+            }
+            text.push_str(&text_report(&one, &a, &rows));
+            if several {
+                text.push('\n');
+            }
+        }
+    }
+    if !thread_found {
+        return Err(Fail::new(format!(
+            "no process of {} has a thread with OS tid {}",
+            opts.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            opts.threads
+                .iter()
+                .flatten()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    if opts.json {
+        let value = if several {
+            json!({ "processes": json_reports })
+        } else {
+            json_reports.pop().unwrap_or(Value::Null)
+        };
+        text = serde_json::to_string_pretty(&value)
+            .map_err(|e| Fail::new(format!("JSON encoding failed: {e}")))?;
+        text.push('\n');
+    }
+    print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Analyses the trace at `opts.path`; with `strict`, a `--thread` it does not have is an
+/// error.
+fn analyse(opts: &ReportOptions, strict: bool) -> Result<(Analysis, Vec<Row>), Fail> {
     let input = open_trace(&opts.path)?;
     let aopts = Options {
         threads: opts.threads.clone(),
         ..Options::default()
     };
     let a = analyze(input, &aopts).map_err(|e| analysis_fail(&opts.path, &e))?;
-    if let Some(tids) = &opts.threads {
-        for tid in tids {
-            if !a.tables.threads.iter().any(|t| t.os_tid == *tid) {
-                let known: Vec<String> = a
-                    .tables
-                    .threads
-                    .iter()
-                    .map(|t| t.os_tid.to_string())
-                    .collect();
-                return Err(Fail::new(format!(
-                    "{}: no thread with OS tid {tid} (threads: {})",
-                    opts.path.display(),
-                    if known.is_empty() {
-                        "none".into()
-                    } else {
-                        known.join(", ")
-                    }
-                )));
-            }
-        }
+    if let (true, Some(tids)) = (strict, &opts.threads) {
+        check_threads(opts, &a, tids)?;
     }
     warn_incomplete(&opts.path, &a);
     let rows = rows(&a, opts.by);
-    let text = if opts.json {
-        let mut s = serde_json::to_string_pretty(&json_report(&opts, &a, &rows))
-            .map_err(|e| Fail::new(format!("JSON encoding failed: {e}")))?;
-        s.push('\n');
-        s
-    } else {
-        text_report(&opts, &a, &rows)
-    };
-    print_stdout(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok((a, rows))
+}
+
+/// Fails when a `--thread` tid is not a thread of the trace.
+fn check_threads(opts: &ReportOptions, a: &Analysis, tids: &[u64]) -> Result<(), Fail> {
+    for tid in tids {
+        if !a.tables.threads.iter().any(|t| t.os_tid == *tid) {
+            let known: Vec<String> = a
+                .tables
+                .threads
+                .iter()
+                .map(|t| t.os_tid.to_string())
+                .collect();
+            return Err(Fail::new(format!(
+                "{}: no thread with OS tid {tid} (threads: {})",
+                opts.path.display(),
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {

@@ -127,6 +127,58 @@ pub fn orphans(main: &Path, session: &str) -> Vec<ProcessTrace> {
         .collect()
 }
 
+/// The traces `paths` name, each expanded to its session, without repeats, kept to the
+/// processes `pids` names (all when `None`). A path that does not exist but has process
+/// traces beside it (the command's own process wrote none) stands for those.
+pub fn select(paths: &[PathBuf], pids: Option<&[u32]>) -> Result<Vec<ProcessTrace>, Fail> {
+    let mut all: Vec<ProcessTrace> = Vec::new();
+    for p in paths {
+        let found = if p.exists() {
+            expand(p)?
+        } else {
+            let beside: Vec<ProcessTrace> = sibling_paths(p)
+                .into_iter()
+                .filter_map(|path| {
+                    read_info(&path)
+                        .ok()
+                        .map(|info| ProcessTrace { path, info })
+                })
+                .collect();
+            if beside.is_empty() {
+                // Let the usual open report the error.
+                read_info(p)?;
+            }
+            beside
+        };
+        for t in found {
+            if !all.iter().any(|o| same_file(&o.path, &t.path)) {
+                all.push(t);
+            }
+        }
+    }
+    let Some(pids) = pids else {
+        return Ok(all);
+    };
+    for pid in pids {
+        if !all.iter().any(|t| t.info.pid == *pid) {
+            let known: Vec<String> = all.iter().map(|t| t.info.pid.to_string()).collect();
+            return Err(Fail::new(format!(
+                "no trace of process {pid} (processes: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    all.retain(|t| pids.contains(&t.info.pid));
+    Ok(all)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

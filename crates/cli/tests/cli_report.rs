@@ -264,3 +264,74 @@ fn empty_trace() {
     assert_eq!(v["functions"].as_array().unwrap().len(), 0);
     assert_eq!(v["trace"]["duration_ns"], 0);
 }
+
+/// A process trace of a recording session: pid, command, session id, and `calls` calls of
+/// `Work`.
+fn process_trace(pid: u32, command: &str, session: &str, calls: u64) -> Vec<u8> {
+    let mut info = app_info();
+    info.pid = pid;
+    info.command = command.into();
+    info.extra.push(("session".into(), session.into()));
+    let evs: Vec<(u64, eltrace_trace::EventKind, u32)> = (0..calls)
+        .flat_map(|i| {
+            [
+                (i * 10, eltrace_trace::EventKind::Enter, 0),
+                (i * 10 + 5, eltrace_trace::EventKind::Leave, 0),
+            ]
+        })
+        .collect();
+    TraceBuilder::new(info)
+        .methods("App.dll", "App.Program", &["Work"])
+        .thread(0, u64::from(pid))
+        .events(0, &evs)
+        .end(1_000)
+}
+
+#[test]
+fn a_session_is_reported_process_by_process() {
+    let dir = temp_dir("session");
+    let main = save(
+        &dir,
+        "app.eltrace",
+        &process_trace(100, "dotnet build", "s1", 1),
+    );
+    save(&dir, "app.130.eltrace", &process_trace(130, "csc", "s1", 3));
+    // Another run's process trace beside it is not part of the session.
+    save(&dir, "app.77.eltrace", &process_trace(77, "old", "s0", 9));
+    let m = main.to_str().unwrap();
+    let v = json_report(&["report", m, "--json"]);
+    let procs = v["processes"].as_array().unwrap();
+    let pids: Vec<u64> = procs
+        .iter()
+        .map(|p| p["trace"]["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(pids, [100, 130]);
+    assert_eq!(procs[1]["functions"][0]["calls"], 3);
+    // --pid picks one: the single-process schema.
+    let v = json_report(&["report", m, "--json", "--pid", "130"]);
+    assert_eq!(v["trace"]["pid"], 130);
+    assert_eq!(v["functions"][0]["calls"], 3);
+    // The text report has a section per process.
+    let o = run(&["report", m]);
+    let out = stdout(&o);
+    assert!(out.contains("== process 100: dotnet build"), "{out}");
+    assert!(out.contains("== process 130: csc"), "{out}");
+    assert!(!out.contains("process 77"), "{out}");
+    // A process trace given directly is just itself; an unknown pid is an error.
+    let v = json_report(&[
+        "report",
+        dir.join("app.77.eltrace").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["trace"]["pid"], 77);
+    assert_error(
+        &run(&["report", m, "--pid", "5"]),
+        1,
+        "no trace of process 5 (processes: 100, 130)",
+    );
+    // Without the main trace (the command's own process wrote none), its name stands for the
+    // process traces beside it.
+    std::fs::remove_file(&main).unwrap();
+    let v = json_report(&["report", m, "--json"]);
+    assert_eq!(v["processes"].as_array().unwrap().len(), 2);
+}
