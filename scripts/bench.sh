@@ -4,7 +4,8 @@
 # BenchmarkDotNet 0.15.8 in-process), all in one run, and prints a Markdown table of ns per
 # call (Enter + Leave), ns per callback above "no profiler", and the ratios to "no profiler"
 # and to "slow path, empty hook". Then the encoding (bytes per event on disk of the fast-path
-# benchmark trace) and the writer's sustained rate (a long run with the default buffers).
+# benchmark trace) and the writer's sustained rate (a long run with the default buffers,
+# lossless and --lossy). The encoder alone: scripts/bench-encode.sh.
 #
 #   bash scripts/bench.sh            # the full run (a few minutes); docs/performance.md
 #   bash scripts/bench.sh --quick    # tiny iteration counts: checks that everything runs
@@ -123,23 +124,36 @@ enc_trace="$out/stopwatch-fast.eltrace"
 size=$(stat -c %s "$enc_trace")
 events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"]["events"])' "$out/stopwatch-fast.json")
 
-# Sustained: one long loop with the default buffers; the writer falls behind the fast path
-# (drops are counted per thread and reported), and its rate is what it wrote per second.
-note "sustained run: $sustained_calls calls, default buffers"
-sus="$out/sustained.eltrace"
-env ELTRACE_HOOKS=fast "$eltrace" record -o "$sus" --include 'Bench.Target.Empty' -- \
-    dotnet "$out/Stopwatch/EltraceBench.dll" "$sustained_calls" 1 >"$out/sustained.log" 2>&1 \
-    || die "sustained run failed (see $out/sustained.log)"
-"$eltrace" report --json "$sus" >"$out/sustained.json"
-python3 - "$out/sustained.json" "$size" "$events" >>"$table" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["trace"]
-size, events = int(sys.argv[2]), int(sys.argv[3])
+# Sustained: one long loop with the default buffers, lossless (the default: the thread waits
+# for the writer when its ring is full) and with --lossy (drops counted), in the same run: the
+# writer's rate, what the program produced, the waits or drops, and the calls/s of each.
+sustained() {
+    local mode="$1" flag="${2:-}"
+    note "sustained run ($mode): $sustained_calls calls, default buffers"
+    local sus="$out/sustained-$mode.eltrace"
+    # shellcheck disable=SC2086 # an optional flag
+    env ELTRACE_HOOKS=fast "$eltrace" record -o "$sus" $flag --include 'Bench.Target.Empty' -- \
+        dotnet "$out/Stopwatch/EltraceBench.dll" "$sustained_calls" 1 >"$out/sustained-$mode.log" 2>&1 \
+        || die "sustained run ($mode) failed (see $out/sustained-$mode.log)"
+    "$eltrace" report --json "$sus" >"$out/sustained-$mode.json"
+}
+sustained lossless
+sustained lossy --lossy
+python3 - "$out" "$size" "$events" >>"$table" <<'PY'
+import json, re, sys
+out, size, events = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 print(f"Encoding: the fast-path Stopwatch trace holds {events} events in {size} bytes: "
       f"{size / max(events, 1):.2f} bytes per event (whole file, metadata included).")
-dur = r["duration_ns"] / 1e9
-print(f"Sustained: {r['events']} events written and {r['dropped_events']} dropped in "
-      f"{dur:.2f} s: the writer kept up with {r['events'] / max(dur, 1e-9) / 1e6:.1f} M events/s "
-      f"while the program produced {(r['events'] + r['dropped_events']) / max(dur, 1e-9) / 1e6:.1f} M events/s.")
+print()
+print("| sustained run | ns/call | events written | dropped | waits (time) | written M events/s |")
+print("|---|---:|---:|---:|---:|---:|")
+for mode in ("lossless", "lossy"):
+    r = json.load(open(f"{out}/sustained-{mode}.json"))["trace"]
+    log = open(f"{out}/sustained-{mode}.log").read()
+    ns = re.findall(r"^ns_per_call (\S+)", log, re.M)
+    dur = r["duration_ns"] / 1e9
+    print(f"| {mode} | {ns[-1] if ns else '?'} | {r['events']} | {r['dropped_events']} | "
+          f"{r.get('waits', 0)} ({r.get('wait_ns', 0) / 1e6:.0f} ms) | "
+          f"{r['events'] / max(dur, 1e-9) / 1e6:.1f} |")
 PY
 cat "$table"

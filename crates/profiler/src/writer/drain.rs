@@ -165,38 +165,164 @@ pub fn write_waits(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, ring: &Ri
 /// Converts the piece in `sink.raw` to events and writes them, splitting at drop markers.
 /// `now` is a clock reading taken after the piece was drained.
 fn write_raw(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, ring: &Ring, now: u64) {
-    sink.events.clear();
+    let mut result = Ok(());
+    let bad = encode_piece(
+        &mut sink.file.out,
+        &mut sink.events,
+        &sink.raw,
+        thread,
+        now,
+        |dropped| ring.note_marked_drops(dropped),
+        &mut result,
+    );
+    check(rec, result);
+    if bad > 0 {
+        rec.internal_error(
+            "bad-record",
+            &format!("{bad} raw records had an unknown kind"),
+        );
+    }
+}
+
+/// The writer's encoder: converts raw records (drained when the clock read `now`) to events
+/// in `events` (a reused buffer) and writes them to `out`, with a DROPPED record at each drop
+/// marker (`on_marker` gets its count). Returns how many records had an unknown kind; the
+/// first write error lands in `result`.
+pub(crate) fn encode_piece<W: std::io::Write>(
+    out: &mut eltrace_trace::TraceWriter<W>,
+    events: &mut Vec<Event>,
+    raw: &[RawRecord],
+    thread: ThreadIdx,
+    now: u64,
+    mut on_marker: impl FnMut(u64),
+    result: &mut io::Result<()>,
+) -> u64 {
+    let mut keep = |r: io::Result<()>| {
+        if result.is_ok() {
+            *result = r;
+        }
+    };
+    events.clear();
     let mut bad = 0u64;
-    for &r in &sink.raw {
+    for &r in raw {
         let kind = r.kind();
         if kind == KIND_DROPPED {
-            if !sink.events.is_empty() {
-                check(rec, sink.file.out.write_events(thread, &sink.events));
-                sink.events.clear();
+            if !events.is_empty() {
+                keep(out.write_events(thread, events));
+                events.clear();
             }
-            ring.note_marked_drops(r.sp());
-            check(rec, sink.file.out.write_dropped(thread, r.sp()));
+            on_marker(r.sp());
+            keep(out.write_dropped(thread, r.sp()));
             continue;
         }
         let Some(kind) = u8::try_from(kind).ok().and_then(EventKind::from_code) else {
             bad += 1;
             continue;
         };
-        sink.events.push(Event {
+        events.push(Event {
             ts: clock::to_ns(extend_ticks(r.ticks48(), now)),
             kind,
             func: FunctionIdx(r.func()),
             sp: r.sp(),
         });
     }
-    if !sink.events.is_empty() {
-        check(rec, sink.file.out.write_events(thread, &sink.events));
-        sink.events.clear();
+    if !events.is_empty() {
+        keep(out.write_events(thread, events));
+        events.clear();
     }
-    if bad > 0 {
-        rec.internal_error(
-            "bad-record",
-            &format!("{bad} raw records had an unknown kind"),
+    bad
+}
+
+#[cfg(test)]
+mod bench {
+    //! The encoder benchmark (`scripts/bench-encode.sh`): the writer's encoding of raw ring
+    //! records, timed on one core next to a plain copy of the same bytes, on the events of a
+    //! recorded trace turned back into the raw records the rings held. Ignored by default:
+    //! `ELTRACE_BENCH_TRACE=t.eltrace cargo test --release -p eltrace-profiler bench_encode
+    //! -- --ignored --nocapture`.
+
+    use std::time::Instant;
+
+    use eltrace_trace::{Record, TraceInfo, TraceReader, TraceWriter};
+
+    use super::*;
+
+    #[test]
+    #[ignore]
+    fn bench_encode() {
+        let path = std::env::var("ELTRACE_BENCH_TRACE").expect("ELTRACE_BENCH_TRACE=trace");
+        let f = std::io::BufReader::new(std::fs::File::open(&path).unwrap());
+        let mut r = TraceReader::new(f).unwrap();
+        // Per thread, its events as the raw records its ring held (ticks are ns here: the
+        // clock is not initialised, so to_ns is the identity).
+        let mut threads: Vec<(ThreadIdx, Vec<RawRecord>)> = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            if let Record::Events { thread, events } = rec {
+                let i = match threads.iter().position(|(t, _)| *t == thread) {
+                    Some(i) => i,
+                    None => {
+                        threads.push((thread, Vec::new()));
+                        threads.len() - 1
+                    }
+                };
+                threads[i].1.extend(
+                    events
+                        .iter()
+                        .map(|e| RawRecord::new(e.ts, e.sp, e.func.0, u32::from(e.kind.code()))),
+                );
+            }
+        }
+        let n: usize = threads.iter().map(|(_, r)| r.len()).sum();
+        assert!(n > 0, "{path} holds no events");
+        let last_ts = |raw: &[RawRecord]| raw.last().map_or(0, |r| r.ticks48());
+        let mut out = Vec::with_capacity(n * 8);
+        let mut events = Vec::with_capacity(16_384);
+        let mut copy: Vec<RawRecord> = Vec::with_capacity(n);
+        let (mut best_enc, mut best_copy) = (f64::MAX, f64::MAX);
+        for _ in 0..7 {
+            copy.clear();
+            let t = Instant::now();
+            for (_, raw) in &threads {
+                for piece in raw.chunks(16_384) {
+                    copy.extend_from_slice(piece);
+                }
+            }
+            best_copy = best_copy.min(t.elapsed().as_secs_f64());
+            std::hint::black_box(&copy);
+
+            out.clear();
+            let t = Instant::now();
+            let mut w = TraceWriter::new(&mut out, &TraceInfo::new(1)).unwrap();
+            for (thread, raw) in &threads {
+                for piece in raw.chunks(16_384) {
+                    let mut res = Ok(());
+                    encode_piece(
+                        &mut w,
+                        &mut events,
+                        piece,
+                        *thread,
+                        last_ts(piece),
+                        |_| {},
+                        &mut res,
+                    );
+                    res.unwrap();
+                }
+            }
+            drop(w);
+            best_enc = best_enc.min(t.elapsed().as_secs_f64());
+        }
+        let m = |s: f64| n as f64 / s / 1e6;
+        println!(
+            "encode_bench events {n} bytes_out {} bytes_per_event {:.2}",
+            out.len(),
+            out.len() as f64 / n as f64
+        );
+        println!(
+            "encode_bench encode {:.1} M events/s ({:.1} ns/event); copy of the 16-byte records {:.1} M events/s ({:.2} GB/s)",
+            m(best_enc),
+            best_enc * 1e9 / n as f64,
+            m(best_copy),
+            (n * 16) as f64 / best_copy / 1e9
         );
     }
 }
