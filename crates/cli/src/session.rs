@@ -44,6 +44,11 @@ pub fn info_value<'a>(info: &'a TraceInfo, key: &str) -> Option<&'a str> {
 /// Reads the INFO chunk of the trace at `path` (only the first chunk).
 pub fn read_info(path: &Path) -> Result<TraceInfo, Fail> {
     let shown = path.display();
+    if path.is_dir() {
+        return Err(Fail::new(format!(
+            "{shown} is a directory, not a trace file"
+        )));
+    }
     let file = File::open(path).map_err(|e| Fail::new(format!("{shown}: {}", io_msg(&e))))?;
     let mut r = TraceReader::new(BufReader::with_capacity(64 * 1024, file))
         .map_err(|e| Fail::new(format!("{shown}: {e}")))?;

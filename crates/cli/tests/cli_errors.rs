@@ -80,7 +80,7 @@ fn usage_errors() {
     );
     assert_error(&run(&["report", ps, "--top", "many"]), 2, "many");
     assert_error(&run(&["report", ps, "--thread", "x"]), 2, "x");
-    assert_error(&run(&["report"]), 2, "<FILE>");
+    assert_error(&run(&["report"]), 2, "<FILES>");
     assert_error(&run(&["export", ps]), 2, "--format");
     assert_error(
         &run(&["export", ps, "--format", "svg"]),
