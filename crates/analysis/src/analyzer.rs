@@ -117,7 +117,7 @@ impl Analyzer {
                 let selected = self.selected(thread);
                 self.stats.dropped(thread, count, selected);
                 if selected {
-                    self.reorder.push_dropped(thread);
+                    self.reorder.push_dropped(thread, count);
                 }
             }
             Record::Waits {

@@ -30,8 +30,8 @@ const QUEUE_KEEP: usize = 256;
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Item {
     Event(Event),
-    /// Events of the thread were dropped here.
-    Dropped,
+    /// This many events of the thread were dropped here.
+    Dropped(u64),
 }
 
 /// A thread's items read but not handed on yet, with their times in ns.
@@ -87,12 +87,12 @@ impl Reorder {
     }
 
     /// Queues a drop of a thread's events, after its last queued event.
-    pub fn push_dropped(&mut self, thread: ThreadIdx) {
+    pub fn push_dropped(&mut self, thread: ThreadIdx, count: u64) {
         let q = self.queues.entry(thread.0, Queue::default);
         if q.items.is_empty() {
             self.ready.push(Reverse((q.last_ns, thread.0)));
         }
-        q.items.push_back((q.last_ns, Item::Dropped));
+        q.items.push_back((q.last_ns, Item::Dropped(count)));
         self.items += 1;
     }
 
@@ -187,7 +187,7 @@ impl<'a> Ahead<'a> {
     pub fn events(self) -> impl Iterator<Item = &'a Event> {
         self.0.iter().map_while(|(_, item)| match item {
             Item::Event(e) => Some(e),
-            Item::Dropped => None,
+            Item::Dropped(_) => None,
         })
     }
 }

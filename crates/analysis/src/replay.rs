@@ -78,12 +78,14 @@ impl Replay {
         while let Some((ns, item)) = batch.next_item() {
             match item {
                 Item::Event(e) => step(st, cx, sink, &e, ns, batch.ahead())?,
-                Item::Dropped => {
+                Item::Dropped(count) => {
                     let at = st.last_ns;
                     let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
                     st.after_completion = None;
                     st.last_left = None;
                     cx.stats.count(thread, Count::Lost, lost);
+                    sink.dropped(cx.tables, thread, at, count)
+                        .map_err(AnalysisError::Sink)?;
                 }
             }
         }
