@@ -9,7 +9,7 @@
 //! `otherData`), each thread's `thread_name` with its tid (`main (4242)`,
 //! `.NET TP Worker (4250)`: chrome://tracing shows no tids) and `thread_sort_index`.
 //! Where events were dropped, an instant event (`ph:"i"`, `events dropped`) marks the time
-//! on the thread. There is no `displayTimeUnit`: Perfetto takes `"ns"` there to mean that
+//! on the thread (after its last event before the loss, where the frames the drop closed end). There is no `displayTimeUnit`: Perfetto takes `"ns"` there to mean that
 //! `ts` and `dur` are ns.
 //!
 //! An async method's segments are linked into their logical call by v2 flow events on the
@@ -79,7 +79,7 @@ fn json_str(s: &str) -> String {
 impl<'w> Chrome<'w> {
     pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
         Chrome {
-            held: Holder::new(opts.window),
+            held: Holder::new(opts.window, 0),
             w: Out {
                 out,
                 started: false,
@@ -217,6 +217,11 @@ impl FrameSink for Chrome<'_> {
             w.write_frames(tables, thread, frames)
         })
     }
+
+    fn dropped(&mut self, _: &Tables, thread: ThreadIdx, at_ns: u64, count: u64) -> io::Result<()> {
+        self.held.dropped(thread, at_ns, count);
+        Ok(())
+    }
 }
 
 impl Exporter for Chrome<'_> {
@@ -232,19 +237,11 @@ impl Exporter for Chrome<'_> {
         let pid = process.pid;
         for (idx, stats) in a.threads() {
             let tid = display_tid(&a.tables, idx);
-            let mut times: Vec<u64> = self.held.drop_times(idx).collect();
-            // Dropped while no frame was open: the analysis does not say when; the thread's
-            // last event is the nearest time known.
-            let unknown = times.is_empty() && stats.dropped_events > 0;
-            if unknown {
-                let w = self.held.window();
-                times.extend(w.clip(stats.last_ns, stats.last_ns).map(|c| c.0));
-            }
-            for ts in times {
-                let mut args = json!({ "thread_dropped_events": stats.dropped_events });
-                if unknown {
-                    args["time_unknown"] = Value::Bool(true);
-                }
+            for (ts, count) in self.held.drops(idx) {
+                let args = json!({
+                    "dropped_events": count,
+                    "thread_dropped_events": stats.dropped_events,
+                });
                 w.sep()?;
                 write!(
                     w.out,

@@ -11,16 +11,19 @@
 //! walk:    open A @0, open C @5, close C @10, close A @10
 //! ```
 //!
-//! It also notes the times events were dropped on a thread: the frames a drop closed end
-//! there ([`EndKind::Lost`]).
+//! It also notes where events were dropped on a thread ([`Holder::dropped`]): the frames a
+//! drop closed ([`EndKind::Lost`]) end there.
+//!
+//! A holder serves one process; its times are moved by the process's start on the export's
+//! timeline ([`crate::ProcessMeta::start_ns`]) before they are clipped to the window.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use eltrace_analysis::{EndKind, Frame, FunctionIdx, SegmentRef, ThreadIdx};
 
 use crate::TimeWindow;
 
-/// A frame as held: clipped to the window.
+/// A frame as held: on the export's timeline, clipped to the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Held {
     pub start: u64,
@@ -37,15 +40,19 @@ pub(crate) struct Held {
 #[derive(Debug, Default)]
 pub(crate) struct Holder {
     window: TimeWindow,
+    /// Added to the process's times: its start on the export's timeline.
+    offset: u64,
     pending: HashMap<ThreadIdx, Vec<Held>>,
-    /// (thread, time) of every drop seen inside the window.
-    drops: BTreeSet<(ThreadIdx, u64)>,
+    /// (thread, time) → events dropped there, inside the window.
+    drops: BTreeMap<(ThreadIdx, u64), u64>,
 }
 
 impl Holder {
-    pub fn new(window: TimeWindow) -> Self {
+    /// A holder of one process's frames whose times start `offset` ns into the export.
+    pub fn new(window: TimeWindow, offset: u64) -> Self {
         Holder {
             window,
+            offset,
             ..Holder::default()
         }
     }
@@ -58,11 +65,9 @@ impl Holder {
         frame: &Frame,
         mut ready: impl FnMut(&[Held]) -> Result<(), E>,
     ) -> Result<(), E> {
-        if frame.end == EndKind::Lost && self.window.clip(frame.end_ns, frame.end_ns).is_some() {
-            self.drops.insert((thread, frame.end_ns));
-        }
         let held = self.pending.entry(thread).or_default();
-        if let Some((start, end)) = self.window.clip(frame.start_ns, frame.end_ns) {
+        let (start, end) = (frame.start_ns + self.offset, frame.end_ns + self.offset);
+        if let Some((start, end)) = self.window.clip(start, end) {
             held.push(Held {
                 start,
                 end,
@@ -102,15 +107,19 @@ impl Holder {
         Ok(())
     }
 
-    pub fn window(&self) -> TimeWindow {
-        self.window
+    /// `count` events of `thread` were dropped at `at_ns` (the process's time).
+    pub fn dropped(&mut self, thread: ThreadIdx, at_ns: u64, count: u64) {
+        let at = at_ns + self.offset;
+        if self.window.clip(at, at).is_some() {
+            *self.drops.entry((thread, at)).or_default() += count;
+        }
     }
 
-    /// The times events were dropped on `thread` (inside the window), in order.
-    pub fn drop_times(&self, thread: ThreadIdx) -> impl Iterator<Item = u64> + '_ {
+    /// Where events were dropped on `thread` (inside the window), in order: (time, count).
+    pub fn drops(&self, thread: ThreadIdx) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.drops
             .range((thread, 0)..=(thread, u64::MAX))
-            .map(|&(_, t)| t)
+            .map(|(&(_, t), &n)| (t, n))
     }
 }
 
@@ -212,7 +221,7 @@ mod tests {
 
     #[test]
     fn clips_to_the_window_and_notes_drops() {
-        let mut h = Holder::new(TimeWindow { from: 5, to: 20 });
+        let mut h = Holder::new(TimeWindow { from: 5, to: 20 }, 0);
         let frame = |start, end, depth, end_kind| Frame {
             func: FunctionIdx(0),
             start_ns: start,
@@ -242,7 +251,40 @@ mod tests {
             .unwrap();
         }
         assert_eq!(batches, vec![vec![(5, 8), (6, 8)]]);
-        assert_eq!(h.drop_times(t).collect::<Vec<_>>(), vec![8]);
-        assert_eq!(h.drop_times(ThreadIdx(2)).count(), 0);
+        for (at, n) in [(8, 4), (8, 1), (20, 9), (12, 2)] {
+            h.dropped(t, at, n);
+        }
+        assert_eq!(h.drops(t).collect::<Vec<_>>(), vec![(8, 5), (12, 2)]);
+        assert_eq!(h.drops(ThreadIdx(2)).count(), 0);
+    }
+
+    /// A process that starts later on the export's timeline: its times move, then are clipped.
+    #[test]
+    fn moves_times_by_the_process_start() {
+        let mut h = Holder::new(TimeWindow { from: 105, to: 200 }, 100);
+        let frame = Frame {
+            func: FunctionIdx(0),
+            start_ns: 0,
+            end_ns: 10,
+            depth: 0,
+            parent: None,
+            children_ns: 0,
+            end: EndKind::Leave,
+            node: None,
+            sp: 0,
+            segment: None,
+            enter_value: None,
+            leave_value: None,
+        };
+        let mut got = Vec::new();
+        h.frame(ThreadIdx(0), &frame, |b| -> Result<(), ()> {
+            got.extend(b.iter().map(|f| (f.start, f.end)));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, vec![(105, 110)]);
+        h.dropped(ThreadIdx(0), 4, 1);
+        h.dropped(ThreadIdx(0), 5, 2);
+        assert_eq!(h.drops(ThreadIdx(0)).collect::<Vec<_>>(), vec![(105, 2)]);
     }
 }

@@ -27,7 +27,8 @@
 //! reads, also the 2021 ones that know nothing of the `fixed64` 47. How a
 //! frame ended (`ended_by`, `open_at_end`), its segment (`call`, `segment`, `inferred`) and
 //! its captured values (`args`, `return`) are debug annotations. Where events were dropped,
-//! an instant event `events dropped` marks the time on the thread's track.
+//! an instant event `events dropped` marks the time on the thread's track (`dropped_events`
+//! there, `thread_dropped_events` in all).
 //!
 //! Frames are written as a Chrome export writes them: held per thread until the root frame
 //! closes (see [`crate::nest`]), then as begin/end pairs in nesting order. Perfetto sorts the
@@ -136,7 +137,7 @@ enum Arg {
     Args,
     Return,
     ThreadDroppedEvents,
-    TimeUnknown,
+    DroppedEvents,
 }
 
 impl Arg {
@@ -151,7 +152,7 @@ impl Arg {
             Arg::Args => "args",
             Arg::Return => "return",
             Arg::ThreadDroppedEvents => "thread_dropped_events",
-            Arg::TimeUnknown => "time_unknown",
+            Arg::DroppedEvents => "dropped_events",
         }
     }
 }
@@ -191,7 +192,7 @@ struct Out<'w> {
 impl<'w> Perfetto<'w> {
     pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
         Perfetto {
-            held: Holder::new(opts.window),
+            held: Holder::new(opts.window, 0),
             w: Out {
                 out,
                 process: opts.process.clone(),
@@ -397,15 +398,8 @@ impl Out<'_> {
         self.packet(Some(f.end), false)
     }
 
-    /// An `events dropped` instant; `unknown`: the drop's time is not known, `ts` is the
-    /// nearest time known.
-    fn instant(
-        &mut self,
-        thread: ThreadIdx,
-        ts: u64,
-        dropped: u64,
-        unknown: bool,
-    ) -> io::Result<()> {
+    /// An `events dropped` instant: `count` events lost there, `total` on the thread.
+    fn instant(&mut self, thread: ThreadIdx, ts: u64, count: u64, total: u64) -> io::Result<()> {
         let iid = self.text_iid("events dropped");
         uint(&mut self.event, field::EVENT_TYPE, field::TYPE_INSTANT);
         uint(
@@ -414,10 +408,8 @@ impl Out<'_> {
             thread_track(thread),
         );
         uint(&mut self.event, field::EVENT_NAME_IID, iid);
-        self.annotation(Arg::ThreadDroppedEvents, ArgValue::Uint(dropped));
-        if unknown {
-            self.annotation(Arg::TimeUnknown, ArgValue::Bool(true));
-        }
+        self.annotation(Arg::DroppedEvents, ArgValue::Uint(count));
+        self.annotation(Arg::ThreadDroppedEvents, ArgValue::Uint(total));
         self.packet(Some(ts), false)
     }
 
@@ -442,6 +434,11 @@ impl FrameSink for Perfetto<'_> {
             w.write_frames(tables, thread, frames)
         })
     }
+
+    fn dropped(&mut self, _: &Tables, thread: ThreadIdx, at_ns: u64, count: u64) -> io::Result<()> {
+        self.held.dropped(thread, at_ns, count);
+        Ok(())
+    }
 }
 
 impl Exporter for Perfetto<'_> {
@@ -456,17 +453,9 @@ impl Exporter for Perfetto<'_> {
             w.describe(&a.tables, t, true)?;
         }
         for (idx, stats) in a.threads() {
-            let mut times: Vec<u64> = self.held.drop_times(idx).collect();
-            // Dropped while no frame was open: the analysis does not say when; the thread's
-            // last event is the nearest time known.
-            let unknown = times.is_empty() && stats.dropped_events > 0;
-            if unknown {
-                let w = self.held.window();
-                times.extend(w.clip(stats.last_ns, stats.last_ns).map(|c| c.0));
-            }
-            for ts in times {
+            for (ts, count) in self.held.drops(idx) {
                 w.describe(&a.tables, idx, false)?;
-                w.instant(idx, ts, stats.dropped_events, unknown)?;
+                w.instant(idx, ts, count, stats.dropped_events)?;
             }
         }
         w.out.flush()

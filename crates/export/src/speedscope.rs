@@ -136,7 +136,7 @@ impl<'w> Speedscope<'w> {
     pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
         Speedscope {
             out,
-            held: Holder::new(opts.window),
+            held: Holder::new(opts.window, 0),
             process: opts.process.clone(),
             frames: Frames::default(),
             threads: HashMap::new(),
