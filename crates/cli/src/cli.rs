@@ -277,7 +277,6 @@ impl From<ExportArgs> for ExportCmd {
                     to: a.to.unwrap_or(u64::MAX),
                 },
                 thread_root: a.thread_root,
-                process: None,
             },
         }
     }

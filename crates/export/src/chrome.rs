@@ -4,18 +4,25 @@
 //! Output: `{"traceEvents":[…],"otherData":{…}}`. Every frame is a complete event (`ph:"X"`)
 //! with `ts`/`dur` in µs with three decimals (exact ns), `pid`, `tid` (the OS tid when it
 //! fits 31 bits, else the thread index: Perfetto wants 32-bit tids), `name`, `cat` (the
-//! module) and `args` saying how an abnormal frame ended. Then `ph:"M"` metadata: the
-//! process's `process_name` (the program, e.g. `App.dll`; the command line is in
-//! `otherData`), each thread's `thread_name` with its tid (`main (4242)`,
+//! module) and `args` saying how an abnormal frame ended. Then, per process, `ph:"M"`
+//! metadata: the process's `process_name` (the program, e.g. `App.dll`; the command line is
+//! in `otherData`), each thread's `thread_name` with its tid (`main (4242)`,
 //! `.NET TP Worker (4250)`: chrome://tracing shows no tids) and `thread_sort_index`.
 //! Where events were dropped, an instant event (`ph:"i"`, `events dropped`) marks the time
-//! on the thread (after its last event before the loss, where the frames the drop closed end). There is no `displayTimeUnit`: Perfetto takes `"ns"` there to mean that
-//! `ts` and `dur` are ns.
+//! on the thread (after its last event before the loss, where the frames the drop closed
+//! end). There is no `displayTimeUnit`: Perfetto takes `"ns"` there to mean that `ts` and
+//! `dur` are ns.
+//!
+//! Several processes (a session) share the one `traceEvents` array, each under its own
+//! `pid`, their times on one timeline ([`ProcessMeta::start_ns`]); `otherData` then holds
+//! `tool` and one object per process in `processes` (with one process, that object's fields
+//! are `otherData` itself).
 //!
 //! An async method's segments are linked into their logical call by v2 flow events on the
 //! complete events themselves (Perfetto's and the Trace Event Format's `bind_id`, `flow_in`,
-//! `flow_out`): `bind_id` is the logical call + 1, a resume has `flow_in`, and every segment
-//! but an unwound one has `flow_out` (a completion's dangling out-flow draws nothing). See
+//! `flow_out`): `bind_id` is the logical call + 1 (plus the largest id of the processes
+//! before, so that processes' ids differ), a resume has `flow_in`, and every segment but an
+//! unwound one has `flow_out` (a completion's dangling out-flow draws nothing). See
 //! [`frame_args`] for their `args`. Values captured with `record --values` are `args.args`
 //! (at a call's start) and `args.return` (at its completion).
 //!
@@ -37,12 +44,16 @@ use serde_json::{Map, Value, json};
 
 use crate::labels::{ProcessMeta, display_tid, thread_label};
 use crate::nest::{Held, Holder};
-use crate::{ExportOptions, Exporter};
+use crate::{ExportOptions, Exporter, TimeWindow};
 
 /// The Chrome trace exporter.
 pub struct Chrome<'w> {
+    window: TimeWindow,
+    /// The current process's frames until their root frames close.
     held: Holder,
     w: Out<'w>,
+    /// The `otherData` of each process ended so far.
+    others: Vec<Map<String, Value>>,
 }
 
 /// The output and what is known about it.
@@ -50,10 +61,14 @@ struct Out<'w> {
     out: &'w mut dyn Write,
     started: bool,
     any_event: bool,
-    /// The process as given, else taken from the trace once its INFO has been read.
-    process: Option<ProcessMeta>,
-    /// JSON-escaped `"name":…,"cat":…` per function.
+    /// The process being written.
+    process: ProcessMeta,
+    /// JSON-escaped `"name":…,"cat":…` per function of the process.
     names: HashMap<FunctionIdx, String>,
+    /// Added to the process's flow ids: the largest id of the processes before.
+    flow_base: u64,
+    /// The largest flow id written.
+    flow_max: u64,
 }
 
 /// Writes `ns` as µs: with exactly three decimals, unless trace_processor would read that
@@ -79,14 +94,18 @@ fn json_str(s: &str) -> String {
 impl<'w> Chrome<'w> {
     pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
         Chrome {
+            window: opts.window,
             held: Holder::new(opts.window, 0),
             w: Out {
                 out,
                 started: false,
                 any_event: false,
-                process: opts.process.clone(),
+                process: ProcessMeta::from_info(&Default::default()),
                 names: HashMap::new(),
+                flow_base: 0,
+                flow_max: 0,
             },
+            others: Vec::new(),
         }
     }
 }
@@ -111,12 +130,6 @@ impl Out<'_> {
         Ok(())
     }
 
-    fn pid(&mut self, tables: &Tables) -> u32 {
-        self.process
-            .get_or_insert_with(|| ProcessMeta::from_info(&tables.info))
-            .pid
-    }
-
     /// Writes a thread's frames as complete events.
     fn write_frames(
         &mut self,
@@ -124,7 +137,7 @@ impl Out<'_> {
         thread: ThreadIdx,
         frames: &[Held],
     ) -> io::Result<()> {
-        let pid = self.pid(tables);
+        let pid = self.process.pid;
         let tid = display_tid(tables, thread);
         for f in frames {
             self.sep()?;
@@ -150,7 +163,9 @@ impl Out<'_> {
             }
             if let Some(seg) = f.segment {
                 // Nonzero: some viewers take a zero id for none.
-                write!(self.out, ",\"bind_id\":{}", seg.call + 1)?;
+                let id = self.flow_base + seg.call + 1;
+                self.flow_max = self.flow_max.max(id);
+                write!(self.out, ",\"bind_id\":{id}")?;
                 if seg.index > 0 {
                     self.out.write_all(b",\"flow_in\":true")?;
                 }
@@ -225,16 +240,21 @@ impl FrameSink for Chrome<'_> {
 }
 
 impl Exporter for Chrome<'_> {
-    fn finish(&mut self, a: &Analysis) -> io::Result<()> {
+    fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
+        self.held = Holder::new(self.window, process.start_ns);
+        let w = &mut self.w;
+        w.process = process.clone();
+        w.names.clear();
+        w.flow_base = w.flow_max;
+        Ok(())
+    }
+
+    fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
         let w = &mut self.w;
         self.held
             .drain(|thread, frames| w.write_frames(&a.tables, thread, frames))?;
         w.start()?;
-        let process = w
-            .process
-            .get_or_insert_with(|| ProcessMeta::from_info(a.info()))
-            .clone();
-        let pid = process.pid;
+        let pid = w.process.pid;
         for (idx, stats) in a.threads() {
             let tid = display_tid(&a.tables, idx);
             for (ts, count) in self.held.drops(idx) {
@@ -256,7 +276,7 @@ impl Exporter for Chrome<'_> {
         }
         w.event(
             &json!({"ph": "M", "pid": pid, "tid": 0, "name": "process_name",
-            "args": {"name": process.name}}),
+            "args": {"name": w.process.name}}),
         )?;
         for (idx, _) in a.threads() {
             let tid = display_tid(&a.tables, idx);
@@ -270,25 +290,23 @@ impl Exporter for Chrome<'_> {
                 "args": {"sort_index": idx.0}}),
             )?;
         }
-        let info = a.info();
-        let mut other = Map::new();
-        other.insert("tool".into(), json!("eltrace"));
-        other.insert("pid".into(), json!(pid));
-        other.insert("command".into(), json!(process.command));
-        other.insert("runtime".into(), json!(info.runtime));
-        other.insert("hook_mode".into(), json!(info.hook_mode));
-        other.insert("start_unix_ns".into(), json!(info.start_unix_ns));
-        other.insert("events".into(), json!(a.totals.events));
-        other.insert("dropped_events".into(), json!(a.dropped_events()));
-        other.insert("truncated".into(), json!(a.truncated));
-        other.insert("end_reason".into(), json!(a.end_reason()));
-        other.insert(
-            "open_frames_at_end".into(),
-            json!(a.totals.open_frames_at_end),
-        );
-        for (k, v) in &info.extra {
-            other.entry(k.clone()).or_insert_with(|| json!(v));
-        }
+        self.others.push(other_data(a, &w.process));
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let w = &mut self.w;
+        w.start()?;
+        let other = if self.others.len() == 1 {
+            let mut other = self.others.pop().unwrap_or_default();
+            other.insert("tool".into(), json!("eltrace"));
+            other
+        } else {
+            let mut other = Map::new();
+            other.insert("tool".into(), json!("eltrace"));
+            other.insert("processes".into(), json!(std::mem::take(&mut self.others)));
+            other
+        };
         // No displayTimeUnit: Perfetto reads `"ns"` there as "ts and dur are in ns" (they
         // are µs, as the format says), in files under 32 MiB.
         w.out.write_all(b"\n],\"otherData\":")?;
@@ -296,6 +314,29 @@ impl Exporter for Chrome<'_> {
         w.out.write_all(b"}\n")?;
         w.out.flush()
     }
+}
+
+/// A process's facts for `otherData`: its command, its trace, what was lost.
+fn other_data(a: &Analysis, process: &ProcessMeta) -> Map<String, Value> {
+    let info = a.info();
+    let mut other = Map::new();
+    other.insert("pid".into(), json!(process.pid));
+    other.insert("command".into(), json!(process.command));
+    other.insert("runtime".into(), json!(info.runtime));
+    other.insert("hook_mode".into(), json!(info.hook_mode));
+    other.insert("start_unix_ns".into(), json!(info.start_unix_ns));
+    other.insert("events".into(), json!(a.totals.events));
+    other.insert("dropped_events".into(), json!(a.dropped_events()));
+    other.insert("truncated".into(), json!(a.truncated));
+    other.insert("end_reason".into(), json!(a.end_reason()));
+    other.insert(
+        "open_frames_at_end".into(),
+        json!(a.totals.open_frames_at_end),
+    );
+    for (k, v) in &info.extra {
+        other.entry(k.clone()).or_insert_with(|| json!(v));
+    }
+    other
 }
 
 #[cfg(test)]

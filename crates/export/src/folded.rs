@@ -6,9 +6,15 @@
 //! in **ns** (or, with [`FoldedValue::Calls`], their number of calls); the format has no
 //! place for the unit (`flamegraph.pl --countname ns` shows it). Lines are sorted lexically.
 //! Threads are merged unless [`ExportOptions::thread_root`] puts each thread's stacks under
-//! a root frame of its own (`main_(4242);App.Program.Main 1200`). Frame names are
-//! `Namespace.Type.Method`; `;` and whitespace inside a name become `_`. With a time window,
-//! a frame's time is the part of it inside the window, minus the same of its children.
+//! a root frame of its own (`main_(4242);App.Program.Main 1200`). With several processes,
+//! each process's stacks are under a root frame of its own (`csc.dll_(pid_1869);…`, the
+//! thread roots below it). Frame names are `Namespace.Type.Method`; `;` and whitespace inside
+//! a name become `_`. With a time window, a frame's time is the part of it inside the window
+//! (on the session's timeline), minus the same of its children.
+//!
+//! A process's lines are made when its analysis ends (they need its call tree) and kept
+//! until the end, when it is known whether the process roots are needed: the memory is that
+//! of the output, which follows the number of call paths, not of events.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -17,7 +23,7 @@ use eltrace_analysis::{
     Analysis, CallTree, Frame, FrameSink, FunctionIdx, Options, Tables, ThreadIdx,
 };
 
-use crate::labels::thread_label;
+use crate::labels::{ProcessMeta, thread_label};
 use crate::{ExportOptions, Exporter, FoldedValue, TimeWindow};
 
 /// The key of the values of all threads together (no thread root).
@@ -29,11 +35,15 @@ pub struct Folded<'w> {
     value: FoldedValue,
     window: TimeWindow,
     thread_root: bool,
-    /// (thread or [`ALL_THREADS`], call-tree node) → (exclusive ns in the window, calls).
+    /// The current process, and (thread or [`ALL_THREADS`], call-tree node) → (exclusive ns
+    /// in the window, calls) of its frames.
+    process: ProcessMeta,
     values: HashMap<(u32, u32), (u64, u64)>,
     /// Per thread and depth: the summed (clipped) durations of the closed frames at that
     /// depth whose parent is still open.
     children: HashMap<ThreadIdx, Vec<u64>>,
+    /// The lines of each process ended so far: its root frame and its sorted lines.
+    blocks: Vec<(String, Vec<u8>)>,
 }
 
 impl<'w> Folded<'w> {
@@ -43,8 +53,10 @@ impl<'w> Folded<'w> {
             value: opts.folded_value,
             window: opts.window,
             thread_root: opts.thread_root,
+            process: ProcessMeta::from_info(&Default::default()),
             values: HashMap::new(),
             children: HashMap::new(),
+            blocks: Vec::new(),
         }
     }
 }
@@ -71,7 +83,11 @@ impl FrameSink for Folded<'_> {
             acc.resize(depth + 2, 0);
         }
         let children = std::mem::take(&mut acc[depth + 1]);
-        let Some((start, end)) = self.window.clip(frame.start_ns, frame.end_ns) else {
+        let offset = self.process.start_ns;
+        let clipped = self
+            .window
+            .clip(frame.start_ns + offset, frame.end_ns + offset);
+        let Some((start, end)) = clipped else {
             return Ok(());
         };
         acc[depth] += end - start;
@@ -95,7 +111,51 @@ impl Exporter for Folded<'_> {
         opts.call_tree = true;
     }
 
-    fn finish(&mut self, a: &Analysis) -> io::Result<()> {
+    fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
+        self.process = process.clone();
+        self.values.clear();
+        self.children.clear();
+        Ok(())
+    }
+
+    fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
+        let mut lines = Vec::new();
+        self.write_process(&mut lines, a)?;
+        let root = clean(&self.process.label());
+        self.blocks.push((root, lines));
+        Ok(())
+    }
+
+    /// One process's lines as they are; several processes' each under its root frame, in
+    /// the order of the lines' prefixes `root;` (two processes of one name and pid get the
+    /// second one's number added to its root).
+    fn finish(&mut self) -> io::Result<()> {
+        if let [(_, lines)] = &self.blocks[..] {
+            self.out.write_all(lines)?;
+            return self.out.flush();
+        }
+        let mut blocks: Vec<(String, &[u8])> = Vec::new();
+        for (i, (root, lines)) in self.blocks.iter().enumerate() {
+            let mut prefix = format!("{root};");
+            if blocks.iter().any(|(p, _)| *p == prefix) {
+                prefix = format!("{root}_#{};", i + 1);
+            }
+            blocks.push((prefix, lines));
+        }
+        blocks.sort_by(|x, y| x.0.cmp(&y.0));
+        for (prefix, lines) in blocks {
+            for line in lines.split_inclusive(|&b| b == b'\n') {
+                self.out.write_all(prefix.as_bytes())?;
+                self.out.write_all(line)?;
+            }
+        }
+        self.out.flush()
+    }
+}
+
+impl Folded<'_> {
+    /// The current process's lines, sorted.
+    fn write_process(&self, out: &mut Vec<u8>, a: &Analysis) -> io::Result<()> {
         let Some(tree) = a.call_tree() else {
             return Ok(());
         };
@@ -105,8 +165,7 @@ impl Exporter for Folded<'_> {
         };
         if !self.thread_root {
             let value = |id: u32| self.values.get(&(ALL_THREADS, id)).map(pick);
-            write_sorted(self.out, a, tree, "", &value)?;
-            return self.out.flush();
+            return write_sorted(out, a, tree, "", &value);
         }
         // One root per thread label (threads whose tid was reused share one), sorted as
         // the lines' prefixes `label;` sort.
@@ -115,7 +174,7 @@ impl Exporter for Folded<'_> {
         seen.sort_unstable();
         seen.dedup();
         for t in seen {
-            let label = clean(&thread_label(&a.tables, ThreadIdx(t), a.info().pid));
+            let label = clean(&thread_label(&a.tables, ThreadIdx(t), self.process.pid));
             roots.entry(format!("{label};")).or_default().push(t);
         }
         for (prefix, threads) in &roots {
@@ -125,9 +184,9 @@ impl Exporter for Folded<'_> {
                     .filter_map(|&t| self.values.get(&(t, id)).map(pick))
                     .reduce(|x, y| x + y)
             };
-            write_sorted(self.out, a, tree, prefix, &value)?;
+            write_sorted(out, a, tree, prefix, &value)?;
         }
-        self.out.flush()
+        Ok(())
     }
 }
 

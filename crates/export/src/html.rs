@@ -9,19 +9,23 @@
 //! tree, not by the number of events:
 //!
 //! - `tree`: the calling-context tree per thread (paths merged over a thread's frames) under
-//!   a thread node, under a process node (the root; a session of several processes will put
-//!   one per process under an "all" root). Columns `parent` (-1 for the root), `kind`
-//!   (1 process, 2 thread, 3 function, 4 other), `ref` (row in `processes`, `threads`,
+//!   a thread node, under a process node (the root; with several processes, one per process
+//!   under an "all" root). Columns `parent` (-1 for the root), `kind` (0 all, 1 process,
+//!   2 thread, 3 function, 4 other), `ref` (row in `processes`, `threads`,
 //!   `functions`; for "other" the number of nodes it holds), `calls` (for "other", the
 //!   frames of all the subtrees it holds), `incl`, `excl` (ns).
 //!   At most [`MAX_NODES`] nodes: beyond that the nodes of largest inclusive time are kept
 //!   and, under each kept node, the rest is merged into one "other" node (`tree_cap` says so).
-//! - `functions`: one row per function name and module (as `report`), the top
+//! - `functions`: one row per function name and module (as `report`; over all processes), the top
 //!   [`MAX_FUNCTIONS`] by inclusive time, exclusive time and calls plus every function the
 //!   tree or the async table needs; async columns (`async`: 0 none, 1 runtime-async method,
 //!   2 its thunk, 3 state machine `MoveNext`; `method`, `segments`, `resumes`, …).
-//! - `threads`, `processes` (with the trace's facts) and `strings` (every name once; the
+//! - `threads` (`process`: the thread's row in `processes`; `first`, `last` on the export's
+//!   timeline), `processes` (with each trace's facts) and `strings` (every name once; the
 //!   other tables refer to it by index).
+//!
+//! A process adds its rows, threads and tree when its analysis ends ([`Exporter::end_process`]);
+//! the page is written at [`Exporter::finish`].
 
 mod tree;
 
@@ -29,12 +33,12 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use eltrace_analysis::{
-    Analysis, CallNodeId, Frame, FrameSink, FunctionIdx, FunctionStats, Options, Tables, ThreadIdx,
+    Analysis, Frame, FrameSink, FunctionIdx, FunctionStats, Options, Tables, ThreadIdx,
     ThreadStats, state_machine_method,
 };
 use serde_json::{Map, Value, json};
 
-use crate::Exporter;
+use crate::{Exporter, ProcessMeta};
 use tree::{Acc, KeyMap, ThreadRow, path_key};
 
 /// Most nodes of the embedded call tree ("other" nodes included): 25-30 bytes each in the file.
@@ -50,7 +54,36 @@ const JS: &str = include_str!("html/report.js");
 pub struct Html<'w> {
     out: &'w mut dyn Write,
     max_nodes: usize,
+    /// The current process and its frames per thread and call path.
+    process: ProcessMeta,
     paths: KeyMap<Acc>,
+    /// What the processes ended so far add to the report.
+    report: Report,
+}
+
+/// The report's tables as the processes add to them.
+#[derive(Default)]
+struct Report {
+    processes: Vec<ProcessMeta>,
+    facts: Vec<Value>,
+    /// Function rows in the order met (sorted at the end), and the row of each name and module.
+    rows: Vec<FnRow>,
+    row_of_key: HashMap<(String, String), u32>,
+    threads: Vec<ThreadLine>,
+    /// Each process's tree; function nodes refer to `rows`.
+    trees: Vec<Vec<tree::Node>>,
+}
+
+/// A row of the thread table.
+struct ThreadLine {
+    process: u32,
+    tid: u64,
+    managed: u64,
+    name: String,
+    label: String,
+    s: ThreadStats,
+    /// The process's start on the export's timeline.
+    offset: u64,
 }
 
 impl<'w> Html<'w> {
@@ -58,7 +91,9 @@ impl<'w> Html<'w> {
         Html {
             out,
             max_nodes: MAX_NODES,
+            process: ProcessMeta::from_info(&Default::default()),
             paths: KeyMap::default(),
+            report: Report::default(),
         }
     }
 
@@ -86,21 +121,71 @@ impl Exporter for Html<'_> {
         opts.call_tree = true;
     }
 
-    fn finish(&mut self, a: &Analysis) -> io::Result<()> {
-        let data = report_data(a, &self.paths, self.max_nodes);
-        let title = page_title(a);
+    fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
+        self.process = process.clone();
+        self.paths.clear();
+        Ok(())
+    }
+
+    fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
+        let r = &mut self.report;
+        let process = r.processes.len() as u32;
+        let (row_of, called) = add_function_rows(a, &mut r.rows, &mut r.row_of_key);
+        let first = r.threads.len();
+        let threads: Vec<ThreadRow> = a
+            .threads()
+            .enumerate()
+            .map(|(k, (idx, _))| ThreadRow {
+                idx,
+                row: (first + k) as u32,
+            })
+            .collect();
+        for (idx, s) in a.threads() {
+            let rec = a.tables.threads.get(idx);
+            r.threads.push(ThreadLine {
+                process,
+                tid: rec.map_or(0, |r| r.os_tid),
+                managed: rec.map_or(0, |r| r.managed_id),
+                name: rec.map_or("", |r| r.name.as_str()).to_owned(),
+                label: thread_label(a, idx),
+                s: *s,
+                offset: self.process.start_ns,
+            });
+        }
+        if let Some(t) = a.call_tree() {
+            r.trees
+                .push(tree::build(&self.paths, t, process, &threads, |c| {
+                    t.get(c).map_or(u32::MAX, |n| row_of[&n.func])
+                }));
+        }
+        r.facts.push(process_facts(a, &self.process, called));
+        r.processes.push(self.process.clone());
+        self.paths.clear();
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let title = page_title(&self.report.processes);
+        let data = report_data(std::mem::take(&mut self.report), self.max_nodes);
         write_page(self.out, &title, &data)?;
         self.out.flush()
     }
 }
 
-/// The page's title: the command and the pid.
-fn page_title(a: &Analysis) -> String {
-    let info = a.info();
-    if info.command.is_empty() {
-        format!("eltrace: pid {}", info.pid)
-    } else {
-        format!("eltrace: {} (pid {})", info.command, info.pid)
+/// The page's title: the command and the pid; with several processes, their programs and
+/// pids.
+fn page_title(processes: &[ProcessMeta]) -> String {
+    match processes {
+        [p] if p.command.is_empty() => format!("eltrace: pid {}", p.pid),
+        [p] => format!("eltrace: {} (pid {})", p.command, p.pid),
+        _ => {
+            let labels: Vec<String> = processes.iter().map(ProcessMeta::label).collect();
+            format!(
+                "eltrace: {} processes: {}",
+                processes.len(),
+                labels.join(", ")
+            )
+        }
     }
 }
 
@@ -169,38 +254,39 @@ fn async_kind(a: &Analysis, idx: FunctionIdx) -> (u8, Option<String>) {
     }
 }
 
-/// The function rows (sorted by inclusive time, then name) and each function's row.
-fn function_rows(a: &Analysis) -> (Vec<FnRow>, HashMap<FunctionIdx, u32>) {
-    let mut by_key: HashMap<(String, String), usize> = HashMap::new();
-    let mut rows: Vec<FnRow> = Vec::new();
-    let mut members: Vec<Vec<FunctionIdx>> = Vec::new();
-    let names = |idx| {
-        (
-            a.tables.functions.name(idx),
-            a.tables.functions.module(idx).to_owned(),
-        )
-    };
+/// Adds a process's functions to the function rows (one per name and module, over all
+/// processes); returns each function's row and how many of the process's rows have calls.
+fn add_function_rows(
+    a: &Analysis,
+    rows: &mut Vec<FnRow>,
+    row_of_key: &mut HashMap<(String, String), u32>,
+) -> (HashMap<FunctionIdx, u32>, usize) {
+    let mut row_of = HashMap::new();
+    let mut called: HashSet<u32> = HashSet::new();
     // Functions with calls, then any other the call tree names (a path whose frames never
     // closed), each once.
-    let mut seen: HashSet<FunctionIdx> = HashSet::new();
-    let called = a.functions().map(|(i, s)| (i, *s));
+    let with_calls = a.functions().map(|(i, s)| (i, *s));
     let in_tree = a
         .call_tree()
         .into_iter()
         .flat_map(|t| t.nodes().map(|(_, n)| (n.func, FunctionStats::default())));
-    for (idx, s) in called.chain(in_tree) {
-        if !seen.insert(idx) {
+    for (idx, s) in with_calls.chain(in_tree) {
+        if row_of.contains_key(&idx) {
             continue;
         }
-        let key = names(idx);
-        match by_key.get(&key) {
+        let key = (
+            a.tables.functions.name(idx),
+            a.tables.functions.module(idx).to_owned(),
+        );
+        let row = match row_of_key.get(&key) {
             Some(&r) => {
-                add_stats(&mut rows[r].s, &s);
-                members[r].push(idx);
+                add_stats(&mut rows[r as usize].s, &s);
+                r
             }
             None => {
                 let (async_kind, method) = async_kind(a, idx);
-                by_key.insert(key.clone(), rows.len());
+                let r = rows.len() as u32;
+                row_of_key.insert(key.clone(), r);
                 rows.push(FnRow {
                     name: key.0,
                     module: key.1,
@@ -208,33 +294,20 @@ fn function_rows(a: &Analysis) -> (Vec<FnRow>, HashMap<FunctionIdx, u32>) {
                     async_kind,
                     method,
                 });
-                members.push(vec![idx]);
+                r
             }
+        };
+        if s.calls > 0 {
+            called.insert(row);
         }
+        row_of.insert(idx, row);
     }
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by(|&x, &y| {
-        let (x, y) = (&rows[x], &rows[y]);
-        y.s.inclusive_ns
-            .cmp(&x.s.inclusive_ns)
-            .then_with(|| x.name.cmp(&y.name))
-            .then_with(|| x.module.cmp(&y.module))
-    });
-    let mut row_of = HashMap::new();
-    let mut sorted = Vec::with_capacity(rows.len());
-    let mut rows: Vec<Option<FnRow>> = rows.into_iter().map(Some).collect();
-    for (new, &old) in order.iter().enumerate() {
-        for &idx in &members[old] {
-            row_of.insert(idx, new as u32);
-        }
-        sorted.push(rows[old].take().expect("each row once"));
-    }
-    (sorted, row_of)
+    (row_of, called.len())
 }
 
 /// Which function rows to embed: the top [`MAX_FUNCTIONS`] by each key, the async ones and
 /// those in `needed`.
-fn keep_functions(rows: &[FnRow], needed: &[bool]) -> Vec<bool> {
+fn keep_functions(rows: &[&FnRow], needed: &[bool]) -> Vec<bool> {
     let mut keep: Vec<bool> = rows
         .iter()
         .zip(needed)
@@ -243,7 +316,7 @@ fn keep_functions(rows: &[FnRow], needed: &[bool]) -> Vec<bool> {
     let keys: [fn(&FnRow) -> u64; 3] = [|r| r.s.inclusive_ns, |r| r.s.exclusive_ns, |r| r.s.calls];
     for key in keys {
         let mut order: Vec<usize> = (0..rows.len()).collect();
-        order.sort_by_key(|&i| (std::cmp::Reverse(key(&rows[i])), i));
+        order.sort_by_key(|&i| (std::cmp::Reverse(key(rows[i])), i));
         for &i in order.iter().take(MAX_FUNCTIONS) {
             keep[i] = true;
         }
@@ -265,26 +338,33 @@ fn column<T: Into<Value>>(values: impl Iterator<Item = T>) -> Value {
 }
 
 /// The JSON object the page reads (see the module documentation).
-fn report_data(a: &Analysis, paths: &KeyMap<Acc>, max_nodes: usize) -> Value {
+fn report_data(r: Report, max_nodes: usize) -> Value {
     let mut strings = Strings::default();
     strings.id("");
-    let (rows, row_of) = function_rows(a);
+    // Function rows by inclusive time, then name and module.
+    let mut order: Vec<usize> = (0..r.rows.len()).collect();
+    order.sort_by(|&x, &y| {
+        let (x, y) = (&r.rows[x], &r.rows[y]);
+        y.s.inclusive_ns
+            .cmp(&x.s.inclusive_ns)
+            .then_with(|| x.name.cmp(&y.name))
+            .then_with(|| x.module.cmp(&y.module))
+    });
+    let mut sorted_row = vec![0u64; r.rows.len()];
+    for (new, &old) in order.iter().enumerate() {
+        sorted_row[old] = new as u64;
+    }
+    let rows: Vec<&FnRow> = order.iter().map(|&i| &r.rows[i]).collect();
 
-    // Threads: every analysed thread, in index order.
-    let threads: Vec<ThreadRow> = a
-        .threads()
-        .enumerate()
-        .map(|(row, (idx, _))| ThreadRow {
-            idx,
-            row: row as u32,
-        })
-        .collect();
-    let nodes = match a.call_tree() {
-        Some(t) => tree::build(paths, t, &threads, |c: CallNodeId| {
-            t.get(c).map_or(u32::MAX, |n| row_of[&n.func])
-        }),
-        None => Vec::new(),
-    };
+    let mut nodes = tree::join(r.trees);
+    for n in &mut nodes {
+        if n.kind == tree::Kind::Function {
+            n.reference = sorted_row
+                .get(n.reference as usize)
+                .copied()
+                .unwrap_or(u64::MAX);
+        }
+    }
     let capped = tree::cap(&nodes, max_nodes);
 
     // The function rows to embed, renumbered.
@@ -297,17 +377,16 @@ fn report_data(a: &Analysis, paths: &KeyMap<Acc>, max_nodes: usize) -> Value {
     let keep = keep_functions(&rows, &needed);
     let mut new_row = vec![u32::MAX; rows.len()];
     let mut kept_rows: Vec<&FnRow> = Vec::new();
-    for (i, r) in rows.iter().enumerate() {
+    for (i, row) in rows.iter().enumerate() {
         if keep[i] {
             new_row[i] = kept_rows.len() as u32;
-            kept_rows.push(r);
+            kept_rows.push(row);
         }
     }
-    let called = rows.iter().filter(|r| r.s.calls > 0).count();
 
     let mut data = Map::new();
     data.insert("schema".into(), json!(1));
-    data.insert("processes".into(), json!([process_facts(a, called)]));
+    data.insert("processes".into(), Value::Array(r.facts));
     data.insert("tree".into(), tree_json(&capped.nodes, &new_row));
     data.insert(
         "tree_cap".into(),
@@ -319,7 +398,7 @@ fn report_data(a: &Analysis, paths: &KeyMap<Acc>, max_nodes: usize) -> Value {
         "functions_cap".into(),
         json!({"per_key": MAX_FUNCTIONS, "total": rows.len(), "shown": kept_rows.len()}),
     );
-    data.insert("threads".into(), threads_json(a, &mut strings));
+    data.insert("threads".into(), threads_json(&r.threads, &mut strings));
     data.insert("strings".into(), json!(strings.list));
     Value::Object(data)
 }
@@ -370,26 +449,17 @@ fn functions_json(rows: &[&FnRow], strings: &mut Strings) -> Value {
     })
 }
 
-/// Every analysed thread, in index order (the rows the tree's thread nodes refer to).
-fn threads_json(a: &Analysis, strings: &mut Strings) -> Value {
-    let stats: Vec<_> = a.threads().collect();
-    let t = |get: fn(&ThreadStats) -> u64| column(stats.iter().map(|(_, s)| get(s)));
-    let records: Vec<_> = stats
-        .iter()
-        .map(|(i, _)| a.tables.threads.get(*i))
-        .collect();
-    let labels: Vec<u32> = stats
-        .iter()
-        .map(|(i, _)| strings.id(&thread_label(a, *i)))
-        .collect();
-    let names: Vec<u32> = records
-        .iter()
-        .map(|r| strings.id(r.map_or("", |r| r.name.as_str())))
-        .collect();
+/// Every analysed thread of every process, in index order (the rows the tree's thread nodes
+/// refer to).
+fn threads_json(threads: &[ThreadLine], strings: &mut Strings) -> Value {
+    let t = |get: fn(&ThreadStats) -> u64| column(threads.iter().map(|l| get(&l.s)));
+    let at = |get: fn(&ThreadStats) -> u64| column(threads.iter().map(|l| get(&l.s) + l.offset));
+    let labels: Vec<u32> = threads.iter().map(|l| strings.id(&l.label)).collect();
+    let names: Vec<u32> = threads.iter().map(|l| strings.id(&l.name)).collect();
     json!({
-        "process": column(stats.iter().map(|_| 0)),
-        "tid": column(records.iter().map(|r| r.map_or(0, |r| r.os_tid))),
-        "managed": column(records.iter().map(|r| r.map_or(0, |r| r.managed_id))),
+        "process": column(threads.iter().map(|l| l.process)),
+        "tid": column(threads.iter().map(|l| l.tid)),
+        "managed": column(threads.iter().map(|l| l.managed)),
         "name": names,
         "label": labels,
         "events": t(|s| s.events),
@@ -400,19 +470,19 @@ fn threads_json(a: &Analysis, strings: &mut Strings) -> Value {
         "lost": t(|s| s.lost_frames),
         "dropped": t(|s| s.dropped_events),
         "throws": t(|s| s.throws),
-        "first": t(|s| s.first_ns),
-        "last": t(|s| s.last_ns),
+        "first": at(|s| s.first_ns),
+        "last": at(|s| s.last_ns),
     })
 }
 
-/// The process's facts: what was run, how the trace ended, what was lost.
-fn process_facts(a: &Analysis, functions_called: usize) -> Value {
+/// A process's facts: what was run, how the trace ended, what was lost.
+fn process_facts(a: &Analysis, process: &ProcessMeta, functions_called: usize) -> Value {
     let info = a.info();
     let t = &a.totals;
     let end = a.end.as_ref();
     json!({
-        "pid": info.pid,
-        "command": info.command,
+        "pid": process.pid,
+        "command": process.command,
         "runtime": info.runtime,
         "hook_mode": info.hook_mode,
         "start_unix_ns": info.start_unix_ns,

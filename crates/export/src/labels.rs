@@ -1,5 +1,5 @@
-//! The names the exports show: the process ([`ProcessMeta`], a parameter of every exporter so
-//! that one export can later show several processes) and each thread (its name, or `main`
+//! The names the exports show: each process ([`ProcessMeta`], given to the exporter as the
+//! process begins, so that one export can show several) and each thread (its name, or `main`
 //! for the thread whose tid is the pid, and its tid so that pool threads read apart).
 
 use eltrace_analysis::{Tables, ThreadIdx};
@@ -13,16 +13,47 @@ pub struct ProcessMeta {
     pub name: String,
     /// The whole command line as recorded, empty when unknown.
     pub command: String,
+    /// Where the process's time 0 (its trace's origin) lies on the export's timeline, in ns:
+    /// 0 for a process shown alone; in a session, how much later than the earliest process
+    /// it started ([`ProcessMeta::session`]).
+    pub start_ns: u64,
 }
 
 impl ProcessMeta {
-    /// The process of a trace's INFO record.
+    /// The process of a trace's INFO record, at the start of the export's timeline.
     pub fn from_info(info: &TraceInfo) -> ProcessMeta {
         ProcessMeta {
             pid: info.pid,
             name: program_name(&info.command).unwrap_or_else(|| format!("pid {}", info.pid)),
             command: info.command.clone(),
+            start_ns: 0,
         }
+    }
+
+    /// The processes of several traces on one timeline: each starts as much later than the
+    /// earliest as its trace's wall-clock start says (`start_unix_ns`, taken with the trace's
+    /// origin; a trace without one starts at 0). Different processes' ticks are not
+    /// comparable (each converts its own clock), their wall clocks are.
+    pub fn session<'a>(infos: impl IntoIterator<Item = &'a TraceInfo>) -> Vec<ProcessMeta> {
+        let infos: Vec<&TraceInfo> = infos.into_iter().collect();
+        let first = infos
+            .iter()
+            .map(|i| i.start_unix_ns)
+            .filter(|&t| t > 0)
+            .min()
+            .unwrap_or(0);
+        infos
+            .into_iter()
+            .map(|info| ProcessMeta {
+                start_ns: info.start_unix_ns.saturating_sub(first),
+                ..ProcessMeta::from_info(info)
+            })
+            .collect()
+    }
+
+    /// How viewers without a process level name it: `App.dll (pid 4242)`.
+    pub(crate) fn label(&self) -> String {
+        format!("{} (pid {})", self.name, self.pid)
     }
 }
 
@@ -75,7 +106,30 @@ pub(crate) fn thread_label(tables: &Tables, thread: ThreadIdx, pid: u32) -> Stri
 
 #[cfg(test)]
 mod tests {
-    use super::program_name;
+    use super::{ProcessMeta, TraceInfo, program_name};
+
+    #[test]
+    fn a_session_shares_one_timeline() {
+        let info = |pid, start_unix_ns| TraceInfo {
+            pid,
+            start_unix_ns,
+            command: format!("dotnet P{pid}.dll"),
+            ..TraceInfo::new(pid)
+        };
+        let got: Vec<(u32, String, u64)> =
+            ProcessMeta::session(&[info(1, 5_000), info(2, 2_000), info(3, 0)])
+                .into_iter()
+                .map(|p| (p.pid, p.name, p.start_ns))
+                .collect();
+        assert_eq!(
+            got,
+            [
+                (1, "P1.dll".into(), 3_000),
+                (2, "P2.dll".into(), 0),
+                (3, "P3.dll".into(), 0)
+            ]
+        );
+    }
 
     #[test]
     fn program_names() {

@@ -1,9 +1,21 @@
-//! Exports of an eltrace analysis, one file per format behind the [`Exporter`] trait.
+//! Exports of eltrace analyses, one file per format behind the [`Exporter`] trait.
 //!
-//! Every exporter works in the analysis' single pass: it is the [`FrameSink`] of the replay
-//! (streaming what it can as frames close) and gets the finished [`Analysis`] at the end.
-//! [`Format`] carries the facts about each format (name, file extension, help) and makes
-//! its exporter; [`export`] runs the whole thing over a trace.
+//! One export shows one process or several (the traces of a recording session) in one output.
+//! [`Export`] drives it: for each process's trace in turn, the exporter hears
+//! [`Exporter::begin_process`], is the [`FrameSink`] of that trace's single analysis pass
+//! (streaming what it can as frames close) and gets the finished [`Analysis`] in
+//! [`Exporter::end_process`]; [`Exporter::finish`] writes the end of the output. Only one
+//! analysis is alive at a time.
+//!
+//! ```text
+//! Export::new(format, out)     the exporter of the format
+//! .process(app.eltrace)        begin_process(App.dll 101) · frames, drops · end_process(analysis)
+//! .process(app.130.eltrace)    begin_process(csc.dll 130) · frames, drops · end_process(analysis)
+//! .finish()                    the end of the file
+//! ```
+//!
+//! [`Format`] carries the facts about each format (name, file extension, help) and makes its
+//! exporter; [`export`] exports a single trace.
 
 mod chrome;
 mod folded;
@@ -16,7 +28,8 @@ mod window;
 
 use std::io::{self, Read, Write};
 
-use eltrace_analysis::{Analysis, AnalysisError, FrameSink, Options, analyze_with};
+use eltrace_analysis::{Analysis, AnalysisError, Analyzer, FrameSink, Options};
+use eltrace_trace::{Record, TraceInfo, TraceReader};
 
 pub use chrome::Chrome;
 pub use folded::Folded;
@@ -26,12 +39,75 @@ pub use perfetto::Perfetto;
 pub use speedscope::Speedscope;
 pub use window::TimeWindow;
 
-/// One output format.
+/// One output format. It takes the processes one after another: `begin_process`, the
+/// process's frames and drops (as the [`FrameSink`] of its analysis), `end_process`; then
+/// `finish` once.
 pub trait Exporter: FrameSink {
     /// Asks the analysis for what the format needs (e.g. the call tree).
     fn configure(&self, _opts: &mut Options) {}
-    /// Writes whatever remains once the analysis is complete.
-    fn finish(&mut self, analysis: &Analysis) -> io::Result<()>;
+    /// A process begins: the frames and drops that follow are its own.
+    fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()>;
+    /// The process's analysis is complete: writes (or keeps) whatever remains of it.
+    fn end_process(&mut self, analysis: &Analysis) -> io::Result<()>;
+    /// Every process has ended: writes the end of the output.
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+/// An export of one or more processes into one output: [`Export::process`] for each trace,
+/// in the order they are to be shown, then [`Export::finish`].
+pub struct Export<'w> {
+    exporter: Box<dyn Exporter + 'w>,
+    analysis: Options,
+}
+
+impl<'w> Export<'w> {
+    /// An export in `format` to `out`.
+    pub fn new(format: Format, out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
+        Self::with_exporter(format.exporter(out, opts), opts)
+    }
+
+    /// An export through `exporter` (made with options of its own, e.g. [`Html::max_nodes`]).
+    pub fn with_exporter(exporter: Box<dyn Exporter + 'w>, opts: &ExportOptions) -> Self {
+        let mut analysis = Options {
+            threads: opts.threads.clone(),
+            ..Options::default()
+        };
+        exporter.configure(&mut analysis);
+        Export { exporter, analysis }
+    }
+
+    /// Analyses a process's trace into the output and returns its analysis. `process` is how
+    /// it is shown (`None`: the pid and program of the trace's INFO, at the start of the
+    /// export's timeline).
+    pub fn process<R: Read>(
+        &mut self,
+        input: R,
+        process: Option<ProcessMeta>,
+    ) -> Result<Analysis, AnalysisError> {
+        let mut reader = TraceReader::new(input)?;
+        // The INFO record comes first: it names the process before any frame.
+        let mut next = reader.next_record()?;
+        let process = match (process, &next) {
+            (Some(p), _) => p,
+            (None, Some(Record::Info(info))) => ProcessMeta::from_info(info),
+            (None, _) => ProcessMeta::from_info(&TraceInfo::default()),
+        };
+        let sink = &mut *self.exporter;
+        sink.begin_process(&process).map_err(AnalysisError::Sink)?;
+        let mut an = Analyzer::new(&self.analysis);
+        while let Some(rec) = next {
+            an.record(rec, sink)?;
+            next = reader.next_record()?;
+        }
+        let a = an.finish(reader.truncated(), sink)?;
+        sink.end_process(&a).map_err(AnalysisError::Sink)?;
+        Ok(a)
+    }
+
+    /// Writes the end of the output.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.exporter.finish()
+    }
 }
 
 /// What the folded-stacks value of a stack is.
@@ -52,10 +128,9 @@ pub struct ExportOptions {
     pub folded_value: FoldedValue,
     /// Export only what overlaps this time window; frames are clipped to it.
     pub window: TimeWindow,
-    /// Folded stacks: one root frame per thread (`main (1234);Main;Run 100`).
+    /// Folded stacks: one root frame per thread (`main_(1234);Main;Run 100`), under the
+    /// process's when there are several.
     pub thread_root: bool,
-    /// The process the trace is shown as (`None`: the pid and program of the trace's INFO).
-    pub process: Option<ProcessMeta>,
 }
 
 /// The export formats.
@@ -138,20 +213,16 @@ impl Format {
     }
 }
 
-/// Analyses the trace in `input` and writes it to `out` in `format`; returns the analysis.
+/// Analyses the trace in `input` and writes it to `out` in `format`, as the process its INFO
+/// names; returns the analysis.
 pub fn export<R: Read>(
     format: Format,
     input: R,
     out: &mut dyn Write,
     opts: &ExportOptions,
 ) -> Result<Analysis, AnalysisError> {
-    let mut exporter = format.exporter(out, opts);
-    let mut aopts = Options {
-        threads: opts.threads.clone(),
-        ..Options::default()
-    };
-    exporter.configure(&mut aopts);
-    let analysis = analyze_with(input, &aopts, &mut *exporter)?;
-    exporter.finish(&analysis).map_err(AnalysisError::Sink)?;
-    Ok(analysis)
+    let mut e = Export::new(format, out, opts);
+    let a = e.process(input, None)?;
+    e.finish().map_err(AnalysisError::Sink)?;
+    Ok(a)
 }

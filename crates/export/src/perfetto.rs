@@ -4,13 +4,16 @@
 //! interned_data/interned_data.proto in github.com/google/perfetto).
 //!
 //! The few messages needed are encoded by hand (no codegen). The file is a `Trace`: a
-//! sequence of `packet` fields (1), each a `TracePacket`, all on one packet sequence
-//! (`trusted_packet_sequence_id` 1) whose first packet clears its incremental state:
+//! sequence of `packet` fields (1), each a `TracePacket`. A process's packets are one packet
+//! sequence (`trusted_packet_sequence_id` 1 for the first process, 2 for the next, …) whose
+//! first packet clears its incremental state, so each process interns its names on its own;
+//! track uuids and flow ids, which are global, start past the previous process's (its base):
 //!
 //! ```text
-//! packet { track_descriptor { uuid: 1  process { pid, cmdline, process_name } }
+//! packet { track_descriptor { uuid: base + 1  process { pid, cmdline, process_name } }
 //!          sequence_flags: SEQ_INCREMENTAL_STATE_CLEARED }
-//! packet { track_descriptor { uuid: 2 + thread index  thread { pid, tid, thread_name } } }
+//! packet { track_descriptor { uuid: base + 2 + thread index
+//!                             thread { pid, tid, thread_name } } }
 //! packet { timestamp: ns  track_event { type: SLICE_BEGIN  track_uuid  name_iid
 //!          [flow_ids]  [debug_annotations] }
 //!          [interned_data { event_names { iid name } debug_annotation_names { iid name } }] }
@@ -20,8 +23,9 @@
 //! One track per thread, named as the runtime named it (`main` for the thread whose tid is
 //! the pid; the viewer adds the tid), grouped under the process by its pid. Function names
 //! are interned: each is written once, in the packet that first uses it. Timestamps are ns
-//! since the trace's origin. An async method's segments share a flow id (one more than the
-//! logical call, in `flow_ids`), so Perfetto draws an arrow from each segment to the next
+//! since the trace's origin (plus the process's start on a session's timeline). An async
+//! method's segments share a flow id (one more than the logical call, in `flow_ids`, plus the
+//! largest id of the processes before), so Perfetto draws an arrow from each segment to the next
 //! (none uses `terminating_flow_ids`: which segment is a call's last is not always known when
 //! it is written). The flow field is the `uint64` one (36), which every trace_processor
 //! reads, also the 2021 ones that know nothing of the `fixed64` 47. How a
@@ -42,7 +46,7 @@ use eltrace_analysis::{Analysis, EndKind, Frame, FrameSink, FunctionIdx, Tables,
 
 use crate::labels::{ProcessMeta, display_tid, thread_base_name};
 use crate::nest::{Held, Holder, Step, walk};
-use crate::{ExportOptions, Exporter};
+use crate::{ExportOptions, Exporter, TimeWindow};
 
 /// Field numbers and enum values of the messages written.
 mod field {
@@ -119,7 +123,7 @@ fn message(buf: &mut Vec<u8>, field: u32, f: impl FnOnce(&mut Vec<u8>)) {
     bytes(buf, field, &inner);
 }
 
-const SEQUENCE: u64 = 1;
+/// A process's track uuids past its base: the process's, then one per thread.
 const PROCESS_TRACK: u64 = 1;
 
 fn thread_track(thread: ThreadIdx) -> u64 {
@@ -166,14 +170,25 @@ enum ArgValue<'a> {
 
 /// The Perfetto exporter.
 pub struct Perfetto<'w> {
+    window: TimeWindow,
+    /// The current process's frames until their root frames close.
     held: Holder,
     w: Out<'w>,
 }
 
-/// The output and the sequence's interning state.
+/// The output, the ids the processes share out, and the current sequence's interning state.
 struct Out<'w> {
     out: &'w mut dyn Write,
-    process: Option<ProcessMeta>,
+    /// The process being written, its packet sequence, and what its uuids and flow ids start
+    /// past.
+    process: ProcessMeta,
+    sequence: u64,
+    uuid_base: u64,
+    flow_base: u64,
+    /// The largest track uuid and flow id written.
+    uuid_max: u64,
+    flow_max: u64,
+    /// The process's track descriptor is written.
     started: bool,
     /// Threads whose track descriptor is written, with the name written.
     described: HashMap<ThreadIdx, String>,
@@ -192,10 +207,16 @@ struct Out<'w> {
 impl<'w> Perfetto<'w> {
     pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
         Perfetto {
+            window: opts.window,
             held: Holder::new(opts.window, 0),
             w: Out {
                 out,
-                process: opts.process.clone(),
+                process: ProcessMeta::from_info(&Default::default()),
+                sequence: 0,
+                uuid_base: 0,
+                flow_base: 0,
+                uuid_max: 0,
+                flow_max: 0,
                 started: false,
                 described: HashMap::new(),
                 func_iids: HashMap::new(),
@@ -224,7 +245,7 @@ impl Out<'_> {
             }
             None => bytes(p, field::PACKET_TRACK_DESCRIPTOR, &self.event),
         }
-        uint(p, field::PACKET_SEQUENCE_ID, SEQUENCE);
+        uint(p, field::PACKET_SEQUENCE_ID, self.sequence);
         if !self.annotation_names.is_empty() {
             self.interned.extend_from_slice(&self.annotation_names);
             self.annotation_names.clear();
@@ -257,20 +278,37 @@ impl Out<'_> {
         Ok(())
     }
 
-    fn process<'a>(&'a mut self, tables: &Tables) -> &'a ProcessMeta {
-        self.process
-            .get_or_insert_with(|| ProcessMeta::from_info(&tables.info))
+    /// The uuid of the process's track `local` (see [`PROCESS_TRACK`], [`thread_track`]).
+    fn uuid(&mut self, local: u64) -> u64 {
+        let uuid = self.uuid_base + local;
+        self.uuid_max = self.uuid_max.max(uuid);
+        uuid
     }
 
-    /// The process's track descriptor, first in the file.
-    fn start(&mut self, tables: &Tables) -> io::Result<()> {
+    /// The process's next packet sequence, its uuids and flow ids past those used so far.
+    fn next_process(&mut self, process: &ProcessMeta) {
+        self.process = process.clone();
+        self.sequence += 1;
+        self.uuid_base = self.uuid_max;
+        self.flow_base = self.flow_max;
+        self.started = false;
+        self.described.clear();
+        self.func_iids.clear();
+        self.text_iids.clear();
+        self.next_name_iid = 1;
+        self.arg_interned = [false; Arg::COUNT];
+    }
+
+    /// The process's track descriptor, first in its sequence (clearing its state).
+    fn start(&mut self) -> io::Result<()> {
         if self.started {
             return Ok(());
         }
         self.started = true;
-        let p = self.process(tables).clone();
+        let p = self.process.clone();
+        let uuid = self.uuid(PROCESS_TRACK);
         let ev = &mut self.event;
-        uint(ev, field::TRACK_UUID, PROCESS_TRACK);
+        uint(ev, field::TRACK_UUID, uuid);
         message(ev, field::TRACK_PROCESS, |m| {
             uint(m, field::PROCESS_PID, u64::from(p.pid));
             if !p.command.is_empty() {
@@ -284,8 +322,8 @@ impl Out<'_> {
     /// The thread's track descriptor, before its first event; again with `renamed` when the
     /// thread's name changed since (the runtime names threads after they start).
     fn describe(&mut self, tables: &Tables, thread: ThreadIdx, renamed: bool) -> io::Result<()> {
-        self.start(tables)?;
-        let pid = self.process(tables).pid;
+        self.start()?;
+        let pid = self.process.pid;
         if self.described.contains_key(&thread) && !renamed {
             return Ok(());
         }
@@ -295,8 +333,9 @@ impl Out<'_> {
         }
         self.described.insert(thread, name.clone());
         let tid = display_tid(tables, thread);
+        let uuid = self.uuid(thread_track(thread));
         let ev = &mut self.event;
-        uint(ev, field::TRACK_UUID, thread_track(thread));
+        uint(ev, field::TRACK_UUID, uuid);
         message(ev, field::TRACK_THREAD, |m| {
             uint(m, field::THREAD_PID, u64::from(pid));
             uint(m, field::THREAD_TID, tid);
@@ -359,16 +398,19 @@ impl Out<'_> {
 
     fn begin(&mut self, tables: &Tables, thread: ThreadIdx, f: &Held) -> io::Result<()> {
         let iid = self.func_iid(tables, f.func);
+        let track = self.uuid(thread_track(thread));
         let ev = &mut self.event;
         uint(ev, field::EVENT_TYPE, field::TYPE_SLICE_BEGIN);
-        uint(ev, field::EVENT_TRACK_UUID, thread_track(thread));
+        uint(ev, field::EVENT_TRACK_UUID, track);
         uint(ev, field::EVENT_NAME_IID, iid);
         if let Some(seg) = f.segment {
             // Every segment carries the flow: whether a segment is its call's last is not
             // known when it is written (a runtime that reports a Leave at each suspension
             // shows it only at the next resume), and a flow that no later segment continues
             // draws nothing.
-            uint(ev, field::EVENT_FLOW_IDS, seg.call + 1);
+            let flow = self.flow_base + seg.call + 1;
+            self.flow_max = self.flow_max.max(flow);
+            uint(ev, field::EVENT_FLOW_IDS, flow);
             self.annotation(Arg::Call, ArgValue::Uint(seg.call));
             self.annotation(Arg::Segment, ArgValue::Uint(u64::from(seg.index)));
             if seg.inferred {
@@ -389,24 +431,18 @@ impl Out<'_> {
     }
 
     fn end(&mut self, thread: ThreadIdx, f: &Held) -> io::Result<()> {
+        let track = self.uuid(thread_track(thread));
         uint(&mut self.event, field::EVENT_TYPE, field::TYPE_SLICE_END);
-        uint(
-            &mut self.event,
-            field::EVENT_TRACK_UUID,
-            thread_track(thread),
-        );
+        uint(&mut self.event, field::EVENT_TRACK_UUID, track);
         self.packet(Some(f.end), false)
     }
 
     /// An `events dropped` instant: `count` events lost there, `total` on the thread.
     fn instant(&mut self, thread: ThreadIdx, ts: u64, count: u64, total: u64) -> io::Result<()> {
         let iid = self.text_iid("events dropped");
+        let track = self.uuid(thread_track(thread));
         uint(&mut self.event, field::EVENT_TYPE, field::TYPE_INSTANT);
-        uint(
-            &mut self.event,
-            field::EVENT_TRACK_UUID,
-            thread_track(thread),
-        );
+        uint(&mut self.event, field::EVENT_TRACK_UUID, track);
         uint(&mut self.event, field::EVENT_NAME_IID, iid);
         self.annotation(Arg::DroppedEvents, ArgValue::Uint(count));
         self.annotation(Arg::ThreadDroppedEvents, ArgValue::Uint(total));
@@ -442,11 +478,17 @@ impl FrameSink for Perfetto<'_> {
 }
 
 impl Exporter for Perfetto<'_> {
-    fn finish(&mut self, a: &Analysis) -> io::Result<()> {
+    fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
+        self.held = Holder::new(self.window, process.start_ns);
+        self.w.next_process(process);
+        Ok(())
+    }
+
+    fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
         let w = &mut self.w;
         self.held
             .drain(|thread, frames| w.write_frames(&a.tables, thread, frames))?;
-        w.start(&a.tables)?;
+        w.start()?;
         let mut named: Vec<ThreadIdx> = w.described.keys().copied().collect();
         named.sort_unstable();
         for t in named {
@@ -458,6 +500,10 @@ impl Exporter for Perfetto<'_> {
                 w.instant(idx, ts, count, stats.dropped_events)?;
             }
         }
-        w.out.flush()
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.w.out.flush()
     }
 }

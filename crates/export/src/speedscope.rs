@@ -12,7 +12,8 @@
 //! ```
 //!
 //! One `evented` profile per thread, named with its tid (`main (4242)`, `.NET TP Worker
-//! (4250)`); every profile's events open and close frames in nesting order and are balanced
+//! (4250)`; with several processes also with the process: `App.dll (pid 4242), main
+//! (4242)`); every profile's events open and close frames in nesting order and are balanced
 //! (frames ended by an exception, still open at the end or cut by a drop close where the
 //! analysis closed them). Frames are shared: one per function name and module, with no
 //! per-call data, so the segments of an async method and the calls of a function merge in
@@ -23,8 +24,8 @@
 //! names (`main (4242), 17 events dropped`): speedscope has no marker events.
 //!
 //! A profile's events must be contiguous in the file, so each thread's events are kept
-//! (varint-packed, a few bytes each) until the end; the file is written by
-//! [`Exporter::finish`], `shared` last.
+//! (varint-packed, a few bytes each) until the end, those of every process; the file is
+//! written by [`Exporter::finish`], `shared` last.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -34,20 +35,33 @@ use serde_json::{Value, json};
 
 use crate::labels::{ProcessMeta, thread_label};
 use crate::nest::{Held, Holder, Step, walk};
-use crate::{ExportOptions, Exporter};
+use crate::{ExportOptions, Exporter, TimeWindow};
 
 /// The speedscope exporter.
 pub struct Speedscope<'w> {
     out: &'w mut dyn Write,
+    window: TimeWindow,
+    /// The current process's frames until their root frames close, and its threads' events.
     held: Holder,
-    process: Option<ProcessMeta>,
-    frames: Frames,
     threads: HashMap<ThreadIdx, Events>,
+    frames: Frames,
+    /// The threads of the processes ended so far, in order.
+    profiles: Vec<Profile>,
+    /// Each process so far and its events dropped.
+    processes: Vec<(ProcessMeta, u64)>,
+}
+
+/// A thread's profile: its process (index in `processes`), name and events.
+struct Profile {
+    process: usize,
+    name: String,
+    events: Events,
 }
 
 /// The shared frames: one per (name, module).
 #[derive(Default)]
 struct Frames {
+    /// The frame of each function of the current process.
     of_func: HashMap<FunctionIdx, u32>,
     by_name: HashMap<(String, String), u32>,
     list: Vec<(String, String)>,
@@ -136,10 +150,12 @@ impl<'w> Speedscope<'w> {
     pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
         Speedscope {
             out,
+            window: opts.window,
             held: Holder::new(opts.window, 0),
-            process: opts.process.clone(),
-            frames: Frames::default(),
             threads: HashMap::new(),
+            frames: Frames::default(),
+            profiles: Vec::new(),
+            processes: Vec::new(),
         }
     }
 }
@@ -187,16 +203,21 @@ impl FrameSink for Speedscope<'_> {
 }
 
 impl Exporter for Speedscope<'_> {
-    fn finish(&mut self, a: &Analysis) -> io::Result<()> {
+    fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
+        self.held = Holder::new(self.window, process.start_ns);
+        self.frames.of_func.clear();
+        self.processes.push((process.clone(), 0));
+        Ok(())
+    }
+
+    fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
         let (frames, threads) = (&mut self.frames, &mut self.threads);
         self.held.drain(|thread, held| -> io::Result<()> {
             add_frames(frames, threads, &a.tables, thread, held);
             Ok(())
         })?;
-        let process = self
-            .process
-            .get_or_insert_with(|| ProcessMeta::from_info(a.info()))
-            .clone();
+        let process = self.processes.len() - 1;
+        self.processes[process].1 = a.dropped_events();
         let mut order: Vec<ThreadIdx> = self
             .threads
             .iter()
@@ -204,27 +225,44 @@ impl Exporter for Speedscope<'_> {
             .map(|(t, _)| *t)
             .collect();
         order.sort_unstable();
-        let start = order
+        for t in order {
+            let dropped = a.thread_stats(t).map_or(0, |s| s.dropped_events);
+            self.profiles.push(Profile {
+                process,
+                name: format!(
+                    "{}{}",
+                    thread_label(&a.tables, t, self.processes[process].0.pid),
+                    dropped_note(dropped)
+                ),
+                events: self.threads.remove(&t).unwrap_or_default(),
+            });
+        }
+        self.threads.clear();
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let profiles = &self.profiles;
+        let start = profiles
             .iter()
-            .filter_map(|t| self.threads[t].first)
+            .filter_map(|p| p.events.first)
             .min()
             .unwrap_or(0);
-        let end = order
-            .iter()
-            .map(|t| self.threads[t].last)
-            .max()
-            .unwrap_or(0);
-        let active = order
+        let end = profiles.iter().map(|p| p.events.last).max().unwrap_or(0);
+        let active = profiles
             .iter()
             .enumerate()
-            .max_by_key(|(i, t)| (self.threads[t].root_ns, std::cmp::Reverse(*i)))
+            .max_by_key(|(i, p)| (p.events.root_ns, std::cmp::Reverse(*i)))
             .map_or(0, |(i, _)| i);
-        let title = format!(
-            "{} (pid {}){}",
-            process.name,
-            process.pid,
-            dropped_note(a.dropped_events())
-        );
+        let several = self.processes.len() > 1;
+        let dropped: u64 = self.processes.iter().map(|p| p.1).sum();
+        let title = if several {
+            let names: Vec<String> = self.processes.iter().map(|p| p.0.label()).collect();
+            format!("{}{}", names.join(", "), dropped_note(dropped))
+        } else {
+            let label = self.processes.first().map(|p| p.0.label());
+            format!("{}{}", label.unwrap_or_default(), dropped_note(dropped))
+        };
         let out = &mut *self.out;
         write!(
             out,
@@ -234,13 +272,12 @@ impl Exporter for Speedscope<'_> {
             env!("CARGO_PKG_VERSION"),
             Value::String(title)
         )?;
-        for (i, t) in order.iter().enumerate() {
-            let dropped = a.thread_stats(*t).map_or(0, |s| s.dropped_events);
-            let name = format!(
-                "{}{}",
-                thread_label(&a.tables, *t, process.pid),
-                dropped_note(dropped)
-            );
+        for (i, p) in profiles.iter().enumerate() {
+            let name = if several {
+                format!("{}, {}", self.processes[p.process].0.label(), p.name)
+            } else {
+                p.name.clone()
+            };
             if i > 0 {
                 out.write_all(b",")?;
             }
@@ -250,7 +287,7 @@ impl Exporter for Speedscope<'_> {
                  \"startValue\":{start},\"endValue\":{end},\"events\":[",
                 Value::String(name)
             )?;
-            for (j, (frame, close, at)) in self.threads[t].iter().enumerate() {
+            for (j, (frame, close, at)) in p.events.iter().enumerate() {
                 let sep = if j == 0 { "\n" } else { ",\n" };
                 let ty = if close { 'C' } else { 'O' };
                 write!(

@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use eltrace_analysis::{Analysis, Options, analyze_with};
-use eltrace_export::{ExportOptions, Exporter, Format, HTML_MAX_NODES, Html, export};
+use eltrace_analysis::Analysis;
+use eltrace_export::{Export, ExportOptions, Format, HTML_MAX_NODES, Html, export};
 use eltrace_trace::testing::{Function, TraceBuilder, app_info};
 use eltrace_trace::{EndRecord, EventKind, FunctionFlags, TraceInfo, ValueStatus};
 use serde_json::Value;
@@ -171,11 +171,11 @@ fn page(trace: &[u8], max_nodes: Option<usize>) -> (String, Analysis) {
     let a = match max_nodes {
         None => export(Format::Html, trace, &mut out, &ExportOptions::default()).unwrap(),
         Some(max) => {
-            let mut html = Html::new(&mut out).max_nodes(max);
-            let mut opts = Options::default();
-            html.configure(&mut opts);
-            let a = analyze_with(trace, &opts, &mut html).unwrap();
-            html.finish(&a).unwrap();
+            let html = Html::new(&mut out).max_nodes(max);
+            let opts = ExportOptions::default();
+            let mut e = Export::with_exporter(Box::new(html), &opts);
+            let a = e.process(trace, None).unwrap();
+            e.finish().unwrap();
             a
         }
     };

@@ -14,8 +14,8 @@ use std::fmt::Write as _;
 use eltrace_export::{ExportOptions, Format, TimeWindow};
 use serde_json::Value;
 
-use support::{check_golden_file, run};
-use traces::{basic, drops, nested_async, prefixes, recursion, runtime_async};
+use support::{check_golden_file, run, run_session};
+use traces::{basic, drops, nested_async, prefixes, recursion, runtime_async, session};
 
 /// How a field is shown.
 #[derive(Clone, Copy)]
@@ -197,68 +197,92 @@ fn golden_perfetto() {
 type Slice = (u64, u64, u64, String);
 
 /// The slices of a Perfetto export, after checking that it reads as trace_processor reads
-/// it. Also returns the flow ids of each slice (its name and start) and the instants.
+/// it. Also returns the flow ids of each slice (its name and start), the instants, and the
+/// processes (by pid) with the packet sequence of each.
 struct Read {
     slices: Vec<Slice>,
     flows: BTreeMap<u64, Vec<u64>>,
     instants: Vec<(u64, u64, String)>,
     thread_names: BTreeMap<u64, String>,
-    process_name: String,
+    processes: BTreeMap<u64, (String, u64)>,
 }
 
 fn read(trace: &Msg) -> Read {
-    let mut names: HashMap<u64, String> = HashMap::new();
-    let mut annotation_names: HashMap<u64, String> = HashMap::new();
-    let mut tracks: HashMap<u64, u64> = HashMap::new(); // uuid → tid
+    // Interned names are per packet sequence: (sequence, iid) → name.
+    let mut names: HashMap<(u64, u64), String> = HashMap::new();
+    let mut annotation_names: HashMap<(u64, u64), String> = HashMap::new();
+    // Track uuids are global: uuid → (pid, tid), tid 0 for a process's track.
+    let mut tracks: HashMap<u64, (u64, u64)> = HashMap::new();
     let mut thread_names = BTreeMap::new();
-    let mut process_name = String::new();
-    // (ts, file order, uuid, begin?, name, flows)
+    let mut processes = BTreeMap::new();
+    let mut sequences: Vec<u64> = Vec::new();
+    // (ts, file order, tid, begin?, name, flows)
     let mut events = Vec::new();
     let mut instants = Vec::new();
     for (i, p) in trace.msgs("packet").enumerate() {
-        assert_eq!(p.uint("trusted_packet_sequence_id"), Some(1), "{p:?}");
-        assert_eq!(
-            p.uint("sequence_flags").is_some(),
-            i == 0,
-            "only the first packet clears the sequence's state"
-        );
+        let seq = p.uint("trusted_packet_sequence_id").expect("a sequence");
+        // A process's packets are one sequence, after the previous process's.
+        if sequences.last() != Some(&seq) {
+            assert!(
+                !sequences.contains(&seq),
+                "sequence {seq} resumed at packet {i}"
+            );
+            sequences.push(seq);
+            assert_eq!(p.uint("sequence_flags"), Some(1), "{p:?}");
+        } else {
+            assert_eq!(
+                p.uint("sequence_flags"),
+                None,
+                "only a sequence's first packet clears its state: {p:?}"
+            );
+        }
         if let Some(interned) = p.msg("interned_data") {
             for (field, map) in [
                 ("event_names", &mut names),
                 ("debug_annotation_names", &mut annotation_names),
             ] {
                 for e in interned.msgs(field) {
-                    let old = map.insert(e.uint("iid").unwrap(), e.str("name").unwrap().into());
+                    let iid = e.uint("iid").unwrap();
+                    let old = map.insert((seq, iid), e.str("name").unwrap().into());
                     assert!(old.is_none(), "iid interned twice: {e:?}");
                 }
             }
         }
         if let Some(d) = p.msg("track_descriptor") {
             let uuid = d.uint("uuid").unwrap();
-            if let Some(pr) = d.msg("process") {
-                assert_eq!(pr.uint("pid"), Some(4242));
-                process_name = pr.str("process_name").unwrap().into();
-            }
-            if let Some(t) = d.msg("thread") {
-                assert_eq!(t.uint("pid"), Some(4242));
+            let owner = if let Some(pr) = d.msg("process") {
+                let pid = pr.uint("pid").unwrap();
+                let name = pr.str("process_name").unwrap().to_owned();
+                assert!(processes.insert(pid, (name, seq)).is_none(), "{pid} twice");
+                (pid, 0)
+            } else {
+                let t = d.msg("thread").expect("a process or a thread track");
+                let pid = t.uint("pid").unwrap();
+                assert_eq!(processes.get(&pid).map(|p| p.1), Some(seq), "{t:?}");
                 let tid = t.uint("tid").unwrap();
                 assert!(tid <= i32::MAX as u64);
-                tracks.insert(uuid, tid);
                 thread_names.insert(tid, t.str("thread_name").unwrap().to_owned());
-            }
+                (pid, tid)
+            };
+            let old = tracks.insert(uuid, owner);
+            assert!(
+                old.is_none_or(|o| o == owner),
+                "track {uuid} of {old:?} and {owner:?}"
+            );
         }
         if let Some(e) = p.msg("track_event") {
             let ts = p.uint("timestamp").expect("an event has a timestamp");
             let uuid = e.uint("track_uuid").unwrap();
-            let tid = *tracks
+            let (_, tid) = *tracks
                 .get(&uuid)
                 .unwrap_or_else(|| panic!("track {uuid} used before it is described"));
+            assert!(tid != 0, "an event on a process track");
             for a in e.msgs("debug_annotations") {
-                assert!(annotation_names.contains_key(&a.uint("name_iid").unwrap()));
+                assert!(annotation_names.contains_key(&(seq, a.uint("name_iid").unwrap())));
             }
             let name = e.uint("name_iid").map(|iid| {
                 names
-                    .get(&iid)
+                    .get(&(seq, iid))
                     .unwrap_or_else(|| panic!("name {iid} used before it is interned"))
                     .clone()
             });
@@ -305,7 +329,7 @@ fn read(trace: &Msg) -> Read {
         flows,
         instants,
         thread_names,
-        process_name,
+        processes,
     }
 }
 
@@ -344,7 +368,10 @@ fn perfetto_reads_as_the_chrome_export() {
     ] {
         let r = read(&export(&trace, &ExportOptions::default()));
         assert_eq!(r.slices, chrome_slices(&trace));
-        assert_eq!(r.process_name, "App.dll");
+        assert_eq!(
+            r.processes,
+            BTreeMap::from([(4242, ("App.dll".to_owned(), 1))])
+        );
     }
 }
 
@@ -383,4 +410,41 @@ fn perfetto_marks_drops() {
 fn perfetto_renames_late_named_threads() {
     let r = read(&export(&basic(), &ExportOptions::default()));
     assert_eq!(r.thread_names[&1001], "Main");
+}
+
+/// A session of two processes in one trace: a packet sequence per process (each interning
+/// its own names), track uuids that differ, the later process moved by its start, flows
+/// that stay apart, and the same slices as each process exported alone.
+#[test]
+fn perfetto_session_is_both_processes() {
+    let traces = session();
+    let out = run_session(Format::Perfetto, &traces, &ExportOptions::default());
+    let trace = decode("Trace", &out);
+    check_golden_file("session.pftrace.txt", dump(&trace).as_bytes());
+    let r = read(&trace);
+    assert_eq!(
+        r.processes,
+        BTreeMap::from([
+            (4242, ("App.dll".to_owned(), 1)),
+            (4300, ("csc.dll".to_owned(), 2))
+        ])
+    );
+    let mut expected = Vec::new();
+    for (t, offset) in traces.iter().zip([0, 1_500]) {
+        let alone = read(&export(t, &ExportOptions::default()));
+        expected.extend(
+            alone
+                .slices
+                .into_iter()
+                .map(|(tid, ts, dur, name)| (tid, ts + offset, dur, name)),
+        );
+    }
+    expected.sort();
+    assert_eq!(r.slices, expected);
+    // App's Work at 200 and 1000; csc's at 60 and 700, 1.5 µs later.
+    assert_eq!(
+        r.flows.into_iter().collect::<Vec<_>>(),
+        vec![(1, vec![200, 1_000]), (2, vec![1_560, 2_200])]
+    );
+    assert_eq!(r.instants, vec![(4301, 2_400, "events dropped".to_owned())]);
 }

@@ -1,6 +1,7 @@
-//! The report's call tree: the analysis' call tree (merged over threads) split again per
-//! thread, under a root node for the process, then cut to a node budget. Nodes that do not
-//! fit are merged, per kept parent, into one "other" node that holds their totals.
+//! The report's call tree: each process's call tree (the analysis', merged over threads)
+//! split again per thread, under a node for the process; with several processes, the
+//! processes' trees under an "all" root. Then cut to a node budget: nodes that do not fit are
+//! merged, per kept parent, into one "other" node that holds their totals.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -44,7 +45,9 @@ pub(super) struct Acc {
 /// What a node stands for; the number is the `kind` column of the embedded data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
-    /// The process (`reference`: its row in `processes`).
+    /// The root over several processes.
+    All = 0,
+    /// A process (`reference`: its row in `processes`).
     Process = 1,
     /// A thread (`reference`: its row in `threads`).
     Thread = 2,
@@ -73,12 +76,14 @@ pub(super) struct ThreadRow {
     pub row: u32,
 }
 
-/// The uncut tree, parents before children: node 0 is the process, then one node per
-/// thread with frames (in `threads` order), then the call paths of each thread.
-/// `func_row` gives the report's function row of an analysis call-tree node.
+/// A process's uncut tree, parents before children: node 0 is the process (row `process`
+/// of the report's processes), then one node per thread with frames (in `threads` order),
+/// then the call paths of each thread. `func_row` gives the report's function row of an
+/// analysis call-tree node.
 pub(super) fn build(
     paths: &KeyMap<Acc>,
     tree: &CallTree,
+    process: u32,
     threads: &[ThreadRow],
     func_row: impl Fn(CallNodeId) -> u32,
 ) -> Vec<Node> {
@@ -87,7 +92,7 @@ pub(super) fn build(
     let mut nodes = vec![Node {
         parent: None,
         kind: Kind::Process,
-        reference: 0,
+        reference: u64::from(process),
         calls: 0,
         incl: 0,
         excl: 0,
@@ -156,6 +161,31 @@ pub(super) fn build(
                 nodes[p as usize].incl += n.incl;
             }
         }
+    }
+    nodes
+}
+
+/// The processes' trees in one: as it is for one process; for several, under an "all" root
+/// whose time is theirs.
+pub(super) fn join(processes: Vec<Vec<Node>>) -> Vec<Node> {
+    if processes.len() == 1 {
+        return processes.into_iter().next().unwrap_or_default();
+    }
+    let mut nodes = vec![Node {
+        parent: None,
+        kind: Kind::All,
+        reference: 0,
+        calls: 0,
+        incl: 0,
+        excl: 0,
+    }];
+    for tree in processes {
+        let base = nodes.len() as u32;
+        nodes[0].incl += tree.first().map_or(0, |n| n.incl);
+        nodes.extend(tree.into_iter().map(|n| Node {
+            parent: Some(n.parent.map_or(0, |p| p + base)),
+            ..n
+        }));
     }
     nodes
 }

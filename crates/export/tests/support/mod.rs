@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use eltrace_export::{ExportOptions, Format, export};
+use eltrace_export::{Export, ExportOptions, Format, ProcessMeta, export};
+use eltrace_trace::{Record, TraceInfo, TraceReader};
 
 pub fn run(format: Format, trace: &[u8], opts: &ExportOptions) -> Vec<u8> {
     let mut out = Vec::new();
@@ -45,5 +46,25 @@ pub fn check_golden_file(file: &str, actual: &[u8]) {
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default();
         panic!("{file} differs from the expected output:\n{diff}");
+    }
+}
+
+/// Exports `traces` as one session (each process on the timeline its trace's INFO gives).
+pub fn run_session(format: Format, traces: &[Vec<u8>], opts: &ExportOptions) -> Vec<u8> {
+    let infos: Vec<TraceInfo> = traces.iter().map(|t| info(t)).collect();
+    let mut out = Vec::new();
+    let mut e = Export::new(format, &mut out, opts);
+    for (trace, process) in traces.iter().zip(ProcessMeta::session(&infos)) {
+        e.process(&trace[..], Some(process)).unwrap();
+    }
+    e.finish().unwrap();
+    out
+}
+
+/// The INFO record of a trace.
+pub fn info(trace: &[u8]) -> TraceInfo {
+    match TraceReader::new(trace).unwrap().next_record().unwrap() {
+        Some(Record::Info(info)) => info,
+        r => panic!("the trace starts with {r:?}"),
     }
 }

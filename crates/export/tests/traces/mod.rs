@@ -321,3 +321,128 @@ pub fn nested_async() -> Vec<u8> {
         .events_sp(0, &[(3_000, Leave, 0, 0x9000)])
         .end(4_000)
 }
+
+/// A recording session of two processes (INFO `session` = `s1`): `dotnet App.dll` (pid 4242,
+/// the process `record` started) and the compiler it ran, `dotnet …/csc.dll` (pid 4300),
+/// whose trace started 1.5 µs later by the wall clock. Each runs a runtime-async call that
+/// suspends on its main thread and completes on a pool thread (logical call 0 in both: their
+/// flows must stay apart) and calls `Shared.Log.Write` of Shared.dll (one function of one
+/// name in both). csc's pool thread loses 4 events with no frame open, after its event at
+/// 900; its threads waited for the trace writer (3 times, 12 µs, and once, 2 µs).
+pub fn session() -> [Vec<u8>; 2] {
+    let hooked = |ty, method, token, impl_flags, flags| {
+        Function::new("App.dll", ty, method)
+            .token(token)
+            .impl_flags(impl_flags)
+            .flags(FunctionFlags::HOOKED | flags)
+    };
+    let process = |pid: u32, command: &str, start_unix_ns: u64, program: &'static str, ty| {
+        let mut info = TraceInfo {
+            pid,
+            command: command.into(),
+            start_ticks: 1_000,
+            start_unix_ns,
+            runtime: "CoreCLR 10.0.0".into(),
+            ..app_info()
+        };
+        info.extra.push(("session".into(), "s1".into()));
+        let module = |f: Function<'static>| Function {
+            module: program,
+            ..f
+        };
+        TraceBuilder::new(info).ts_offset(1_000).functions([
+            module(hooked(ty, "Main", 0x0600_0001, 0, 0)),
+            module(hooked(
+                ty,
+                "Work",
+                0x0600_0002,
+                0x2000,
+                FunctionFlags::ASYNC_THUNK,
+            )),
+            module(hooked(
+                ty,
+                "Work",
+                0x0600_0002,
+                0x2000,
+                FunctionFlags::ASYNC_VARIANT,
+            )),
+            Function::new("Shared.dll", "Shared.Log", "Write").flags(FunctionFlags::HOOKED),
+        ])
+    };
+    let (main, thunk, work, log) = (0, 1, 2, 3);
+    let app = process(
+        4242,
+        "dotnet App.dll",
+        1_700_000_000_000_000_000,
+        "App.dll",
+        "App.P",
+    )
+    .thread(0, 4242)
+    .named_thread(1, 4250, 3, ".NET TP Worker")
+    .events_sp(
+        0,
+        &[
+            (0, Enter, main, 0x9000),
+            (100, Enter, thunk, 0x8f00),
+            (200, Enter, work, 0x8e00),
+            (300, Leave, thunk, 0x8f00),
+            (400, Enter, log, 0x8f00),
+            (500, Leave, log, 0x8f00),
+        ],
+    )
+    .events_sp(
+        1,
+        &[
+            (1_000, Enter, work, 0x5000),
+            (1_100, Enter, log, 0x4f00),
+            (1_200, Leave, log, 0x4f00),
+            (1_500, Leave, work, 0x5000),
+        ],
+    )
+    .events_sp(0, &[(3_000, Leave, main, 0x9000)])
+    .end(4_000);
+    let csc = process(
+        4300,
+        "/usr/bin/dotnet /sdk/Roslyn/bincore/csc.dll /noconfig @/tmp/x.rsp",
+        1_700_000_000_000_001_500,
+        "csc.dll",
+        "Csc.P",
+    )
+    .thread(0, 4300)
+    .named_thread(1, 4301, 4, ".NET TP Worker")
+    .events_sp(
+        0,
+        &[
+            (0, Enter, main, 0x9000),
+            (50, Enter, thunk, 0x8f00),
+            (60, Enter, work, 0x8e00),
+            (150, Leave, thunk, 0x8f00),
+            (200, Enter, log, 0x8f00),
+            (260, Leave, log, 0x8f00),
+        ],
+    )
+    .events_sp(
+        1,
+        &[
+            (700, Enter, work, 0x5000),
+            (750, Enter, log, 0x4f00),
+            (800, Leave, log, 0x4f00),
+            (900, Leave, work, 0x5000),
+        ],
+    )
+    .dropped(1, 4)
+    .events_sp(
+        1,
+        &[(1_200, Enter, log, 0x5000), (1_300, Leave, log, 0x5000)],
+    )
+    .waits(0, 3, 12_000)
+    .waits(1, 1, 2_000)
+    .events_sp(0, &[(2_000, Leave, main, 0x9000)])
+    .end_record(EndRecord {
+        ts: 2_500,
+        events_written: 16,
+        events_dropped: 4,
+        ..EndRecord::default()
+    });
+    [app, csc]
+}
