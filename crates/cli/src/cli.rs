@@ -189,12 +189,19 @@ pub enum ValueArg {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The trace file.
-    pub file: PathBuf,
+    /// The trace files, shown as one output (a process each). A trace `eltrace record`
+    /// wrote stands for its whole session: the traces of the other .NET processes of the run
+    /// beside it (`<stem>.<pid>.eltrace`).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Only the process with this pid; repeatable.
+    #[arg(long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
     /// The output format.
     #[arg(short, long, value_enum)]
     pub format: FormatArg,
-    /// The output file (default: FILE with the format's extension; `-` for stdout).
+    /// The output file (default: the first FILE with the format's extension; `-` for
+    /// stdout).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// Only the thread with this OS tid; repeatable.
@@ -257,13 +264,15 @@ impl From<ReportArgs> for ReportOptions {
 impl From<ExportArgs> for ExportCmd {
     fn from(a: ExportArgs) -> Self {
         let format = a.format.0;
+        let first = a.files.first().cloned().unwrap_or_default();
         let output = match a.output {
             Some(p) if p.as_os_str() == "-" => Output::Stdout,
             Some(p) => Output::File(p),
-            None => Output::File(a.file.with_extension(format.extension())),
+            None => Output::File(first.with_extension(format.extension())),
         };
         ExportCmd {
-            path: a.file,
+            paths: a.files,
+            pids: (!a.pids.is_empty()).then_some(a.pids),
             format,
             output,
             options: ExportOptions {

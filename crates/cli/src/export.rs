@@ -1,6 +1,8 @@
-//! `eltrace export`: runs an exporter of `eltrace-export` over a trace, into a file (written
-//! beside the target and renamed when complete) or stdout. Reading a big trace shows its
-//! progress on a terminal (see `util::open_trace`); Chrome JSON past about 1 GB gets a
+//! `eltrace export`: runs an exporter of `eltrace-export` over the traces given — each one
+//! standing for its recording session, kept to the processes `--pid` names — into one output:
+//! a file (written beside the target and renamed when complete) or stdout. Several processes
+//! share the output's timeline by their traces' wall-clock starts. Reading a big trace shows
+//! its progress on a terminal (see `util::open_trace`); Chrome JSON past about 1 GB gets a
 //! warning that points to `--format perfetto` and the time window.
 
 use std::fs::File;
@@ -9,9 +11,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use eltrace_analysis::AnalysisError;
-use eltrace_export::{ExportOptions, FoldedValue, Format};
+use eltrace_export::{Export, ExportOptions, FoldedValue, Format, ProcessMeta};
 
-use crate::util::{Fail, analysis_fail, fmt_bytes, io_msg, open_trace, warn_incomplete};
+use crate::session::{self, ProcessTrace};
+use crate::util::{
+    Fail, analysis_fail, fmt_bytes, io_msg, open_trace, warn_incomplete, warn_truncated,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
@@ -21,7 +26,10 @@ pub enum Output {
 
 #[derive(Debug, Clone)]
 pub struct ExportCmd {
-    pub path: PathBuf,
+    /// The traces given (each one expands to its recording session's traces).
+    pub paths: Vec<PathBuf>,
+    /// Only the processes with these pids (`None`: every process).
+    pub pids: Option<Vec<u32>>,
     pub format: Format,
     pub output: Output,
     pub options: ExportOptions,
@@ -104,6 +112,73 @@ fn value_note(cmd: &ExportCmd) -> &'static str {
     }
 }
 
+/// Why writing the output stopped.
+enum Stop {
+    /// A trace could not be opened or read.
+    Fail(Fail),
+    /// The output could not be written.
+    Write(io::Error),
+}
+
+/// What was written.
+struct Written {
+    processes: usize,
+    frames: u64,
+}
+
+/// Exports every process of `traces` into `out`, in order, on one timeline.
+fn write_processes(
+    cmd: &ExportCmd,
+    traces: &[ProcessTrace],
+    out: &mut dyn Write,
+) -> Result<Written, Stop> {
+    let processes = ProcessMeta::session(traces.iter().map(|t| &t.info));
+    let several = traces.len() > 1;
+    let mut e = Export::new(cmd.format, out, &cmd.options);
+    let mut frames = 0;
+    let mut selected = false;
+    for (t, process) in traces.iter().zip(processes) {
+        let input = open_trace(&t.path).map_err(Stop::Fail)?;
+        let a = e.process(input, Some(process)).map_err(|e| match e {
+            AnalysisError::Sink(e) => Stop::Write(e),
+            e => Stop::Fail(analysis_fail(&t.path, &e)),
+        })?;
+        frames += a.totals.frames;
+        if several {
+            selected |= a.threads().next().is_some();
+            warn_truncated(&t.path, &a);
+        } else {
+            warn_incomplete(&t.path, &a);
+        }
+    }
+    if several && !selected && cmd.options.threads.is_some() {
+        eprintln!(
+            "eltrace: warning: no process has a thread that --thread selects (see `report` \
+             for the OS tids)"
+        );
+    }
+    e.finish().map_err(Stop::Write)?;
+    Ok(Written {
+        processes: traces.len(),
+        frames,
+    })
+}
+
+/// Warns when two traces are of one pid: viewers would show them as one process.
+fn warn_same_pids(traces: &[ProcessTrace]) {
+    for (i, t) in traces.iter().enumerate() {
+        if let Some(o) = traces[..i].iter().find(|o| o.info.pid == t.info.pid) {
+            eprintln!(
+                "eltrace: warning: {} and {} are both of process {}: viewers show them as one \
+                 process (export them apart, or pick one with --pid)",
+                o.path.display(),
+                t.path.display(),
+                t.info.pid
+            );
+        }
+    }
+}
+
 pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
     let window = cmd.options.window;
     if window.from >= window.to {
@@ -112,7 +187,8 @@ pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
             "--from must be before --to (see 'eltrace --help')",
         ));
     }
-    let input = open_trace(&cmd.path)?;
+    let traces = session::select(&cmd.paths, cmd.pids.as_deref())?;
+    warn_same_pids(&traces);
     match &cmd.output {
         Output::Stdout => {
             let stdout = io::stdout();
@@ -121,27 +197,29 @@ pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
                 cmd.format,
                 CHROME_WARN_BYTES,
             );
-            match eltrace_export::export(cmd.format, input, &mut out, &cmd.options) {
-                Ok(a) => {
-                    warn_incomplete(&cmd.path, &a);
-                    Ok(ExitCode::SUCCESS)
-                }
+            match write_processes(&cmd, &traces, &mut out)
+                .and_then(|_| out.flush().map_err(Stop::Write))
+            {
+                Ok(()) => Ok(ExitCode::SUCCESS),
                 // `| head` closed the pipe: not an error.
-                Err(AnalysisError::Sink(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+                Err(Stop::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(AnalysisError::Sink(e)) => Err(Fail::new(format!(
+                Err(Stop::Write(e)) => Err(Fail::new(format!(
                     "writing to stdout failed: {}",
                     io_msg(&e)
                 ))),
-                Err(e) => Err(analysis_fail(&cmd.path, &e)),
+                Err(Stop::Fail(f)) => Err(f),
             }
         }
         Output::File(target) => {
-            let same = match (target.canonicalize(), cmd.path.canonicalize()) {
-                (Ok(a), Ok(b)) => a == b,
-                _ => false,
-            };
+            let same =
+                traces
+                    .iter()
+                    .any(|t| match (target.canonicalize(), t.path.canonicalize()) {
+                        (Ok(a), Ok(b)) => a == b,
+                        _ => false,
+                    });
             if same {
                 return Err(Fail::new(format!(
                     "the output {} would overwrite the trace; pass -o OUT",
@@ -163,20 +241,20 @@ pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
                 cmd.format,
                 CHROME_WARN_BYTES,
             );
-            let result = eltrace_export::export(cmd.format, input, &mut out, &cmd.options)
-                .and_then(|a| out.flush().map(|()| a).map_err(AnalysisError::Sink));
+            let result = write_processes(&cmd, &traces, &mut out)
+                .and_then(|w| out.flush().map(|()| w).map_err(Stop::Write));
             drop(out);
-            let a = match result {
-                Ok(a) => a,
+            let written = match result {
+                Ok(w) => w,
                 Err(e) => {
                     let _ = std::fs::remove_file(&partial);
                     return Err(match e {
-                        AnalysisError::Sink(e) => Fail::new(format!(
+                        Stop::Write(e) => Fail::new(format!(
                             "writing {} failed: {}",
                             target.display(),
                             io_msg(&e)
                         )),
-                        e => analysis_fail(&cmd.path, &e),
+                        Stop::Fail(f) => f,
                     });
                 }
             };
@@ -184,13 +262,16 @@ pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
                 let _ = std::fs::remove_file(&partial);
                 Fail::new(format!("cannot write {}: {}", target.display(), io_msg(&e)))
             })?;
-            warn_incomplete(&cmd.path, &a);
             let size = std::fs::metadata(target).map_or(0, |m| m.len());
+            let processes = match written.processes {
+                1 => String::new(),
+                n => format!("{n} processes, "),
+            };
             eprintln!(
-                "eltrace: wrote {} ({}, {} frames, {}{})",
+                "eltrace: wrote {} ({}, {processes}{} frames, {}{})",
                 target.display(),
                 cmd.format.name(),
-                a.totals.frames,
+                written.frames,
                 fmt_bytes(size),
                 value_note(&cmd)
             );

@@ -182,6 +182,11 @@ pub fn warn_incomplete(path: &Path, a: &Analysis) {
             path.display()
         );
     }
+    warn_truncated(path, a);
+}
+
+/// Warns on stderr when the trace was cut short.
+pub fn warn_truncated(path: &Path, a: &Analysis) {
     if a.truncated {
         eprintln!(
             "eltrace: warning: {} is truncated (the recording was cut short); frames still \
