@@ -10,8 +10,11 @@
 //! `.NET TP Worker (4250)`: chrome://tracing shows no tids) and `thread_sort_index`.
 //! Where events were dropped, an instant event (`ph:"i"`, `events dropped`) marks the time
 //! on the thread (after its last event before the loss, where the frames the drop closed
-//! end). There is no `displayTimeUnit`: Perfetto takes `"ns"` there to mean that `ts` and
-//! `dur` are ns.
+//! end). A thread that waited for the trace writer gets two counters of its process
+//! (`ph:"C"`), `writer waits: <thread>` (`count`) and `writer wait: <thread>` (`ns`): 0 at
+//! its first event, its totals at its last (`otherData` has the process's, `waits` and
+//! `wait_ns`). There is no `displayTimeUnit`: Perfetto takes `"ns"` there to mean that `ts`
+//! and `dur` are ns.
 //!
 //! Several processes (a session) share the one `traceEvents` array, each under its own
 //! `pid`, their times on one timeline ([`ProcessMeta::start_ns`]); `otherData` then holds
@@ -274,6 +277,28 @@ impl Exporter for Chrome<'_> {
                 )?;
             }
         }
+        // Waits for the trace writer: counters of the process, two per thread that waited.
+        let offset = w.process.start_ns;
+        for (idx, stats) in a.threads().filter(|(_, s)| s.waits > 0) {
+            let tid = display_tid(&a.tables, idx);
+            let label = thread_label(&a.tables, idx, pid);
+            let times = [stats.first_ns + offset, stats.last_ns + offset];
+            for (name, key, total) in [
+                ("writer waits", "count", stats.waits),
+                ("writer wait", "ns", stats.wait_ns),
+            ] {
+                for (ts, value) in times.into_iter().zip([0, total]) {
+                    if self.window.clip(ts, ts).is_none() {
+                        continue;
+                    }
+                    w.sep()?;
+                    write!(w.out, "{{\"ph\":\"C\",\"pid\":{pid},\"tid\":{tid},\"ts\":")?;
+                    write_us(w.out, ts)?;
+                    let name = json_str(&format!("{name}: {label}"));
+                    write!(w.out, ",\"name\":{name},\"args\":{{\"{key}\":{value}}}}}")?;
+                }
+            }
+        }
         w.event(
             &json!({"ph": "M", "pid": pid, "tid": 0, "name": "process_name",
             "args": {"name": w.process.name}}),
@@ -333,6 +358,10 @@ fn other_data(a: &Analysis, process: &ProcessMeta) -> Map<String, Value> {
         "open_frames_at_end".into(),
         json!(a.totals.open_frames_at_end),
     );
+    if a.totals.waits > 0 {
+        other.insert("waits".into(), json!(a.totals.waits));
+        other.insert("wait_ns".into(), json!(a.totals.wait_ns));
+    }
     for (k, v) in &info.extra {
         other.entry(k.clone()).or_insert_with(|| json!(v));
     }

@@ -22,7 +22,8 @@
 //!   2 its thunk, 3 state machine `MoveNext`; `method`, `segments`, `resumes`, …).
 //! - `threads` (`process`: the thread's row in `processes`; `first`, `last` on the export's
 //!   timeline), `processes` (with each trace's facts) and `strings` (every name once; the
-//!   other tables refer to it by index).
+//!   other tables refer to it by index). Waits for the trace writer (`waits`, `wait_ns`) are
+//!   in a process's facts and the thread columns only when some thread waited.
 //!
 //! A process adds its rows, threads and tree when its analysis ends ([`Exporter::end_process`]);
 //! the page is written at [`Exporter::finish`].
@@ -456,7 +457,7 @@ fn threads_json(threads: &[ThreadLine], strings: &mut Strings) -> Value {
     let at = |get: fn(&ThreadStats) -> u64| column(threads.iter().map(|l| get(&l.s) + l.offset));
     let labels: Vec<u32> = threads.iter().map(|l| strings.id(&l.label)).collect();
     let names: Vec<u32> = threads.iter().map(|l| strings.id(&l.name)).collect();
-    json!({
+    let mut columns = json!({
         "process": column(threads.iter().map(|l| l.process)),
         "tid": column(threads.iter().map(|l| l.tid)),
         "managed": column(threads.iter().map(|l| l.managed)),
@@ -472,7 +473,12 @@ fn threads_json(threads: &[ThreadLine], strings: &mut Strings) -> Value {
         "throws": t(|s| s.throws),
         "first": at(|s| s.first_ns),
         "last": at(|s| s.last_ns),
-    })
+    });
+    if threads.iter().any(|l| l.s.waits > 0) {
+        columns["waits"] = t(|s| s.waits);
+        columns["wait_ns"] = t(|s| s.wait_ns);
+    }
+    columns
 }
 
 /// A process's facts: what was run, how the trace ended, what was lost.
@@ -480,7 +486,7 @@ fn process_facts(a: &Analysis, process: &ProcessMeta, functions_called: usize) -
     let info = a.info();
     let t = &a.totals;
     let end = a.end.as_ref();
-    json!({
+    let mut facts = json!({
         "pid": process.pid,
         "command": process.command,
         "runtime": info.runtime,
@@ -508,7 +514,12 @@ fn process_facts(a: &Analysis, process: &ProcessMeta, functions_called: usize) -
         "vanished_frames": t.vanished_frames,
         "extra": info.extra,
         "diagnostics": a.diagnostics,
-    })
+    });
+    if t.waits > 0 {
+        facts["waits"] = json!(t.waits);
+        facts["wait_ns"] = json!(t.wait_ns);
+    }
+    facts
 }
 
 /// `&`, `<`, `>`, `"` and `'` as HTML entities.

@@ -32,7 +32,9 @@
 //! frame ended (`ended_by`, `open_at_end`), its segment (`call`, `segment`, `inferred`) and
 //! its captured values (`args`, `return`) are debug annotations. Where events were dropped,
 //! an instant event `events dropped` marks the time on the thread's track (`dropped_events`
-//! there, `thread_dropped_events` in all).
+//! there, `thread_dropped_events` in all). A thread that waited for the trace writer gets
+//! two counter tracks under its track, `writer waits` and `writer wait ns`: 0 at its first
+//! event, its totals at its last.
 //!
 //! Frames are written as a Chrome export writes them: held per thread until the root frame
 //! closes (see [`crate::nest`]), then as begin/end pairs in nesting order. Perfetto sorts the
@@ -61,8 +63,11 @@ mod field {
     pub const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
 
     pub const TRACK_UUID: u32 = 1;
+    pub const TRACK_NAME: u32 = 2;
     pub const TRACK_PROCESS: u32 = 3;
     pub const TRACK_THREAD: u32 = 4;
+    pub const TRACK_PARENT_UUID: u32 = 5;
+    pub const TRACK_COUNTER: u32 = 8;
     pub const PROCESS_PID: u32 = 1;
     pub const PROCESS_CMDLINE: u32 = 2;
     pub const PROCESS_NAME: u32 = 6;
@@ -78,6 +83,8 @@ mod field {
     pub const TYPE_SLICE_BEGIN: u64 = 1;
     pub const TYPE_SLICE_END: u64 = 2;
     pub const TYPE_INSTANT: u64 = 3;
+    pub const TYPE_COUNTER: u64 = 4;
+    pub const EVENT_COUNTER_VALUE: u32 = 30;
 
     pub const INTERNED_EVENT_NAMES: u32 = 2;
     pub const INTERNED_ANNOTATION_NAMES: u32 = 3;
@@ -123,8 +130,15 @@ fn message(buf: &mut Vec<u8>, field: u32, f: impl FnOnce(&mut Vec<u8>)) {
     bytes(buf, field, &inner);
 }
 
-/// A process's track uuids past its base: the process's, then one per thread.
+/// A process's track uuids past its base: the process's, then one per thread, then the
+/// counters.
 const PROCESS_TRACK: u64 = 1;
+
+/// The counters of a thread that waited for the trace writer: the waits so far and the time
+/// waited so far, sampled at the thread's first event (0) and its last (the totals; the
+/// trace has the totals, not the times of the waits).
+const WAITS_COUNTER: &str = "writer waits";
+const WAIT_NS_COUNTER: &str = "writer wait ns";
 
 fn thread_track(thread: ThreadIdx) -> u64 {
     u64::from(thread.0) + 2
@@ -171,6 +185,8 @@ enum ArgValue<'a> {
 /// The Perfetto exporter.
 pub struct Perfetto<'w> {
     window: TimeWindow,
+    /// The current process's start on the export's timeline.
+    offset: u64,
     /// The current process's frames until their root frames close.
     held: Holder,
     w: Out<'w>,
@@ -208,6 +224,7 @@ impl<'w> Perfetto<'w> {
     pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
         Perfetto {
             window: opts.window,
+            offset: 0,
             held: Holder::new(opts.window, 0),
             w: Out {
                 out,
@@ -449,6 +466,31 @@ impl Out<'_> {
         self.packet(Some(ts), false)
     }
 
+    /// A counter track under the thread's track, and its samples `(ts, value)`.
+    fn counter(
+        &mut self,
+        thread: ThreadIdx,
+        local: u64,
+        name: &str,
+        samples: &[(u64, u64)],
+    ) -> io::Result<()> {
+        let parent = self.uuid(thread_track(thread));
+        let uuid = self.uuid(local);
+        let ev = &mut self.event;
+        uint(ev, field::TRACK_UUID, uuid);
+        bytes(ev, field::TRACK_NAME, name.as_bytes());
+        uint(ev, field::TRACK_PARENT_UUID, parent);
+        bytes(ev, field::TRACK_COUNTER, &[]);
+        self.packet(None, false)?;
+        for &(ts, value) in samples {
+            uint(&mut self.event, field::EVENT_TYPE, field::TYPE_COUNTER);
+            uint(&mut self.event, field::EVENT_TRACK_UUID, uuid);
+            uint(&mut self.event, field::EVENT_COUNTER_VALUE, value);
+            self.packet(Some(ts), false)?;
+        }
+        Ok(())
+    }
+
     fn write_frames(
         &mut self,
         tables: &Tables,
@@ -480,6 +522,7 @@ impl FrameSink for Perfetto<'_> {
 impl Exporter for Perfetto<'_> {
     fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
         self.held = Holder::new(self.window, process.start_ns);
+        self.offset = process.start_ns;
         self.w.next_process(process);
         Ok(())
     }
@@ -498,6 +541,30 @@ impl Exporter for Perfetto<'_> {
             for (ts, count) in self.held.drops(idx) {
                 w.describe(&a.tables, idx, false)?;
                 w.instant(idx, ts, count, stats.dropped_events)?;
+            }
+        }
+        // Waits for the trace writer: two counters per thread that waited, their uuids after
+        // every track of the process so far (the threads' all described first).
+        let waited: Vec<_> = a.threads().filter(|(_, s)| s.waits > 0).collect();
+        for (idx, _) in &waited {
+            w.describe(&a.tables, *idx, false)?;
+        }
+        let mut local = w.uuid_max - w.uuid_base;
+        for (idx, stats) in waited {
+            let (first, last) = (stats.first_ns + self.offset, stats.last_ns + self.offset);
+            let inside = |t: u64| self.window.clip(t, t).is_some();
+            let at = |total: u64| -> Vec<(u64, u64)> {
+                [(first, 0), (last, total)]
+                    .into_iter()
+                    .filter(|&(t, _)| inside(t))
+                    .collect()
+            };
+            for (name, total) in [
+                (WAITS_COUNTER, stats.waits),
+                (WAIT_NS_COUNTER, stats.wait_ns),
+            ] {
+                local += 1;
+                w.counter(idx, local, name, &at(total))?;
             }
         }
         Ok(())

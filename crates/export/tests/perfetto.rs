@@ -37,8 +37,11 @@ fn field(msg: &str, num: u64) -> Option<(&'static str, Kind)> {
         ("TracePacket", 13) => ("sequence_flags", Uint),
         ("TracePacket", 60) => ("track_descriptor", Msg("TrackDescriptor")),
         ("TrackDescriptor", 1) => ("uuid", Uint),
+        ("TrackDescriptor", 2) => ("name", Str),
         ("TrackDescriptor", 3) => ("process", Msg("ProcessDescriptor")),
         ("TrackDescriptor", 4) => ("thread", Msg("ThreadDescriptor")),
+        ("TrackDescriptor", 5) => ("parent_uuid", Uint),
+        ("TrackDescriptor", 8) => ("counter", Msg("CounterDescriptor")),
         ("ProcessDescriptor", 1) => ("pid", Uint),
         ("ProcessDescriptor", 2) => ("cmdline", Str),
         ("ProcessDescriptor", 6) => ("process_name", Str),
@@ -49,6 +52,7 @@ fn field(msg: &str, num: u64) -> Option<(&'static str, Kind)> {
         ("TrackEvent", 9) => ("type", Uint),
         ("TrackEvent", 10) => ("name_iid", Uint),
         ("TrackEvent", 11) => ("track_uuid", Uint),
+        ("TrackEvent", 30) => ("counter_value", Uint),
         ("TrackEvent", 36) => ("flow_ids", Uint),
         ("InternedData", 2) => ("event_names", Msg("EventName")),
         ("InternedData", 3) => ("debug_annotation_names", Msg("EventName")),
@@ -205,6 +209,8 @@ struct Read {
     instants: Vec<(u64, u64, String)>,
     thread_names: BTreeMap<u64, String>,
     processes: BTreeMap<u64, (String, u64)>,
+    /// Counter samples: (tid of the track's thread, counter name, ts, value).
+    counters: Vec<(u64, String, u64, u64)>,
 }
 
 fn read(trace: &Msg) -> Read {
@@ -213,6 +219,9 @@ fn read(trace: &Msg) -> Read {
     let mut annotation_names: HashMap<(u64, u64), String> = HashMap::new();
     // Track uuids are global: uuid → (pid, tid), tid 0 for a process's track.
     let mut tracks: HashMap<u64, (u64, u64)> = HashMap::new();
+    // Counter tracks: uuid → (tid of the thread track it is under, name).
+    let mut counter_tracks: HashMap<u64, (u64, String)> = HashMap::new();
+    let mut counters = Vec::new();
     let mut thread_names = BTreeMap::new();
     let mut processes = BTreeMap::new();
     let mut sequences: Vec<u64> = Vec::new();
@@ -248,8 +257,25 @@ fn read(trace: &Msg) -> Read {
                 }
             }
         }
-        if let Some(d) = p.msg("track_descriptor") {
+        if let Some(d) = p.msg("track_descriptor")
+            && d.msg("counter").is_some()
+        {
             let uuid = d.uint("uuid").unwrap();
+            let parent = d.uint("parent_uuid").expect("a counter under a thread");
+            let (_, tid) = tracks[&parent];
+            assert!(tid != 0, "a counter under a process track");
+            assert!(
+                !tracks.contains_key(&uuid),
+                "counter {uuid} is a track's uuid"
+            );
+            let name = d.str("name").unwrap().to_owned();
+            assert!(counter_tracks.insert(uuid, (tid, name)).is_none());
+        } else if let Some(d) = p.msg("track_descriptor") {
+            let uuid = d.uint("uuid").unwrap();
+            assert!(
+                !counter_tracks.contains_key(&uuid),
+                "track {uuid} is a counter's"
+            );
             let owner = if let Some(pr) = d.msg("process") {
                 let pid = pr.uint("pid").unwrap();
                 let name = pr.str("process_name").unwrap().to_owned();
@@ -270,7 +296,18 @@ fn read(trace: &Msg) -> Read {
                 "track {uuid} of {old:?} and {owner:?}"
             );
         }
-        if let Some(e) = p.msg("track_event") {
+        if let Some(e) = p.msg("track_event")
+            && e.uint("type") == Some(4)
+        {
+            let uuid = e.uint("track_uuid").unwrap();
+            let (tid, name) = counter_tracks
+                .get(&uuid)
+                .unwrap_or_else(|| panic!("counter {uuid} used before it is described"));
+            let ts = p
+                .uint("timestamp")
+                .expect("a counter sample has a timestamp");
+            counters.push((*tid, name.clone(), ts, e.uint("counter_value").unwrap()));
+        } else if let Some(e) = p.msg("track_event") {
             let ts = p.uint("timestamp").expect("an event has a timestamp");
             let uuid = e.uint("track_uuid").unwrap();
             let (_, tid) = *tracks
@@ -330,6 +367,7 @@ fn read(trace: &Msg) -> Read {
         instants,
         thread_names,
         processes,
+        counters,
     }
 }
 
@@ -447,4 +485,19 @@ fn perfetto_session_is_both_processes() {
         vec![(1, vec![200, 1_000]), (2, vec![1_560, 2_200])]
     );
     assert_eq!(r.instants, vec![(4301, 2_400, "events dropped".to_owned())]);
+    // csc's threads waited for the writer: 0 at their first event, the totals at their last.
+    let c = |tid, name: &str, ts, v| (tid, name.to_owned(), ts, v);
+    assert_eq!(
+        r.counters,
+        vec![
+            c(4300, "writer waits", 1_500, 0),
+            c(4300, "writer waits", 3_500, 3),
+            c(4300, "writer wait ns", 1_500, 0),
+            c(4300, "writer wait ns", 3_500, 12_000),
+            c(4301, "writer waits", 2_200, 0),
+            c(4301, "writer waits", 2_800, 1),
+            c(4301, "writer wait ns", 2_200, 0),
+            c(4301, "writer wait ns", 2_800, 2_000),
+        ]
+    );
 }

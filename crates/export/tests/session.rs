@@ -138,6 +138,47 @@ fn chrome_session_is_both_processes() {
     assert_eq!(pids, [4242, 4300]);
     assert_eq!(procs[1]["session"], "s1");
     assert_eq!(v["otherData"]["tool"], "eltrace");
+    // csc's threads waited for the trace writer: its totals, and counters per thread from 0
+    // at the thread's first event to its totals at its last.
+    assert_eq!(
+        (&procs[1]["waits"], &procs[1]["wait_ns"]),
+        (&4.into(), &14_000.into())
+    );
+    assert!(procs[0].get("waits").is_none(), "{}", procs[0]);
+    let counters: Vec<(String, u64, String)> = evs
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| {
+            let name = e["name"].as_str().unwrap().to_owned();
+            (name, us_to_ns(&e["ts"]), e["args"].to_string())
+        })
+        .collect();
+    let c = |name: &str, ts, args: &str| (name.to_owned(), ts, args.to_owned());
+    assert_eq!(
+        counters,
+        [
+            c("writer waits: main (4300)", 1_500, r#"{"count":0}"#),
+            c("writer waits: main (4300)", 3_500, r#"{"count":3}"#),
+            c("writer wait: main (4300)", 1_500, r#"{"ns":0}"#),
+            c("writer wait: main (4300)", 3_500, r#"{"ns":12000}"#),
+            c(
+                "writer waits: .NET TP Worker (4301)",
+                2_200,
+                r#"{"count":0}"#
+            ),
+            c(
+                "writer waits: .NET TP Worker (4301)",
+                2_800,
+                r#"{"count":1}"#
+            ),
+            c("writer wait: .NET TP Worker (4301)", 2_200, r#"{"ns":0}"#),
+            c(
+                "writer wait: .NET TP Worker (4301)",
+                2_800,
+                r#"{"ns":2000}"#
+            ),
+        ]
+    );
 }
 
 /// One profile per thread, named with its process; one shared frame per name and module
@@ -272,6 +313,15 @@ fn html_session_has_a_node_per_process() {
         .map(|p| &p["pid"])
         .collect();
     assert_eq!(pids, [4242, 4300]);
+    // Waits: csc's facts and its threads' columns; none for App.
+    let csc = &d["processes"][1];
+    assert_eq!(
+        (&csc["waits"], &csc["wait_ns"]),
+        (&4.into(), &14_000.into())
+    );
+    assert!(d["processes"][0].get("waits").is_none());
+    assert_eq!(th["waits"], serde_json::json!([0, 0, 3, 1]));
+    assert_eq!(th["wait_ns"], serde_json::json!([0, 0, 12_000, 2_000]));
     // Shared.Log.Write: one row, the calls of both processes.
     let f = &d["functions"];
     let names: Vec<&str> = f["name"]

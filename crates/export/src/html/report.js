@@ -417,7 +417,7 @@
   let t0 = Infinity;
   TH.first.forEach(function (v, k) { if (TH.events[k] > 0 && v < t0) t0 = v; });
   const rel = function (ns) { return isFinite(t0) ? fmtNs(Math.max(0, ns - t0)) : ''; };
-  sortableTable($('threads'), [
+  const threadColumns = [
     { title: 'Thread', text: true, get: function (r) { return threadLabel(r); }, show: function (r) { return threadLabel(r); } },
     { title: 'Managed id', get: function (r) { return TH.managed[r]; }, show: function (r) { return TH.managed[r] ? String(TH.managed[r]) : ''; } },
     { title: 'Events', get: function (r) { return TH.events[r]; }, show: function (r) { return fmtInt(TH.events[r]); } },
@@ -430,8 +430,15 @@
     { title: 'Throws', get: function (r) { return TH.throws[r]; }, show: function (r) { return TH.throws[r] ? fmtInt(TH.throws[r]) : ''; } },
     { title: 'Open at end', get: function (r) { return TH.open[r]; }, show: function (r) { return TH.open[r] ? fmtInt(TH.open[r]) : ''; } },
     { title: 'Dropped', tip: 'Events lost to a full buffer', get: function (r) { return TH.dropped[r]; }, show: function (r) { return TH.dropped[r] ? fmtInt(TH.dropped[r]) : ''; }, cls: function (r) { return TH.dropped[r] ? 'warn-cell' : ''; } },
-  ], range(TH.tid.length), {
-    sortCol: 4, limit: 200, more: 'threads-more', match: function () { return true; },
+  ].concat(TH.waits ? [
+    { title: 'Waits', tip: 'Times the thread waited for the trace writer, and how long in all', get: function (r) { return TH.wait_ns[r]; }, show: function (r) { return TH.waits[r] ? fmtInt(TH.waits[r]) + ' (' + fmtNs(TH.wait_ns[r]) + ')' : ''; }, cls: function (r) { return TH.waits[r] ? 'warn-cell' : ''; } },
+  ] : []);
+  if (PR.length > 1) {
+    const pid = function (r) { return PR[TH.process[r]].pid; };
+    threadColumns.splice(1, 0, { title: 'Process', tip: 'The process\u2019s pid', get: pid, show: function (r) { return String(pid(r)); } });
+  }
+  sortableTable($('threads'), threadColumns, range(TH.tid.length), {
+    sortCol: threadColumns.findIndex(function (c) { return c.title === 'Time in frames'; }), limit: 200, more: 'threads-more', match: function () { return true; },
     onClick: function (r) { if (threadNode.has(r)) { zoomTo(threadNode.get(r)); $('flame-section').scrollIntoView(); } },
   });
 
@@ -472,6 +479,8 @@
     if (p.truncated) warn('The trace was cut short (no end record): the process was killed or the trace could not be finished.');
     if (p.internal_errors > 0) warn('The profiler counted ' + fmtInt(p.internal_errors) + ' internal errors (see the diagnostics under Facts).');
     if (p.vanished_frames > 0) warn(fmtInt(p.vanished_frames) + ' frames ended without a Leave.');
+    const waits = p.waits || 0, waitNs = p.wait_ns || 0;
+    if (waits > 0) warn((PR.length > 1 ? processLabel(PR.indexOf(p)) + ': threads' : 'Threads') + ' waited ' + count(waits, 'time') + ' for the trace writer (' + fmtNs(waitNs) + ' in all): the recording slowed them down there (it loses no event; record --lossy drops events instead of waiting).');
     const rows = [
       ['Process', 'pid ' + p.pid], ['Command', p.command], ['Runtime', p.runtime], ['Hooks', p.hook_mode],
       ['Recorded', fmtDate(p.start_unix_ns)], ['Duration', fmtNs(p.duration_ns)],
@@ -480,6 +489,7 @@
       ['Threads', fmtInt(p.threads)], ['Functions', fmtInt(p.functions_called) + ' called of ' + fmtInt(p.functions) + ' seen'],
       ['Frames', fmtInt(p.frames)], ['Async logical calls', fmtInt(p.logical_calls)], ['Exceptions thrown', fmtInt(p.throws)],
       ['Dropped events', fmtInt(p.dropped_events), p.dropped_events > 0],
+      ['Waits for the trace writer', fmtInt(waits) + (waits > 0 ? ' (' + fmtNs(waitNs) + ')' : ''), waits > 0],
       ['Truncated', p.truncated ? 'yes' : 'no', p.truncated], ['End', p.end_reason, p.end_reason === 'abort' || p.end_reason === 'none'],
       ['Profiler internal errors', fmtInt(p.internal_errors), p.internal_errors > 0],
       ['Frames open at end', fmtInt(p.open_frames_at_end)], ['Mismatched frames', fmtInt(p.mismatched_frames)],
@@ -512,10 +522,15 @@
   $('functions-note').textContent = fcap.shown < fcap.total
     ? 'The report holds ' + fmtInt(fcap.shown) + ' of ' + fmtInt(fcap.total) + ' functions: the top ' + fmtInt(fcap.per_key) + ' by inclusive time, exclusive time and calls, and those the graph shows. Click a row to find it in the graph.'
     : 'Each row merges the functions of one name and module. Click a row to find it in the graph.';
-  if (PR.length) {
+  if (PR.length === 1) {
     const p = PR[0];
     $('subtitle').textContent = ['pid ' + p.pid, p.runtime, p.hook_mode, fmtDate(p.start_unix_ns), fmtNs(p.duration_ns),
       fmtInt(p.events) + ' events', fmtInt(p.threads) + ' threads'].filter(Boolean).join(' · ');
+  } else if (PR.length > 1) {
+    const sum = function (key) { return PR.reduce(function (n, p) { return n + p[key]; }, 0); };
+    $('subtitle').textContent = [fmtInt(PR.length) + ' processes (pids ' + PR.map(function (p) { return p.pid; }).join(', ') + ')',
+      fmtDate(Math.min.apply(null, PR.map(function (p) { return p.start_unix_ns; }))),
+      fmtInt(sum('events')) + ' events', fmtInt(sum('threads')) + ' threads'].filter(Boolean).join(' · ');
   }
 
   // ---- first picture ----
