@@ -528,3 +528,138 @@ fn many_calls(n: u64) -> Vec<u8> {
         .events(0, &events)
         .end(0)
 }
+
+/// The analysis' frames of each trace of a session as slices, each moved by its process's
+/// start on the session's timeline, sorted.
+fn session_frames(traces: &[Vec<u8>], starts: &[u64]) -> Vec<Slice> {
+    let mut all: Vec<Slice> = traces
+        .iter()
+        .zip(starts)
+        .flat_map(|(t, &start)| {
+            frames(t)
+                .into_iter()
+                .map(move |(tid, ts, dur, name)| (tid, ts + start, dur, name))
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// A recording session of two processes exported as one Perfetto trace (and as one Chrome
+/// JSON) in the Perfetto UI: each process under its pid with its threads, every frame a
+/// slice at its time on the session's timeline (csc starts 1.5 µs after App), each process's
+/// flow arrow on its own (both are logical call 0), csc's drop and its threads' writer-wait
+/// counters, no import error.
+#[test]
+fn perfetto_ui_shows_a_session() {
+    let Some(v) = viewers("perfetto_ui_shows_a_session") else {
+        return;
+    };
+    let d = dir("perfetto-ui-session");
+    std::fs::create_dir_all(&d).unwrap();
+    let traces = traces::session();
+    let main = d.join("app.eltrace");
+    std::fs::write(&main, &traces[0]).unwrap();
+    std::fs::write(d.join("app.4300.eltrace"), &traces[1]).unwrap();
+    let expected = session_frames(&traces, &[0, 1_500]);
+    for format in ["perfetto", "chrome"] {
+        let (path, bytes) = export_file(&main, format, &[]);
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        let mut ui = PerfettoUi::load(&v, &name, bytes);
+        assert_eq!(import_errors(&mut ui), Vec::<Value>::new(), "{format}");
+        assert_eq!(ui_slices(&mut ui), expected, "{format}");
+        let threads: Vec<(u64, u64, String)> = ui
+            .query(
+                "select p.pid as pid, t.tid as tid, p.name as process from thread t \
+                 join process p using(upid) where t.tid != 0 order by pid, tid",
+            )
+            .iter()
+            .map(|r| (u(&r["pid"]), u(&r["tid"]), s(&r["process"])))
+            .collect();
+        let t = |pid, tid, p: &str| (pid, tid, p.to_owned());
+        assert_eq!(
+            threads,
+            [
+                t(4242, 4242, "App.dll"),
+                t(4242, 4250, "App.dll"),
+                t(4300, 4300, "csc.dll"),
+                t(4300, 4301, "csc.dll")
+            ],
+            "{format}"
+        );
+        assert_eq!(
+            ui_flows(&mut ui),
+            vec![
+                ("App.P.Work".into(), 200, "App.P.Work".into(), 1_000),
+                ("Csc.P.Work".into(), 1_560, "Csc.P.Work".into(), 2_200),
+            ],
+            "{format}"
+        );
+        let drops = ui.query(
+            "select t.tid as tid, s.ts as ts from slice s join thread_track tt \
+             on s.track_id = tt.id join thread t using(utid) where s.name = 'events dropped'",
+        );
+        let drops: Vec<(u64, u64)> = drops.iter().map(|r| (u(&r["tid"]), u(&r["ts"]))).collect();
+        assert_eq!(drops, [(4301, 2_400)], "{format}");
+        // The writer-wait counters: a thread's in Perfetto's, the process's (one per thread
+        // and value, named with both) in the Chrome JSON.
+        let sql = if format == "perfetto" {
+            "select t.tid || ' ' || ct.name as name, c.ts as ts, c.value as value from counter c \
+             join thread_counter_track ct on c.track_id = ct.id join thread t using(utid) \
+             order by name, c.ts"
+        } else {
+            "select ct.name as name, c.ts as ts, c.value as value from counter c \
+             join process_counter_track ct on c.track_id = ct.id \
+             join process p using(upid) where p.pid = 4300 order by name, c.ts"
+        };
+        let counters: Vec<(String, u64, u64)> = ui
+            .query(sql)
+            .iter()
+            .map(|r| (s(&r["name"]), u(&r["ts"]), u(&r["value"])))
+            .collect();
+        let names: [&str; 4] = if format == "perfetto" {
+            [
+                "4300 writer wait ns",
+                "4300 writer waits",
+                "4301 writer wait ns",
+                "4301 writer waits",
+            ]
+        } else {
+            [
+                "writer wait: main (4300) ns",
+                "writer waits: main (4300) count",
+                "writer wait: .NET TP Worker (4301) ns",
+                "writer waits: .NET TP Worker (4301) count",
+            ]
+        };
+        // main (4300): 1.5..3.5 µs, 3 waits, 12 µs; the worker: 2.2..2.8 µs, 1 wait, 2 µs.
+        let mut expected_counters: Vec<(String, u64, u64)> = [
+            (names[0], 1_500, 0),
+            (names[0], 3_500, 12_000),
+            (names[1], 1_500, 0),
+            (names[1], 3_500, 3),
+            (names[2], 2_200, 0),
+            (names[2], 2_800, 2_000),
+            (names[3], 2_200, 0),
+            (names[3], 2_800, 1),
+        ]
+        .into_iter()
+        .map(|(n, ts, v)| (n.to_owned(), ts, v))
+        .collect();
+        expected_counters.sort();
+        assert_eq!(counters, expected_counters, "{format}");
+        if format == "perfetto" {
+            let (_, groups) = ui.tracks();
+            for g in ["App.dll 4242", "csc.dll 4300"] {
+                assert!(groups.contains(&g.to_owned()), "{g} not in {groups:?}");
+            }
+        }
+        ui.browser
+            .screenshot(&format!("perfetto-ui-session-{format}"));
+        assert_eq!(
+            ui.browser.problems_except(PERFETTO_BENIGN),
+            Vec::<String>::new(),
+            "{format}"
+        );
+    }
+}

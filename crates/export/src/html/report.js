@@ -474,13 +474,15 @@
   const warnings = $('warnings');
   const warn = function (text) { warnings.append(el('li', { text: text })); };
   const facts = $('facts');
-  PR.forEach(function (p) {
-    if (p.dropped_events > 0) warn(fmtInt(p.dropped_events) + ' events were dropped (a thread\u2019s buffer was full): the affected stacks were cut at the drop.');
-    if (p.truncated) warn('The trace was cut short (no end record): the process was killed or the trace could not be finished.');
-    if (p.internal_errors > 0) warn('The profiler counted ' + fmtInt(p.internal_errors) + ' internal errors (see the diagnostics under Facts).');
-    if (p.vanished_frames > 0) warn(fmtInt(p.vanished_frames) + ' frames ended without a Leave.');
+  PR.forEach(function (p, k) {
+    // With several processes, a warning says which one it is about.
+    const warnOf = function (text) { warn(PR.length > 1 ? processLabel(k) + ': ' + text : text); };
+    if (p.dropped_events > 0) warnOf(fmtInt(p.dropped_events) + ' events were dropped (a thread\u2019s buffer was full): the affected stacks were cut at the drop.');
+    if (p.truncated) warnOf('The trace was cut short (no end record): the process was killed or the trace could not be finished.');
+    if (p.internal_errors > 0) warnOf('The profiler counted ' + fmtInt(p.internal_errors) + ' internal errors (see the diagnostics under Facts).');
+    if (p.vanished_frames > 0) warnOf(fmtInt(p.vanished_frames) + ' frames ended without a Leave.');
     const waits = p.waits || 0, waitNs = p.wait_ns || 0;
-    if (waits > 0) warn((PR.length > 1 ? processLabel(PR.indexOf(p)) + ': threads' : 'Threads') + ' waited ' + count(waits, 'time') + ' for the trace writer (' + fmtNs(waitNs) + ' in all): the recording slowed them down there (it loses no event; record --lossy drops events instead of waiting).');
+    if (waits > 0) warnOf('Threads waited ' + count(waits, 'time') + ' for the trace writer (' + fmtNs(waitNs) + ' in all): the recording slowed them down there (it loses no event; record --lossy drops events instead of waiting).');
     const rows = [
       ['Process', 'pid ' + p.pid], ['Command', p.command], ['Runtime', p.runtime], ['Hooks', p.hook_mode],
       ['Recorded', fmtDate(p.start_unix_ns)], ['Duration', fmtNs(p.duration_ns)],
@@ -498,7 +500,7 @@
     ];
     const dl = el('dl', { cls: 'facts' });
     for (const r of rows) if (r[1] !== '') dl.append(el('dt', { text: r[0] }), el('dd', { text: r[1], cls: r[2] ? 'bad' : '' }));
-    if (PR.length > 1) facts.append(el('h3', { text: processLabel(PR.indexOf(p)) }));
+    if (PR.length > 1) facts.append(el('h3', { text: processLabel(k) }));
     facts.append(dl);
     if (p.diagnostics.length) {
       facts.append(el('details', { open: '' }, [el('summary', { text: 'Profiler diagnostics (' + p.diagnostics.length + ')' }),
