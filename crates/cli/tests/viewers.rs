@@ -619,10 +619,10 @@ fn perfetto_ui_shows_a_session() {
             .collect();
         let names: [&str; 4] = if format == "perfetto" {
             [
-                "4300 writer wait ns",
-                "4300 writer waits",
-                "4301 writer wait ns",
-                "4301 writer waits",
+                "4300 writer wait ns: main (4300)",
+                "4300 writer waits: main (4300)",
+                "4301 writer wait ns: .NET TP Worker (4301)",
+                "4301 writer waits: .NET TP Worker (4301)",
             ]
         } else {
             [

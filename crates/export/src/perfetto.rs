@@ -33,8 +33,8 @@
 //! its captured values (`args`, `return`) are debug annotations. Where events were dropped,
 //! an instant event `events dropped` marks the time on the thread's track (`dropped_events`
 //! there, `thread_dropped_events` in all). A thread that waited for the trace writer gets
-//! two counter tracks under its track, `writer waits` and `writer wait ns`: 0 at its first
-//! event, its totals at its last.
+//! two counter tracks under its track, `writer waits: <thread>` and `writer wait ns:
+//! <thread>`: 0 at its first event, its totals at its last.
 //!
 //! Frames are written as a Chrome export writes them: held per thread until the root frame
 //! closes (see [`crate::nest`]), then as begin/end pairs in nesting order. Perfetto sorts the
@@ -46,7 +46,7 @@ use std::io::{self, Write};
 
 use eltrace_analysis::{Analysis, EndKind, Frame, FrameSink, FunctionIdx, Tables, ThreadIdx};
 
-use crate::labels::{ProcessMeta, display_tid, thread_base_name};
+use crate::labels::{ProcessMeta, display_tid, thread_base_name, thread_label};
 use crate::nest::{Held, Holder, Step, walk};
 use crate::{ExportOptions, Exporter, TimeWindow};
 
@@ -559,12 +559,14 @@ impl Exporter for Perfetto<'_> {
                     .filter(|&(t, _)| inside(t))
                     .collect()
             };
+            // Named with the thread: the UI lists counters under the process.
+            let label = thread_label(&a.tables, idx, w.process.pid);
             for (name, total) in [
                 (WAITS_COUNTER, stats.waits),
                 (WAIT_NS_COUNTER, stats.wait_ns),
             ] {
                 local += 1;
-                w.counter(idx, local, name, &at(total))?;
+                w.counter(idx, local, &format!("{name}: {label}"), &at(total))?;
             }
         }
         Ok(())

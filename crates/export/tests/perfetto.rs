@@ -490,14 +490,14 @@ fn perfetto_session_is_both_processes() {
     assert_eq!(
         r.counters,
         vec![
-            c(4300, "writer waits", 1_500, 0),
-            c(4300, "writer waits", 3_500, 3),
-            c(4300, "writer wait ns", 1_500, 0),
-            c(4300, "writer wait ns", 3_500, 12_000),
-            c(4301, "writer waits", 2_200, 0),
-            c(4301, "writer waits", 2_800, 1),
-            c(4301, "writer wait ns", 2_200, 0),
-            c(4301, "writer wait ns", 2_800, 2_000),
+            c(4300, "writer waits: main (4300)", 1_500, 0),
+            c(4300, "writer waits: main (4300)", 3_500, 3),
+            c(4300, "writer wait ns: main (4300)", 1_500, 0),
+            c(4300, "writer wait ns: main (4300)", 3_500, 12_000),
+            c(4301, "writer waits: .NET TP Worker (4301)", 2_200, 0),
+            c(4301, "writer waits: .NET TP Worker (4301)", 2_800, 1),
+            c(4301, "writer wait ns: .NET TP Worker (4301)", 2_200, 0),
+            c(4301, "writer wait ns: .NET TP Worker (4301)", 2_800, 2_000),
         ]
     );
 }
