@@ -141,7 +141,7 @@ pub fn select(paths: &[PathBuf], pids: Option<&[u32]>) -> Result<Vec<ProcessTrac
         let found = if p.exists() {
             expand(p)?
         } else {
-            let beside: Vec<ProcessTrace> = sibling_paths(p)
+            let mut beside: Vec<ProcessTrace> = sibling_paths(p)
                 .into_iter()
                 .filter_map(|path| {
                     read_info(&path)
@@ -149,6 +149,14 @@ pub fn select(paths: &[PathBuf], pids: Option<&[u32]>) -> Result<Vec<ProcessTrac
                         .map(|info| ProcessTrace { path, info })
                 })
                 .collect();
+            // Only the latest session's: older runs' leftovers may lie beside them.
+            if let Some(latest) = beside
+                .iter()
+                .max_by_key(|t| t.info.start_unix_ns)
+                .map(|t| t.session().to_owned())
+            {
+                beside.retain(|t| t.session() == latest);
+            }
             if beside.is_empty() {
                 // Let the usual open report the error.
                 read_info(p)?;

@@ -272,6 +272,8 @@ fn process_trace(pid: u32, command: &str, session: &str, calls: u64) -> Vec<u8> 
     info.pid = pid;
     info.command = command.into();
     info.extra.push(("session".into(), session.into()));
+    // The older session started earlier.
+    info.start_unix_ns = if session == "s0" { 1_000 } else { 2_000 };
     let evs: Vec<(u64, eltrace_trace::EventKind, u32)> = (0..calls)
         .flat_map(|i| {
             [
@@ -330,8 +332,15 @@ fn a_session_is_reported_process_by_process() {
         "no trace of process 5 (processes: 100, 130)",
     );
     // Without the main trace (the command's own process wrote none), its name stands for the
-    // process traces beside it.
+    // process traces of the latest session beside it (not the older run's).
     std::fs::remove_file(&main).unwrap();
+    save(&dir, "app.131.eltrace", &process_trace(131, "csc", "s1", 2));
     let v = json_report(&["report", m, "--json"]);
-    assert_eq!(v["processes"].as_array().unwrap().len(), 2);
+    let pids: Vec<u64> = v["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["trace"]["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(pids, [130, 131]);
 }
