@@ -29,8 +29,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use eltrace_analysis::{
-    Analysis, CallNodeId, Frame, FrameSink, FunctionIdx, FunctionStats, Options, Tables, ThreadIdx,
-    ThreadStats, state_machine_method,
+    Analysis, CallNodeId, Frame, FrameSink, FunctionIdx, FunctionStats, Kickoffs, MachineKind,
+    Options, Tables, ThreadIdx, ThreadStats, machine_kind_from_flags,
 };
 use serde_json::{Map, Value, json};
 
@@ -153,24 +153,36 @@ fn add_stats(a: &mut FunctionStats, b: &FunctionStats) {
     a.lost += b.lost;
 }
 
-fn async_kind(a: &Analysis, idx: FunctionIdx) -> (u8, Option<String>) {
+/// An iterator's MoveNext is no async method: an ordinary row (kind 0).
+fn async_kind(
+    a: &Analysis,
+    kickoffs: &Kickoffs,
+    idx: FunctionIdx,
+    s: &FunctionStats,
+) -> (u8, Option<String>) {
     let Some(r) = a.tables.functions.get(idx) else {
         return (0, None);
     };
     if r.flags.async_thunk() {
-        (2, None)
-    } else if r.flags.async_variant() {
-        (1, None)
+        return (2, None);
+    }
+    if r.flags.async_variant() {
+        return (1, None);
+    }
+    let kind = machine_kind_from_flags(r).unwrap_or(if s.enumerations > 0 {
+        MachineKind::Iterator
     } else {
-        match state_machine_method(r) {
-            Some((ty, m)) => (3, Some(format!("{ty}.{m}"))),
-            None => (0, None),
-        }
+        MachineKind::Async
+    });
+    match kickoffs.method_of(r) {
+        Some(m) if kind == MachineKind::Async => (3, Some(m)),
+        _ => (0, None),
     }
 }
 
 /// The function rows (sorted by inclusive time, then name) and each function's row.
 fn function_rows(a: &Analysis) -> (Vec<FnRow>, HashMap<FunctionIdx, u32>) {
+    let kickoffs = Kickoffs::new(&a.tables.functions);
     let mut by_key: HashMap<(String, String), usize> = HashMap::new();
     let mut rows: Vec<FnRow> = Vec::new();
     let mut members: Vec<Vec<FunctionIdx>> = Vec::new();
@@ -199,7 +211,7 @@ fn function_rows(a: &Analysis) -> (Vec<FnRow>, HashMap<FunctionIdx, u32>) {
                 members[r].push(idx);
             }
             None => {
-                let (async_kind, method) = async_kind(a, idx);
+                let (async_kind, method) = async_kind(a, &kickoffs, idx, &s);
                 by_key.insert(key.clone(), rows.len());
                 rows.push(FnRow {
                     name: key.0,
