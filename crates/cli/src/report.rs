@@ -157,6 +157,16 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
     rows
 }
 
+/// The JIT's TailCallLoopOpt setting the profiled process had (INFO `tail_call_loop_opt`:
+/// `0`, `default`, or the user's value), `None` for a trace that does not say.
+fn tail_call_loop_opt(a: &Analysis) -> Option<String> {
+    a.info()
+        .extra
+        .iter()
+        .find(|(k, _)| k == "tail_call_loop_opt")
+        .map(|(_, v)| v.clone())
+}
+
 fn share(part: u64, total: u64) -> f64 {
     if total == 0 {
         0.0
@@ -234,6 +244,7 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
         "vanished_frames": t.vanished_frames,
         "logical_calls": t.logical_calls,
         "enumerations": t.enumerations,
+        "tail_call_loop_opt": tail_call_loop_opt(a),
         "async_suspend_leaves": runtime_reports_suspend_leaves(info),
         "duration_ns": a.duration_ns(),
         "total_ns": total,
@@ -441,6 +452,14 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
             "iterators: {} enumerations (a row's calls count MoveNext calls, its suspends the \
              yields; see the iterators table)",
             t.enumerations
+        );
+    }
+    if let Some(v) = tail_call_loop_opt(a).filter(|v| v != "0") {
+        let _ = writeln!(
+            o,
+            "tail calls: the JIT's self-tail-call loops were on (TailCallLoopOpt {v}): a \
+             self-recursive call it turned into a jump is not counted (record without \
+             --keep-tail-loops counts them)"
         );
     }
     if t.vanished_frames > 0 {
