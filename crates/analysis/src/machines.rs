@@ -3,7 +3,7 @@
 //! created it (its *kickoff*), and the names they have in a trace. By the profiler's flags
 //! (metadata: the interfaces of the type, the kickoff's attribute; docs/trace-format.md
 //! "FUNCTION"); for a record without them (an older trace) by the compiler's names:
-//! `<M>d__N`, `<M>d__N`A` (a generic method), `<<Outer>b__1_0>d` (a lambda),
+//! `<M>d__N`, `` <M>d__N`A `` (a generic method), `<<Outer>b__1_0>d` (a lambda),
 //! `<<Outer>g__Local|0_0>d` (a local function).
 //!
 //! ```text
@@ -34,7 +34,7 @@ pub enum MachineKind {
 
 /// The enclosing type and the kickoff method's name (without generic arity) of a compiler
 /// state machine type, from its name: `Ns.T+<Work>d__3` → `("Ns.T", "Work")`,
-/// `Ns.T+<Echo>d__15`1` → `("Ns.T", "Echo")`, `Ns.T+<>c+<<Run>b__1_0>d` →
+/// `` Ns.T+<Echo>d__15`1 `` → `("Ns.T", "Echo")`, `Ns.T+<>c+<<Run>b__1_0>d` →
 /// `("Ns.T+<>c", "<Run>b__1_0")`, `Ns.T+<<Main>g__Loop|0_0>d` → `("Ns.T", "<Main>g__Loop|0_0")`.
 pub fn state_machine_type_parts(type_name: &str) -> Option<(&str, &str)> {
     let (outer, nested) = type_name.rsplit_once('+')?;
@@ -58,7 +58,7 @@ pub fn state_machine_type_parts(type_name: &str) -> Option<(&str, &str)> {
     let close = close?;
     let name = &nested[1..close];
     let tail = nested[close + 1..].strip_prefix('d')?;
-    // `d`, `d__N`, each possibly with the generic arity of the type: `d`1`, `d__3`1`.
+    // `d`, `d__N`, each possibly with the generic arity of the type: `` d`1 ``, `` d__3`1 ``.
     let tail = match tail.strip_prefix("__") {
         Some(t) => {
             let digits = t.bytes().take_while(u8::is_ascii_digit).count();
@@ -127,7 +127,7 @@ pub fn iterator_member_name(method: &str) -> bool {
 /// Whether `stub` is the kickoff method of state machine `sm` (`Ns.T.Work` for
 /// `Ns.T+<Work>d__3.MoveNext`): by the type its attribute names when the profiler recorded it
 /// (metadata), else by the names (the generic arity of the kickoff aside: ``Echo``1`` for
-/// `<Echo>d__15`1`). When the state machine's record carries flags (the metadata was read),
+/// `` <Echo>d__15`1 ``). When the state machine's record carries flags (the metadata was read),
 /// a method without a kickoff flag is not its kickoff.
 pub fn is_kickoff(sm: &FunctionRecord, stub: &FunctionRecord) -> bool {
     if stub.module != sm.module {

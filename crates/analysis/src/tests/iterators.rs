@@ -388,7 +388,7 @@ fn without_flags_iterators_are_known_by_their_members() {
 }
 
 /// Async lambdas, async local functions and generic async methods: their state machines'
-/// names (`<<Run>b__1_0>d`, `<<Run>g__Local|1_1>d`, `<Echo>d__5`1`) lead to their kickoffs
+/// names (`<<Run>b__1_0>d`, `<<Run>g__Local|1_1>d`, `` <Echo>d__5`1 ``) lead to their kickoffs
 /// (`<Run>b__1_0` of `<>c`, `<Run>g__Local|1_1`, ``Echo``1``), by the names (an older trace)
 /// or by the kickoff's attribute: a MoveNext called by its kickoff starts a logical call.
 #[test]
