@@ -1,9 +1,14 @@
-//! End-to-end tests of the iterator model (docs/design.md "Iterators: enumerations"): the
-//! `iterators` scenario of tests/apps/Scenarios (its header has the table of expected counts,
-//! which the program checks against its own tallies) recorded by the real profiler in every
-//! mode, and with `--values` (where each MoveNext's return value decides how an enumeration
-//! ended). Each iterator's MoveNext row must show exact MoveNext calls (its `calls`), the
-//! kickoff's calls, enumerations, yields (`suspensions`), and how the enumerations ended.
+//! End-to-end tests of compiler state machines (docs/design.md "Compiler state machines"):
+//!
+//! - the iterator model ("Iterators: enumerations"): the `iterators` scenario of
+//!   tests/apps/Scenarios (its header has the table of expected counts, which the program
+//!   checks against its own tallies) recorded by the real profiler in every mode, and with
+//!   `--values` (where each MoveNext's return value decides how an enumeration ended). Each
+//!   iterator's MoveNext row must show exact MoveNext calls (its `calls`), the kickoff's calls,
+//!   enumerations, yields (`suspensions`), and how the enumerations ended;
+//! - async state machines not named after a method (`async-shapes`): async lambdas, async
+//!   local functions, a generic async method and an async method of a generic type, each
+//!   counted in logical calls and named after its kickoff.
 
 mod common;
 
@@ -144,3 +149,60 @@ fn text_report_has_the_iterators_table() {
         "{row}"
     );
 }
+
+/// `async-shapes` (its header has the counts): each state machine's row counts logical calls
+/// (2 segments, 1 suspension each) and names the method as the trace names it; that method's
+/// own row has the same calls.
+fn async_shapes_exact(mode: Mode) {
+    let rec = record_in(mode, "async-shapes", &[]);
+    assert_eq!(
+        rec.exit(),
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        rec.stdout,
+        rec.stderr
+    );
+    assert!(
+        rec.stdout.contains("async-shapes: all results correct"),
+        "{}",
+        rec.stdout
+    );
+    let r = rec.report();
+    r.check_invariants(0, true);
+    let a = "Scenarios.AsyncShapesScenario";
+    // (how the kickoff's name ends, logical calls)
+    let shapes = [
+        ("+<>c.<RunAsync>b__", 3),
+        (".<RunAsync>g__Twice|", 2),
+        (".<RunAsync>g__AddK|", 2),
+        (".Echo``1", 4),
+        ("+Box`1.GetAsync", 3),
+    ];
+    for (kickoff, calls) in shapes {
+        let rows: Vec<&Value> = r
+            .functions()
+            .iter()
+            .filter(|f| {
+                f["async"]["method"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with(a) && m.contains(kickoff))
+            })
+            .collect();
+        assert_eq!(rows.len(), 1, "state machines of {kickoff}: {rows:?}");
+        let row = rows[0];
+        assert_eq!(string(&row["async"], "kind"), "state_machine", "{row}");
+        assert_eq!(
+            (
+                uint(row, "calls"),
+                uint(row, "segments"),
+                uint(row, "suspensions")
+            ),
+            (calls, 2 * calls, calls),
+            "{kickoff}: (calls, segments, suspensions): {row}"
+        );
+        let method = string(&row["async"], "method");
+        assert_eq!(r.calls(method), calls, "the kickoff {method}'s own row");
+    }
+}
+
+modes!(async_shapes_exact);
