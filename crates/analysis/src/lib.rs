@@ -55,6 +55,12 @@ mod analysis;
 // The statistics kept on the fly, with `count()` and the value samples.
 mod stats;
 
+// Compiler state machines: async or iterator, their kickoff methods, their names.
+mod machines;
+
+// Iterators: enumerations of `yield return` state machines.
+mod iterators;
+
 // Async methods: roles, logical calls, and the rules that link segments into calls.
 mod asyncs;
 
@@ -69,9 +75,13 @@ mod tests;
 
 pub use analysis::{Analysis, ValueSample};
 pub use analyzer::{Analyzer, Options, analyze, analyze_with};
-pub use asyncs::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves, state_machine_method};
+pub use asyncs::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves};
 pub use calltree::{CallNode, CallTree};
 pub use eltrace_trace::{FunctionIdx, ThreadIdx};
+pub use machines::{
+    Kickoffs, MachineKind, machine_kind_from_flags, state_machine_method, state_machine_type_parts,
+    without_arity,
+};
 pub use model::{
     CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, SegmentRef, Tables,
     ThreadStats, ThreadTable, Totals, ValueTable,

@@ -237,6 +237,17 @@ pub struct FunctionStats {
     /// direct call from it was seen to use yet (a recursion, or a dispatcher's resume by a
     /// path not seen before; docs/design.md "Async methods").
     pub ambiguous_calls: u64,
+    /// An iterator's `MoveNext`: enumerations (one per enumerator, from its first `MoveNext`
+    /// to its last; docs/design.md "Iterators: enumerations"). Its `calls` and `segments`
+    /// count `MoveNext` frames, `suspensions` the yields, `resumes` the `MoveNext` calls after
+    /// an enumeration's first, `wall_ns` the enumerations' first start to last end,
+    /// `pending_at_end` the enumerations still going when the trace ended.
+    pub enumerations: u64,
+    /// An iterator's `MoveNext`: enumerations that stopped after a yield (their holder
+    /// disposed or dropped them before the iterator finished).
+    pub abandoned: u64,
+    /// An iterator's `MoveNext`: enumerations whose last `MoveNext` threw.
+    pub faulted: u64,
     /// Durations of the frames with no frame of the same function below them.
     pub inclusive_ns: u64,
     /// Durations minus direct children, over all frames.
@@ -323,6 +334,8 @@ pub struct Totals {
     pub vanished_frames: u64,
     /// Logical calls of async methods.
     pub logical_calls: u64,
+    /// Enumerations of iterators.
+    pub enumerations: u64,
     pub throws: u64,
     /// Sum of the threads' inclusive time: the time covered by root frames.
     pub root_ns: u64,

@@ -17,6 +17,7 @@ use eltrace_trace::{Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, Tr
 use crate::asyncs::link::{self, Ctx};
 use crate::asyncs::{Calls, Roles, runtime_reports_suspend_leaves};
 use crate::fxmap::DenseMap;
+use crate::iterators::{self, Iterators};
 use crate::model::{EndKind, Frame, ROOT, SegmentRef, Tables};
 use crate::reorder::{Ahead, Batch, Item};
 use crate::sink::{AnalysisError, FrameSink};
@@ -32,6 +33,8 @@ pub(crate) struct Replay {
     calls: Calls,
     /// The runtime reports a Leave when a runtime-async method suspends.
     suspend_leaves: bool,
+    /// Iterators' enumerations.
+    iters: Iterators,
 }
 
 impl Replay {
@@ -60,6 +63,7 @@ impl Replay {
             calls: &mut self.calls,
             suspend_leaves: self.suspend_leaves,
             thread,
+            iters: &mut self.iters,
         };
         (st, cx)
     }
@@ -105,6 +109,8 @@ impl Replay {
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
         let keys: Vec<u32> = self.states.iter().map(|(k, _)| k).collect();
+        // Enumerations whose holders are still open end with the trace: pending.
+        self.iters.ending();
         for k in keys {
             let (st, mut cx) = self.thread(tables, stats, ThreadIdx(k));
             let cx = &mut cx;
@@ -119,6 +125,12 @@ impl Replay {
             cx.stats.count(ThreadIdx(k), Count::OpenAtEnd, open);
         }
         link::settle_remaining(&mut self.calls, stats, tables);
+        iterators::finish(&mut iterators::Env {
+            iters: &mut self.iters,
+            stats,
+            tables,
+            thread: 0,
+        });
         Ok(())
     }
 }
@@ -286,6 +298,20 @@ fn enter(
     st.push(e.func.0, ns, e.sp, node);
     cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
     link::entered(st, cx, e, after_completion, prefer);
+    let (mut env, roles) = iter_env(cx);
+    iterators::entered(st, &mut env, e.func.0, ns, |r| roles.machine_kind(r));
+}
+
+/// The iterator model's view of the context, and the roles.
+#[inline(always)]
+fn iter_env<'a>(cx: &'a mut Ctx<'_>) -> (iterators::Env<'a>, &'a Roles) {
+    let env = iterators::Env {
+        iters: &mut *cx.iters,
+        stats: &mut *cx.stats,
+        tables: &*cx.tables,
+        thread: cx.thread.0,
+    };
+    (env, &*cx.roles)
 }
 
 /// A Leave, Tailcall or Unwind (`kind`) of `func` at `ns`, with return value `value`: closes
@@ -399,6 +425,11 @@ fn close_top<S: FrameSink + ?Sized>(
         let args = shown(cx.tables, o.enter_value);
         let ret = shown(cx.tables, leave_value.filter(|_| show_leave));
         cx.stats.push_sample(o.func, u64::MAX, args, ret);
+    }
+
+    if o.iter.any() {
+        let (mut env, _) = iter_env(cx);
+        iterators::closed(st, &mut env, &o, end, kind, leave_value);
     }
 
     let first_segment = o.segment.is_none_or(|s| s.index == 0);

@@ -29,6 +29,27 @@ pub(crate) struct Open {
     /// A runtime-async function whose role (thunk or variant) the next event decides.
     pub unresolved: bool,
     pub enter_value: Option<u32>,
+    /// What the iterator model noted on the frame (`iterators`).
+    pub iter: IterMark,
+}
+
+/// What the iterator model (`iterators`) notes on a frame; all clear on most frames.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct IterMark {
+    /// The enumeration the frame works on (a `MoveNext`, a `Dispose`), 0 for none.
+    pub enumeration: u64,
+    /// Enumerators are held under this frame: its end hands them to its caller.
+    pub holds: bool,
+    /// An iterator method that returns its enumerator: its Leave hands one to its caller.
+    pub kickoff: bool,
+}
+
+impl IterMark {
+    /// Whether the frame's end concerns the iterator model.
+    #[inline(always)]
+    pub fn any(&self) -> bool {
+        self.enumeration != 0 || self.holds || self.kickoff
+    }
 }
 
 /// What a segment's completing Leave leaves for the next event of its thread.
@@ -94,6 +115,7 @@ impl ThreadState {
             segment: None,
             unresolved: false,
             enter_value: None,
+            iter: IterMark::default(),
         });
     }
 

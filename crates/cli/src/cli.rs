@@ -116,6 +116,12 @@ pub struct RecordArgs {
     /// busy program down further).
     #[arg(long)]
     pub lossy: bool,
+    /// Let the JIT turn self-recursive tail calls into loops (its default), which the
+    /// profiler does not see: such calls are then missing from the counts. Without it,
+    /// `record` sets DOTNET_TailCallLoopOpt=0 for the program (unless its environment sets
+    /// DOTNET_TailCallLoopOpt or COMPlus_TailCallLoopOpt).
+    #[arg(long)]
+    pub keep_tail_loops: bool,
     /// The profiler library (default: libeltrace_profiler.so beside this executable, or
     /// $ELTRACE_PROFILER_PATH).
     #[arg(long, value_name = "PATH")]
@@ -237,6 +243,7 @@ impl From<RecordArgs> for RecordOptions {
             slow_path: a.slow_path,
             values: a.values,
             lossy: a.lossy,
+            keep_tail_loops: a.keep_tail_loops,
             profiler: a.profiler,
             command: a.command,
         }

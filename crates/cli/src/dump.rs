@@ -60,6 +60,9 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
                     "function {} {} [{}] token={:#x} impl={:#x} flags={:#x} id={:#x}",
                     f.idx.0, names[i], f.module, f.token, f.impl_flags, f.flags.0, f.function_id
                 );
+                if !f.state_machine.is_empty() {
+                    let _ = write!(line, " state_machine={}", f.state_machine);
+                }
             }
             Record::Thread(t) => {
                 let i = t.idx.0 as usize;

@@ -7,13 +7,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use eltrace_analysis::{
-    Analysis, FunctionIdx, FunctionStats, Options, analyze, runtime_reports_suspend_leaves,
-    state_machine_method,
+    Analysis, FunctionIdx, FunctionStats, Kickoffs, MachineKind, Options, analyze,
+    machine_kind_from_flags, runtime_reports_suspend_leaves,
 };
 use serde_json::{Value, json};
 
 use crate::session;
 use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_incomplete};
+
+mod iterators;
+use iterators::{iterator_json, iterator_table};
 
 /// The sort key of the function list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +54,11 @@ struct Row {
     idxs: Vec<FunctionIdx>,
     /// `"runtime"` (a runtime-async method's code), `"thunk"`, `"state_machine"` or `""`.
     async_kind: &'static str,
-    /// For a state machine's MoveNext: the user method it runs (`Ns.T.Work`).
+    /// For a state machine's MoveNext (async or iterator): the user method it runs
+    /// (`Ns.T.Work`).
     async_method: Option<String>,
+    /// An iterator's MoveNext (its enumerations are in `s`).
+    iterator: bool,
 }
 
 impl Row {
@@ -82,10 +88,19 @@ fn add(a: &mut FunctionStats, b: &FunctionStats) {
     a.pending_at_end += b.pending_at_end;
     a.inferred_resumes += b.inferred_resumes;
     a.ambiguous_calls += b.ambiguous_calls;
+    a.enumerations += b.enumerations;
+    a.abandoned += b.abandoned;
+    a.faulted += b.faulted;
 }
 
-/// What kind of async function `idx` is, and the user method of a state machine.
-fn async_facts(a: &Analysis, idx: FunctionIdx) -> (&'static str, Option<String>) {
+/// What kind of async function `idx` is (`"iterator"` for an iterator's MoveNext), and the
+/// user method of a state machine.
+fn async_facts(
+    a: &Analysis,
+    kickoffs: &Kickoffs,
+    idx: FunctionIdx,
+    s: &FunctionStats,
+) -> (&'static str, Option<String>) {
     let Some(r) = a.tables.functions.get(idx) else {
         return ("", None);
     };
@@ -95,13 +110,24 @@ fn async_facts(a: &Analysis, idx: FunctionIdx) -> (&'static str, Option<String>)
     if r.flags.async_variant() {
         return ("runtime", None);
     }
-    match state_machine_method(r) {
-        Some((ty, m)) => ("state_machine", Some(format!("{ty}.{m}"))),
-        None => ("", None),
+    let Some(method) = kickoffs.method_of(r) else {
+        return ("", None);
+    };
+    // Without the profiler's flags (an older trace) the analysis told them apart.
+    let kind = machine_kind_from_flags(r).unwrap_or(if s.enumerations > 0 {
+        MachineKind::Iterator
+    } else {
+        MachineKind::Async
+    });
+    match kind {
+        MachineKind::Async => ("state_machine", Some(method)),
+        MachineKind::Iterator => ("iterator", Some(method)),
+        MachineKind::AsyncIterator | MachineKind::None => ("", None),
     }
 }
 
 fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
+    let kickoffs = Kickoffs::new(&a.tables.functions);
     let mut index: HashMap<(String, String), usize> = HashMap::new();
     let mut rows: Vec<Row> = Vec::new();
     for (idx, s) in a.functions() {
@@ -114,14 +140,16 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
             }
             None => {
                 index.insert((name.clone(), module.clone()), rows.len());
-                let (async_kind, async_method) = async_facts(a, idx);
+                let (kind, async_method) = async_facts(a, &kickoffs, idx, s);
+                let iterator = kind == "iterator";
                 rows.push(Row {
                     name,
                     module,
                     s: *s,
                     idxs: vec![idx],
-                    async_kind,
+                    async_kind: if iterator { "" } else { kind },
                     async_method,
+                    iterator,
                 });
             }
         }
@@ -133,6 +161,16 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
             .then_with(|| x.module.cmp(&y.module))
     });
     rows
+}
+
+/// The JIT's TailCallLoopOpt setting the profiled process had (INFO `tail_call_loop_opt`:
+/// `0`, `default`, or the user's value), `None` for a trace that does not say.
+fn tail_call_loop_opt(a: &Analysis) -> Option<String> {
+    a.info()
+        .extra
+        .iter()
+        .find(|(k, _)| k == "tail_call_loop_opt")
+        .map(|(_, v)| v.clone())
 }
 
 fn share(part: u64, total: u64) -> f64 {
@@ -275,6 +313,8 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
         "suspended_frames": t.suspended_frames,
         "vanished_frames": t.vanished_frames,
         "logical_calls": t.logical_calls,
+        "enumerations": t.enumerations,
+        "tail_call_loop_opt": tail_call_loop_opt(a),
         "async_suspend_leaves": runtime_reports_suspend_leaves(info),
         "duration_ns": a.duration_ns(),
         "total_ns": total,
@@ -323,6 +363,9 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
                     "inferred_resumes": s.inferred_resumes,
                     "ambiguous_calls": s.ambiguous_calls,
                 });
+            }
+            if r.iterator {
+                f["iterator"] = iterator_json(r, rows);
             }
             let values = value_samples(a, &r.idxs);
             if !values.is_empty() {
@@ -405,6 +448,7 @@ fn edges(a: &Analysis) -> Vec<Value> {
 /// A row's name in the table: a state machine's MoveNext shows the user method it runs.
 fn display_name(r: &Row) -> String {
     match &r.async_method {
+        Some(m) if r.iterator => format!("{m} (iterator: {})", r.name),
         Some(m) => format!("{m} (async: {})", r.name),
         None => r.name.clone(),
     }
@@ -470,6 +514,22 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
             } else {
                 ""
             }
+        );
+    }
+    if t.enumerations > 0 {
+        let _ = writeln!(
+            o,
+            "iterators: {} enumerations (a row's calls count MoveNext calls, its suspends the \
+             yields; see the iterators table)",
+            t.enumerations
+        );
+    }
+    if let Some(v) = tail_call_loop_opt(a).filter(|v| v != "0") {
+        let _ = writeln!(
+            o,
+            "tail calls: the JIT's self-tail-call loops were on (TailCallLoopOpt {v}): a \
+             self-recursive call it turned into a jump is not counted (record without \
+             --keep-tail-loops counts them)"
         );
     }
     if t.vanished_frames > 0 {
@@ -549,6 +609,7 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
         );
     }
     o.push('\n');
+    iterator_table(&mut o, rows, n);
 
     let _ = writeln!(
         o,

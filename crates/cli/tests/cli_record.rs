@@ -207,3 +207,34 @@ fn output_directory_must_exist() {
     ]);
     assert_error(&o, 1, "does not exist");
 }
+
+#[test]
+fn tail_call_loops_are_off_for_the_child_unless_kept() {
+    let dir = temp_dir("rectail");
+    let lib = fake_profiler(&dir);
+    let out = dir.join("t.eltrace");
+    let script = "echo \"[$DOTNET_TailCallLoopOpt]\"";
+    let child_sees = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = eltrace();
+        cmd.env_remove("DOTNET_TailCallLoopOpt")
+            .env_remove("COMPlus_TailCallLoopOpt")
+            .envs(env.iter().copied())
+            .arg("record")
+            .args(extra)
+            .args([
+                "--profiler",
+                lib.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .args(["--", "sh", "-c", script]);
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o).trim().to_owned()
+    };
+    assert_eq!(child_sees(&[], &[]), "[0]");
+    assert_eq!(child_sees(&["--keep-tail-loops"], &[]), "[]");
+    // The user's own setting stands, under either prefix.
+    assert_eq!(child_sees(&[], &[("DOTNET_TailCallLoopOpt", "1")]), "[1]");
+    assert_eq!(child_sees(&[], &[("COMPlus_TailCallLoopOpt", "1")]), "[]");
+}

@@ -1,5 +1,5 @@
 //! End-to-end tests of async methods: the runtime-async program tests/apps/Async (run with
-//! DOTNET_RuntimeAsync=1), classic state machines and tail calls of tests/apps/Scenarios, each
+//! DOTNET_RuntimeAsync=1) and classic state machines of tests/apps/Scenarios, each
 //! recorded by the real profiler and checked for exact logical calls, segments and
 //! suspensions (docs/design.md "Async methods: segments and logical calls").
 //!
@@ -227,30 +227,9 @@ fn classic_work(mode: Mode) {
     );
 }
 
-fn tail_calls(mode: Mode) {
-    let rec = record_in(mode, "tailcalls", &[]);
-    assert_eq!(rec.exit(), 0, "stderr:\n{}", rec.stderr);
-    let r = rec.report();
-    assert_balanced(&r);
-    let tailcalls: u64 = r.functions().iter().map(|f| uint(f, "tailcalls")).sum();
-    assert!(tailcalls > 0, "the JIT made no tail call the profiler saw");
-    // A tail call ends the caller's frame: nothing is left open or mismatched (checked
-    // above), and the mutual recursion never gets deeper than a few frames.
-    let deepest = r
-        .threads()
-        .iter()
-        .map(|t| uint(t, "max_depth"))
-        .max()
-        .unwrap_or(0);
-    assert!(
-        deepest < 20,
-        "max depth {deepest}: tail calls did not end frames"
-    );
-}
-
 modes!(work, sync_caller, nested, exception, configure_await);
 
-modes!(classic_work, tail_calls);
+modes!(classic_work);
 
 /// `record --values` (slow path) on the runtime-async Work scenario: the report's value
 /// samples hold the argument at each initial Enter and the completion value, and nothing from

@@ -1,5 +1,6 @@
 //! The FunctionIDMapper2: names each function once (com/resolve.rs), decides whether it gets
-//! probes (the selection, and the unhandled-exception sentinel), marks its runtime-async role,
+//! probes (the selection, and the unhandled-exception sentinel), marks its runtime-async role
+//! and, for selected functions, its compiler state-machine role (com/machines.rs),
 //! registers it with the recorder (and, with `--values`, its value plan) and returns the
 //! client id the hooks decode (hooks.rs). Runs at JIT time, never on the hot path.
 
@@ -93,6 +94,15 @@ impl Mapper {
         }
         if hooked {
             record.flags.0 |= FunctionFlags::HOOKED;
+            // Only selected functions: their events are what the analysis reads.
+            let (bits, machine) = self.modules.state_machine(
+                info,
+                described.module_id,
+                record.token,
+                described.class,
+            );
+            record.flags.0 |= bits;
+            record.state_machine = machine;
         }
         record.flags.0 |= async_role(info, described.module_id, &record);
         if described.framework

@@ -49,6 +49,19 @@ fn command_line() -> String {
         .unwrap_or_default()
 }
 
+/// The JIT's self-tail-call-loop setting as this process sees it (`DOTNET_TailCallLoopOpt`,
+/// else `COMPlus_TailCallLoopOpt`), `default` when neither is set (loops on): with loops on,
+/// a self-recursive tail call the JIT turned into a jump is no call in the trace.
+fn tail_call_loop_opt() -> String {
+    [
+        protocol::env::DOTNET_TAIL_CALL_LOOP_OPT,
+        protocol::env::COMPLUS_TAIL_CALL_LOOP_OPT,
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok())
+    .unwrap_or_else(|| "default".into())
+}
+
 /// Ends the trace with a diagnostic and refuses activation.
 fn decline(rec: &Recorder, writer: &Writer, message: &str) -> HRESULT {
     rec.internal_error("init", &format!("{message}; not profiling"));
@@ -121,6 +134,7 @@ impl Profiler {
                 ("flush_ms".into(), config.flush_ms.to_string()),
                 ("values".into(), u8::from(config.values).to_string()),
                 ("lossy".into(), u8::from(config.lossy).to_string()),
+                ("tail_call_loop_opt".into(), tail_call_loop_opt()),
                 (
                     "event_mask".into(),
                     format!("{:#010x}", event_mask(config.hooks, config.values)),

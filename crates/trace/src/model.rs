@@ -133,6 +133,26 @@ impl FunctionFlags {
     /// A runtime-async method's async variant: the code of the method, entered at the first
     /// call and again at every resume.
     pub const ASYNC_VARIANT: u32 = 8;
+    /// A method of a compiler-generated async state machine (its type implements
+    /// `IAsyncStateMachine`): its `MoveNext` runs the segments of the async method that
+    /// created it (its kickoff). Set from metadata, with [`ITERATOR`](Self::ITERATOR) on an
+    /// async iterator's type.
+    pub const ASYNC_STATE_MACHINE: u32 = 0x10;
+    /// A method of a compiler-generated iterator (its type implements `IEnumerator`): its
+    /// `MoveNext` runs the iterator method's body from one `yield` to the next. Set from
+    /// metadata; with [`ASYNC_STATE_MACHINE`](Self::ASYNC_STATE_MACHINE): an async iterator.
+    pub const ITERATOR: u32 = 0x20;
+    /// An async method compiled to a state machine (it carries `AsyncStateMachineAttribute`,
+    /// whose type is [`FunctionRecord::state_machine`]): the kickoff that starts it.
+    pub const ASYNC_KICKOFF: u32 = 0x40;
+    /// An iterator method (it carries `IteratorStateMachineAttribute`; with
+    /// [`ASYNC_KICKOFF`](Self::ASYNC_KICKOFF): `AsyncIteratorStateMachineAttribute`).
+    pub const ITERATOR_KICKOFF: u32 = 0x80;
+    /// With [`ITERATOR`](Self::ITERATOR) or [`ITERATOR_KICKOFF`](Self::ITERATOR_KICKOFF): the
+    /// iterator's type also implements `IEnumerable`, so the iterator method returns an
+    /// enumerable (each `GetEnumerator` hands out an enumerator); without it the iterator
+    /// method returns the enumerator itself.
+    pub const ENUMERABLE: u32 = 0x100;
 
     pub fn hooked(self) -> bool {
         self.0 & Self::HOOKED != 0
@@ -145,6 +165,31 @@ impl FunctionFlags {
     }
     pub fn async_variant(self) -> bool {
         self.0 & Self::ASYNC_VARIANT != 0
+    }
+    pub fn async_state_machine(self) -> bool {
+        self.0 & Self::ASYNC_STATE_MACHINE != 0
+    }
+    pub fn iterator(self) -> bool {
+        self.0 & Self::ITERATOR != 0
+    }
+    pub fn async_kickoff(self) -> bool {
+        self.0 & Self::ASYNC_KICKOFF != 0
+    }
+    pub fn iterator_kickoff(self) -> bool {
+        self.0 & Self::ITERATOR_KICKOFF != 0
+    }
+    pub fn enumerable(self) -> bool {
+        self.0 & Self::ENUMERABLE != 0
+    }
+    /// Whether any of the state-machine bits is set (the profiler identified the function
+    /// from metadata as a state machine's method or a kickoff).
+    pub fn state_machine_bits(self) -> bool {
+        self.0
+            & (Self::ASYNC_STATE_MACHINE
+                | Self::ITERATOR
+                | Self::ASYNC_KICKOFF
+                | Self::ITERATOR_KICKOFF)
+            != 0
     }
 }
 
@@ -166,6 +211,10 @@ pub struct FunctionRecord {
     /// Method implementation flags from metadata (e.g. 0x2000 = runtime async).
     pub impl_flags: u32,
     pub flags: FunctionFlags,
+    /// For a kickoff ([`FunctionFlags::ASYNC_KICKOFF`], [`FunctionFlags::ITERATOR_KICKOFF`]):
+    /// the state machine type its attribute names, written as `type_name` is
+    /// (`Ns.T+<Work>d__3`); empty otherwise.
+    pub state_machine: String,
 }
 
 impl FunctionRecord {

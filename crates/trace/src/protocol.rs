@@ -27,6 +27,12 @@ pub mod env {
     /// `1`: the runtime compiles `MethodImplOptions.Async` methods as runtime-async methods
     /// (the check's probe programs need it).
     pub const DOTNET_RUNTIME_ASYNC: &str = "DOTNET_RuntimeAsync";
+    /// `0`: the JIT keeps a self-recursive call in tail position a (tail) call instead of
+    /// turning it into a loop, which calls no probe (`eltrace record` sets it unless
+    /// `--keep-tail-loops`; read by the release JIT of .NET 10 and 11).
+    pub const DOTNET_TAIL_CALL_LOOP_OPT: &str = "DOTNET_TailCallLoopOpt";
+    /// The same setting under the runtime's older prefix.
+    pub const COMPLUS_TAIL_CALL_LOOP_OPT: &str = "COMPlus_TailCallLoopOpt";
 
     // Read by the profiler (`eltrace record` and `eltrace check` set them; so may a user).
 

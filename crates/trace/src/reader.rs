@@ -237,6 +237,12 @@ pub(crate) fn decode_chunk(
             token: c.u32()?,
             impl_flags: c.u32()?,
             flags: FunctionFlags(c.u32()?),
+            // Appended in a later version: absent in older traces.
+            state_machine: if c.is_empty() {
+                String::new()
+            } else {
+                c.string()?
+            },
         }),
         tag::THREAD => Record::Thread(ThreadRecord {
             idx: ThreadIdx(c.u32()?),

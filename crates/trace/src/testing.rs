@@ -60,6 +60,8 @@ pub struct Function<'a> {
     pub impl_flags: u32,
     /// [`FunctionFlags`] bits, e.g. `FunctionFlags::HOOKED | FunctionFlags::ASYNC_VARIANT`.
     pub flags: u32,
+    /// A kickoff's state machine type ([`FunctionRecord::state_machine`]), `""` for none.
+    pub state_machine: &'a str,
 }
 
 impl<'a> Function<'a> {
@@ -71,6 +73,7 @@ impl<'a> Function<'a> {
             token: 0,
             impl_flags: 0,
             flags: 0,
+            state_machine: "",
         }
     }
 
@@ -87,6 +90,14 @@ impl<'a> Function<'a> {
     /// The record's [`FunctionFlags`] bits.
     pub const fn flags(self, flags: u32) -> Self {
         Function { flags, ..self }
+    }
+
+    /// A kickoff's state machine type (`Ns.T+<Work>d__3`).
+    pub const fn state_machine(self, state_machine: &'a str) -> Self {
+        Function {
+            state_machine,
+            ..self
+        }
     }
 }
 
@@ -125,6 +136,7 @@ impl TraceBuilder {
             token: f.token,
             impl_flags: f.impl_flags,
             flags: FunctionFlags(f.flags),
+            state_machine: f.state_machine.into(),
             ..FunctionRecord::new(FunctionIdx(self.functions))
         };
         self.w.write_function(&record).expect("write function");

@@ -32,7 +32,7 @@ impl<'a> Cursor<'a> {
         Cursor { buf, pos: 0 }
     }
 
-    #[cfg(test)]
+    /// Whether every byte was read (fields appended by later versions may follow).
     pub fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()
     }

@@ -83,6 +83,7 @@ impl<W: Write> TraceWriter<W> {
         put_u64(p, u64::from(f.token));
         put_u64(p, u64::from(f.impl_flags));
         put_u64(p, u64::from(f.flags.0));
+        put_str(p, &f.state_machine);
         self.chunk(tag::FUNCTION)
     }
 

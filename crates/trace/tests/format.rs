@@ -19,7 +19,16 @@ fn sample(n: u32) -> (Vec<u8>, Vec<Event>) {
             method: format!("M{i}"),
             token: 0x0600_0001 + i,
             impl_flags: if i == 2 { 0x2000 } else { 0 },
-            flags: FunctionFlags(FunctionFlags::HOOKED),
+            flags: FunctionFlags(if i == 1 {
+                FunctionFlags::HOOKED | FunctionFlags::ITERATOR_KICKOFF
+            } else {
+                FunctionFlags::HOOKED
+            }),
+            state_machine: if i == 1 {
+                "Ns.Outer+<M1>d__1".into()
+            } else {
+                String::new()
+            },
             ..FunctionRecord::new(FunctionIdx(i))
         })
         .unwrap();
@@ -101,6 +110,9 @@ fn round_trip_preserves_every_record() {
     assert_eq!(funcs.len(), 3);
     assert_eq!(funcs[2].full_name(), "Ns.Outer+Inner`2.M2");
     assert_eq!(funcs[2].impl_flags, 0x2000);
+    assert_eq!(funcs[1].state_machine, "Ns.Outer+<M1>d__1");
+    assert!(funcs[1].flags.iterator_kickoff() && !funcs[1].flags.async_kickoff());
+    assert_eq!(funcs[2].state_machine, "");
     let got: Vec<Event> = recs
         .iter()
         .filter_map(|r| {
@@ -358,12 +370,36 @@ fn version_1_traces_are_still_read() {
     bytes.extend_from_slice(&1u16.to_le_bytes());
     bytes.extend_from_slice(&[0, 0]);
     bytes.extend(chunk(1, &[0]));
+    // A FUNCTION as version 1 wrote it, without the later `state_machine`: idx 3, id 0x10,
+    // module "A.dll", type "T", method "M", token 1, impl flags 0, flags 1 (HOOKED).
+    bytes.extend(chunk(
+        2,
+        &[
+            3, 0x10, 5, b'A', b'.', b'd', b'l', b'l', 1, b'T', 1, b'M', 1, 0, 1,
+        ],
+    ));
     // thread 0, count 2, base_ts 100; Enter func 3 sp +128 (svar 256 = 0x80 0x02);
     // Leave after 5 ticks (head 5 << 3 | 1 = 41), func 3, dsp 0.
     bytes.extend(chunk(4, &[0, 2, 100, 0, 3, 0x80, 0x02, 41, 3, 0]));
     bytes.extend(chunk(6, &[0, 105, 2, 0, 0]));
     let (recs, truncated) = read_all(&bytes).unwrap();
     assert!(!truncated);
+    let f = recs.iter().find_map(|r| match r {
+        Record::Function(f) => Some(f.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        f.unwrap(),
+        FunctionRecord {
+            function_id: 0x10,
+            module: "A.dll".into(),
+            type_name: "T".into(),
+            method: "M".into(),
+            token: 1,
+            flags: FunctionFlags(FunctionFlags::HOOKED),
+            ..FunctionRecord::new(FunctionIdx(3))
+        }
+    );
     let ev = recs.iter().find_map(|r| match r {
         Record::Events { events, .. } => Some(events.clone()),
         _ => None,

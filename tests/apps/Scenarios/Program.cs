@@ -32,6 +32,8 @@ public static class Program
             case "classic-configureawait": return ClassicConfigureAwaitScenario.Run();
             case "tailcalls": return TailCallsScenario.Run();
             case "tail-loop": return TailLoopScenario.Run(args);
+            case "iterators": return IteratorsScenario.Run();
+            case "async-shapes": return AsyncShapesScenario.Run();
             case "classic-tier": return ClassicTierScenario.Run(args);
             case "osr-sync": return OsrSyncScenario.Run(args);
             case "soak": return SoakScenario.Run(args);
@@ -39,7 +41,7 @@ public static class Program
                 Console.Error.WriteLine(
                     "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
                     "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls|soak [SECONDS]|" +
-                    "tail-loop [N]|classic-tier [N]|osr-sync [N]>");
+                    "tail-loop [N]|classic-tier [N]|osr-sync [N]|iterators|async-shapes>");
                 return 2;
         }
     }

@@ -11,8 +11,10 @@
 //   5 each).
 // Part 2, a self-recursive accumulator with three register arguments and a long result:
 //   SumTo(n, acc, step) = n == 0 ? acc : SumTo(n - 1, acc + n * step, step), SumTo(100, 0, 1)
-//   = 5050, 3 times. The JIT turns the self tail call into a loop: SumTo 3 Enter/Leave, no
-//   Tailcall. The same as a mutual pair, SumA -> SumB -> SumA ... (SumA(100, 0, 1) = 5050,
+//   = 5050, 3 times. By default the JIT turns the self tail call into a loop: SumTo 3
+//   Enter/Leave, no Tailcall. `eltrace record` turns that off (DOTNET_TailCallLoopOpt=0, not
+//   with --keep-tail-loops): then each is a tail call, SumTo 303 Enters, 300 Tailcalls, 3
+//   Leaves. The same as a mutual pair, SumA -> SumB -> SumA ... (SumA(100, 0, 1) = 5050,
 //   3 times): 101 frames per call (SumA 51, SumB 50), 100 Tailcalls and 1 Leave per call;
 //   in all SumA 153 Enters, SumB 150, 300 Tailcalls, 3 Leaves (by SumA, n = 0).
 // Part 3, a tail call to another method: Outer(x) = Inner(x + 1), Inner(y) = y * 2 (not a tail

@@ -7,9 +7,11 @@
 // the two name sets must be equal, and for every name the report's `calls` must equal the
 // oracle's `calls`. Frames are not compared: an async method's segments depend on which awaits
 // found their task completed, which differs from run to run (its calls do not); the oracle's
-// `frames` and the report's `segments` are printed beside a mismatch to explain it. A trace that
-// dropped events proves nothing: it fails as invalid. Exit 0 when everything matches, 1
-// otherwise.
+// `frames` and the report's `segments` are printed beside a mismatch to explain it. For an
+// iterator's MoveNext the enumerations, yields, abandoned and faulted enumerations must equal
+// the report's `iterator` object too (abandoned: its abandoned + pending_at_end, the oracle
+// counting every enumerator whose last MoveNext returned true). A trace that dropped events
+// proves nothing: it fails as invalid. Exit 0 when everything matches, 1 otherwise.
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -20,7 +22,8 @@ namespace Oracle;
 
 public static class Compare
 {
-    public record struct Counts(long Calls, long Frames, string Kind);
+    /// `Iter`: enumerations, yields, abandoned, faulted (iterators only, else null).
+    public record struct Counts(long Calls, long Frames, string Kind, long[]? Iter = null);
 
     /// A runtime-async method's Task-returning thunk: made by the runtime, no IL in the module,
     /// so the oracle cannot count it; the method's own row (its async variant) has its calls.
@@ -45,8 +48,19 @@ public static class Compare
                 continue;
             }
             traced.TryGetValue(name, out Counts c);
+            long[]? iter = c.Iter;
+            if (f.TryGetProperty("iterator", out JsonElement it))
+            {
+                long[] add =
+                {
+                    it.GetProperty("enumerations").GetInt64(), it.GetProperty("yields").GetInt64(),
+                    it.GetProperty("abandoned").GetInt64() + it.GetProperty("pending_at_end").GetInt64(),
+                    it.GetProperty("faulted").GetInt64(),
+                };
+                iter = iter == null ? add : iter.Zip(add, (a, b) => a + b).ToArray();
+            }
             traced[name] = new Counts(
-                c.Calls + f.GetProperty("calls").GetInt64(), c.Frames + f.GetProperty("segments").GetInt64(), "");
+                c.Calls + f.GetProperty("calls").GetInt64(), c.Frames + f.GetProperty("segments").GetInt64(), "", iter);
         }
 
         int mismatches = 0;
@@ -54,13 +68,15 @@ public static class Compare
         {
             bool inOracle = oracle.TryGetValue(name, out Counts o);
             bool inTrace = traced.TryGetValue(name, out Counts t);
-            if (inOracle && inTrace && o.Calls == t.Calls)
+            bool sameIter = o.Iter == null || (t.Iter != null && o.Iter.SequenceEqual(t.Iter));
+            if (inOracle && inTrace && o.Calls == t.Calls && sameIter)
             {
                 continue;
             }
             mismatches++;
-            string want = inOracle ? $"calls {o.Calls} frames {o.Frames} ({o.Kind})" : "absent";
-            string got = inTrace ? $"calls {t.Calls} segments {t.Frames}" : "absent";
+            string Iter(long[]? c) => c == null ? "" : $" enumerations {c[0]} yields {c[1]} abandoned {c[2]} faulted {c[3]}";
+            string want = inOracle ? $"calls {o.Calls} frames {o.Frames} ({o.Kind}){Iter(o.Iter)}" : "absent";
+            string got = inTrace ? $"calls {t.Calls} segments {t.Frames}{Iter(t.Iter)}" : "absent";
             Console.WriteLine($"MISMATCH\t{name}\toracle: {want}\teltrace: {got}");
         }
         Console.WriteLine(
@@ -73,7 +89,8 @@ public static class Compare
         return mismatches == 0 && dropped == 0 ? 0 : 1;
     }
 
-    /// `name<TAB>calls<TAB>frames<TAB>kind` lines; `#` starts a comment line.
+    /// `name<TAB>calls<TAB>frames<TAB>kind` lines, four more counts for an iterator's
+    /// MoveNext; `#` starts a comment line.
     static Dictionary<string, Counts> ReadOracle(string path)
     {
         var rows = new Dictionary<string, Counts>(StringComparer.Ordinal);
@@ -84,11 +101,12 @@ public static class Compare
                 continue;
             }
             string[] f = line.Split('\t');
-            if (f.Length != 4)
+            if (f.Length != 4 && f.Length != 8)
             {
-                throw new InvalidOperationException($"{path}: not `name calls frames kind`: {line}");
+                throw new InvalidOperationException($"{path}: not `name calls frames kind [4 iterator counts]`: {line}");
             }
-            rows.Add(f[0], new Counts(long.Parse(f[1]), long.Parse(f[2]), f[3]));
+            long[]? iter = f.Length == 8 ? f[4..].Select(long.Parse).ToArray() : null;
+            rows.Add(f[0], new Counts(long.Parse(f[1]), long.Parse(f[2]), f[3], iter));
         }
         return rows;
     }

@@ -8,6 +8,9 @@
 //
 // `calls_from` is the method whose entries count this method's calls: itself, except for the
 // MoveNext of an async state machine, whose logical calls are its kickoff method's entries.
+// An iterator's MoveNext also tells the runtime half which enumerator (`this`) it moves, at its
+// start (`Counts.Enter(this, id)`) and with its result before each return
+// (`Counts.Return(result, this, id)`): the enumerations, yields and how they ended.
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -15,6 +18,7 @@ using System.Linq;
 using System.Text;
 using Mono.Cecil;
 using Mono.Cecil.Cil;
+using Mono.Cecil.Rocks;
 
 namespace Oracle;
 
@@ -45,8 +49,13 @@ public static class Instrument
         var parameters = new ReaderParameters { ReadingMode = ReadingMode.Immediate, InMemory = true, AssemblyResolver = resolver };
         using ModuleDefinition module = ModuleDefinition.ReadModule(inputDll, parameters);
 
-        MethodDefinition hit = module.GetType(RuntimeType)?.Methods.FirstOrDefault(m => m.Name == HitMethod)
-            ?? throw new InvalidOperationException($"{inputDll} has no {RuntimeType}.{HitMethod}(int)");
+        TypeDefinition runtime = module.GetType(RuntimeType)
+            ?? throw new InvalidOperationException($"{inputDll} has no {RuntimeType}");
+        MethodDefinition Runtime(string name) => runtime.Methods.FirstOrDefault(m => m.Name == name)
+            ?? throw new InvalidOperationException($"{inputDll} has no {RuntimeType}.{name}");
+        MethodDefinition hit = Runtime(HitMethod);
+        MethodDefinition enter = Runtime("Enter");
+        MethodDefinition ret = Runtime("Return");
 
         // Every method with a body outside the runtime half, in metadata order.
         var methods = new List<MethodDefinition>();
@@ -81,6 +90,10 @@ public static class Instrument
             // per entry and outside any handler.
             il.InsertBefore(first, il.Create(OpCodes.Ldc_I4, id));
             il.InsertBefore(first, il.Create(OpCodes.Call, hit));
+            if (kind == "iterator")
+            {
+                CountEnumerator(m, id, first, enter, ret);
+            }
         }
 
         module.Write(outDll);
@@ -88,6 +101,29 @@ public static class Instrument
         File.WriteAllText(manifestPath, manifest.ToString());
         Console.Error.WriteLine($"oracle: instrumented {methods.Count} methods of {Path.GetFileName(inputDll)} into {outDll}");
         return 0;
+    }
+
+    /// An iterator's MoveNext: `Counts.Enter(this, id)` after the entry counter, and every
+    /// `ret` (a bool on the stack) becomes `dup; ldarg.0; ldc.i4 id; call Counts.Return; ret`,
+    /// in place, so that branches to the `ret` reach the counter (a `ret` is never inside a
+    /// protected block). Short branches are widened first: the body grows in the middle.
+    static void CountEnumerator(MethodDefinition m, int id, Instruction first, MethodDefinition enter, MethodDefinition ret)
+    {
+        m.Body.SimplifyMacros();
+        ILProcessor il = m.Body.GetILProcessor();
+        il.InsertBefore(first, il.Create(OpCodes.Ldarg_0));
+        il.InsertBefore(first, il.Create(OpCodes.Ldc_I4, id));
+        il.InsertBefore(first, il.Create(OpCodes.Call, enter));
+        foreach (Instruction r in m.Body.Instructions.Where(i => i.OpCode == OpCodes.Ret).ToList())
+        {
+            r.OpCode = OpCodes.Dup;
+            r.Operand = null;
+            il.InsertAfter(r, il.Create(OpCodes.Ret));
+            il.InsertAfter(r, il.Create(OpCodes.Call, ret));
+            il.InsertAfter(r, il.Create(OpCodes.Ldc_I4, id));
+            il.InsertAfter(r, il.Create(OpCodes.Ldarg_0));
+        }
+        m.Body.OptimizeMacros();
     }
 
     /// The MoveNext methods of compiler state machines, found through the attribute the compiler

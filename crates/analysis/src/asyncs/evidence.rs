@@ -19,6 +19,7 @@ use eltrace_trace::{Event, EventKind, FunctionIdx, ThreadIdx};
 
 use super::calls::{CallState, Calls};
 use super::roles::{Role, Roles, is_kickoff, same_async_method};
+use crate::iterators::Iterators;
 use crate::model::{EndKind, Tables};
 use crate::reorder::Ahead;
 use crate::stack::{Open, ThreadState};
@@ -33,6 +34,8 @@ pub(crate) struct Ctx<'a> {
     /// The runtime reports a Leave when a runtime-async method suspends.
     pub suspend_leaves: bool,
     pub thread: ThreadIdx,
+    /// The iterator model's enumerations (`iterators`).
+    pub iters: &'a mut Iterators,
 }
 
 /// How many dispatch stack pointers a thread remembers.

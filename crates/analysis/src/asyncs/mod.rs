@@ -17,4 +17,4 @@ mod roles;
 
 pub(crate) use calls::Calls;
 pub(crate) use roles::Roles;
-pub use roles::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves, state_machine_method};
+pub use roles::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves};

@@ -1,18 +1,31 @@
-//! What a function is as far as async segments are concerned (its [`Role`]): decided from its
-//! FUNCTION record (the profiler's flags, the impl flags, the name) or learnt from the events;
-//! and whether the runtime reports a Leave when a runtime-async method suspends.
+//! What a function is as far as segments are concerned (its [`Role`]): decided from its
+//! FUNCTION record (the profiler's flags, the impl flags, the name; compiler state machines as
+//! `machines` tells them) or learnt from the events; and whether the runtime reports a Leave
+//! when a runtime-async method suspends.
 //!
 //! ```text
 //! enter  L3 [thunk]          impl 0x2000, flag ASYNC_THUNK    Thunk: an ordinary frame
 //! enter  L3                  impl 0x2000, same token          Variant: a segment of a logical call
-//! enter  T+<Work>d__1.MoveNext                                StateMachine: a segment of T.Work
+//! enter  T+<Work>d__1.MoveNext   flag ASYNC_STATE_MACHINE      StateMachine: a segment of T.Work
+//! enter  T+<Seq>d__2.MoveNext    flag ITERATOR                 Plain (the iterator model, `iterators`)
 //! enter  X  (impl 0x2000, no flag)   next: enter X (the other)  Unresolved, then Thunk and Variant
 //! ```
+//!
+//! Without the profiler's state-machine flags (an older trace) an iterator is told from an
+//! async state machine by a member only iterators have (`GetEnumerator`, `get_Current`,
+//! `Dispose`, `Reset`), seen in the function table before its `MoveNext` runs.
 
 use eltrace_trace::{FunctionFlags, FunctionIdx, FunctionRecord, TraceInfo};
 
-use crate::fxmap::DenseMap;
+use crate::fxmap::{DenseMap, FxHashMap};
+use crate::machines::{
+    MachineKind, iterator_member_name, machine_kind_from_flags, state_machine_method,
+    state_machine_type_parts,
+};
 use crate::model::FunctionTable;
+
+pub(crate) use crate::machines::is_kickoff;
+
 /// The method implementation flag of a runtime-async method.
 pub const IMPL_ASYNC: u32 = 0x2000;
 
@@ -28,8 +41,8 @@ pub enum Role {
     /// A runtime-async method whose role is not known yet (the profiler could not tell): its
     /// next event decides (a thunk's next event is its variant's Enter).
     Unresolved,
-    /// `MoveNext` of a compiler-generated async state machine (`<M>d__N`), whose kickoff
-    /// method is `kickoff` (the user method `M`, when it is in the trace).
+    /// `MoveNext` of a compiler-generated async state machine (`<M>d__N`), a segment of a
+    /// logical call of its kickoff method (the user method `M`).
     StateMachine,
 }
 
@@ -40,35 +53,28 @@ impl Role {
     }
 }
 
-/// The user method a `MoveNext` of a compiler async state machine belongs to: for type
-/// `Ns.T+<Work>d__3` and method `MoveNext`, `("Ns.T", "Work")`.
-pub fn state_machine_method(r: &FunctionRecord) -> Option<(&str, &str)> {
-    if r.method != "MoveNext" {
-        return None;
-    }
-    let (outer, nested) = r.type_name.rsplit_once('+')?;
-    let rest = nested.strip_prefix('<')?;
-    let (name, tail) = rest.split_once('>')?;
-    let tail = tail.strip_prefix('d')?;
-    // `d__N`, possibly with generic arity: `d__3`, `d__3`1`.
-    if !tail.starts_with("__") || name.is_empty() {
-        return None;
-    }
-    Some((outer, name))
+/// The role of a function from its record alone (the profiler's flags, impl flags, name);
+/// without state-machine flags a `<M>d__N.MoveNext` is taken for an async state machine.
+pub fn role_of(r: &FunctionRecord) -> Role {
+    role_with(r, false)
 }
 
-/// The role of a function from its record alone (the profiler's flags, impl flags, name).
-pub fn role_of(r: &FunctionRecord) -> Role {
+fn role_with(r: &FunctionRecord, iterator_by_name: bool) -> Role {
     if r.flags.async_thunk() {
         Role::Thunk
     } else if r.flags.async_variant() {
         Role::Variant
     } else if r.impl_flags & IMPL_ASYNC != 0 {
         Role::Unresolved
-    } else if state_machine_method(r).is_some() {
-        Role::StateMachine
-    } else {
+    } else if r.method != "MoveNext" {
         Role::Plain
+    } else {
+        match machine_kind_from_flags(r) {
+            Some(MachineKind::Async) => Role::StateMachine,
+            Some(_) => Role::Plain,
+            None if state_machine_method(r).is_some() && !iterator_by_name => Role::StateMachine,
+            None => Role::Plain,
+        }
     }
 }
 
@@ -83,17 +89,13 @@ pub fn same_async_method(a: &FunctionRecord, b: &FunctionRecord) -> bool {
         && b.impl_flags & IMPL_ASYNC != 0
 }
 
-/// Whether `stub` is the kickoff method of state machine `sm` (`Ns.T.Work` for
-/// `Ns.T+<Work>d__3.MoveNext`).
-pub fn is_kickoff(sm: &FunctionRecord, stub: &FunctionRecord) -> bool {
-    state_machine_method(sm)
-        .is_some_and(|(ty, m)| stub.module == sm.module && stub.type_name == ty && stub.method == m)
-}
-
 /// Roles of the functions, decided from their records and learnt from the events.
 #[derive(Debug, Default)]
 pub struct Roles {
     roles: DenseMap<Role>,
+    /// Types of records without state-machine flags that have an iterator's member
+    /// (`module`, `type`): their `MoveNext` is an iterator's, not an async method's.
+    iterator_types: FxHashMap<(String, String), ()>,
 }
 
 impl Roles {
@@ -101,9 +103,34 @@ impl Roles {
         if let Some(r) = self.roles.get(f) {
             return *r;
         }
-        let r = functions.get(FunctionIdx(f)).map_or(Role::Plain, role_of);
+        let r = functions
+            .get(FunctionIdx(f))
+            .map_or(Role::Plain, |r| role_with(r, self.iterator_by_name(r)));
         self.roles.insert(f, r);
         r
+    }
+
+    /// The state machine kind of a function (flags, else names and the members seen).
+    pub fn machine_kind(&self, r: &FunctionRecord) -> MachineKind {
+        if let Some(k) = machine_kind_from_flags(r) {
+            return k;
+        }
+        if state_machine_type_parts(&r.type_name).is_none() {
+            MachineKind::None
+        } else if self.iterator_by_name(r) {
+            MachineKind::Iterator
+        } else if r.method == "MoveNext" {
+            MachineKind::Async
+        } else {
+            MachineKind::None
+        }
+    }
+
+    fn iterator_by_name(&self, r: &FunctionRecord) -> bool {
+        !self.iterator_types.is_empty()
+            && self
+                .iterator_types
+                .contains_key(&(r.module.clone(), r.type_name.clone()))
     }
 
     /// Records a role learnt from the events, also in the function's record (so that names
@@ -119,12 +146,21 @@ impl Roles {
     }
 
     /// A FUNCTION record of `r` was read (again): a role learnt from the events stands;
-    /// otherwise a role already decided becomes the new record's.
+    /// otherwise a role already decided becomes the new record's. A record without flags
+    /// that names an iterator's member marks its type an iterator.
     pub fn record_read(&mut self, r: &FunctionRecord) {
+        if !r.flags.state_machine_bits()
+            && iterator_member_name(&r.method)
+            && state_machine_type_parts(&r.type_name).is_some()
+        {
+            self.iterator_types
+                .insert((r.module.clone(), r.type_name.clone()), ());
+        }
         let idx = r.idx.0;
         if let Some(known) = self.roles.get(idx) {
             if !matches!(known, Role::Thunk | Role::Variant) {
-                self.roles.insert(idx, role_of(r));
+                let role = role_with(r, self.iterator_by_name(r));
+                self.roles.insert(idx, role);
             }
         }
     }
@@ -145,4 +181,60 @@ pub fn runtime_reports_suspend_leaves(info: &TraceInfo) -> bool {
         .and_then(|v| v.split('.').next())
         .and_then(|m| m.parse::<u32>().ok())
         .is_some_and(|major| major >= 11)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(ty: &str, m: &str, flags: u32) -> FunctionRecord {
+        FunctionRecord {
+            module: "App.dll".into(),
+            type_name: ty.into(),
+            method: m.into(),
+            flags: FunctionFlags(flags),
+            ..FunctionRecord::default()
+        }
+    }
+
+    #[test]
+    fn roles_from_flags_then_names() {
+        let it = rec("Ns.T+<Seq>d__2", "MoveNext", FunctionFlags::ITERATOR);
+        assert_eq!(role_of(&it), Role::Plain);
+        let sm = rec(
+            "Ns.T+<Work>d__1",
+            "MoveNext",
+            FunctionFlags::ASYNC_STATE_MACHINE,
+        );
+        assert_eq!(role_of(&sm), Role::StateMachine);
+        let both = FunctionFlags::ASYNC_STATE_MACHINE | FunctionFlags::ITERATOR;
+        assert_eq!(
+            role_of(&rec("Ns.T+<Items>d__4", "MoveNext", both)),
+            Role::Plain
+        );
+        // Without flags: by name, an async state machine unless an iterator member was seen.
+        let old = rec("Ns.T+<Seq>d__2", "MoveNext", 0);
+        assert_eq!(role_of(&old), Role::StateMachine);
+        let mut roles = Roles::default();
+        roles.record_read(&rec(
+            "Ns.T+<Seq>d__2",
+            "System.Collections.Generic.IEnumerable<System.Int32>.GetEnumerator",
+            0,
+        ));
+        assert_eq!(roles.machine_kind(&old), MachineKind::Iterator);
+        let mut table = FunctionTable::default();
+        table.insert(FunctionRecord {
+            idx: FunctionIdx(0),
+            ..old.clone()
+        });
+        assert_eq!(roles.get(&table, 0), Role::Plain);
+        assert_eq!(
+            roles.machine_kind(&rec("Ns.T+<Work>d__1", "MoveNext", 0)),
+            MachineKind::Async
+        );
+        assert_eq!(
+            roles.machine_kind(&rec("Ns.T", "Work", 0)),
+            MachineKind::None
+        );
+    }
 }

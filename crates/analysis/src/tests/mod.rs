@@ -7,6 +7,8 @@ mod build;
 mod asyncs;
 /// Invariants checked on random traces.
 mod invariants;
+/// Iterators: enumerations, yields, and state machines told apart.
+mod iterators;
 /// Reading records: thread records, ticks, truncation, corruption, unknown functions.
 mod records;
 /// Many threads, interleaved chunks and the reorder queues.

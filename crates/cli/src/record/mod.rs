@@ -32,6 +32,9 @@ pub struct RecordOptions {
     pub values: bool,
     /// `--lossy`: `ELTRACE_LOSSY=1`.
     pub lossy: bool,
+    /// `--keep-tail-loops`: leave the JIT's self-tail-call loops on (no
+    /// `DOTNET_TailCallLoopOpt=0` for the child).
+    pub keep_tail_loops: bool,
     pub profiler: Option<PathBuf>,
     pub command: Vec<OsString>,
 }
@@ -163,6 +166,15 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     if opts.lossy {
         cmd.env(env::LOSSY, "1");
     }
+    let user_set = [
+        env::DOTNET_TAIL_CALL_LOOP_OPT,
+        env::COMPLUS_TAIL_CALL_LOOP_OPT,
+    ]
+    .iter()
+    .any(|v| std::env::var_os(v).is_some());
+    if let Some(v) = tail_loop_setting(opts.keep_tail_loops, user_set) {
+        cmd.env(env::DOTNET_TAIL_CALL_LOOP_OPT, v);
+    }
     let spawned = cmd.spawn();
     if spawned.is_err() {
         // Nothing will fill the reserved file.
@@ -201,10 +213,31 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     Ok(ExitCode::from(code))
 }
 
+/// The `DOTNET_TailCallLoopOpt` value `record` gives the child: `0` (the JIT makes a
+/// self-recursive call in tail position a tail call, which the profiler sees, instead of a
+/// jump back to the method's start, which it does not), unless `--keep-tail-loops` or the
+/// user's environment already says (`DOTNET_` or `COMPlus_` prefix).
+fn tail_loop_setting(keep_tail_loops: bool, user_set: bool) -> Option<&'static str> {
+    (!keep_tail_loops && !user_set).then_some("0")
+}
+
 /// A session id unique on this machine: eltrace's pid and the time, in hex.
 fn session_id() -> String {
     let ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     format!("{:x}-{:x}", std::process::id(), ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tail_loop_setting;
+
+    #[test]
+    fn tail_loops_are_off_unless_kept_or_set() {
+        assert_eq!(tail_loop_setting(false, false), Some("0"));
+        assert_eq!(tail_loop_setting(true, false), None);
+        assert_eq!(tail_loop_setting(false, true), None);
+        assert_eq!(tail_loop_setting(true, true), None);
+    }
 }

@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use eltrace_analysis::{Analysis, FunctionIdx, FunctionStats, state_machine_method};
+use eltrace_analysis::{
+    Analysis, FunctionIdx, FunctionStats, Kickoffs, MachineKind, machine_kind_from_flags,
+};
 use serde_json::{Value, json};
 
 use super::{MAX_FUNCTIONS, Strings, column};
@@ -39,19 +41,30 @@ fn add_stats(a: &mut FunctionStats, b: &FunctionStats) {
     a.lost += b.lost;
 }
 
-fn async_kind(a: &Analysis, idx: FunctionIdx) -> (u8, Option<String>) {
+/// The async kind of a function row; an iterator's MoveNext is no async method (kind 0).
+fn async_kind(
+    a: &Analysis,
+    kickoffs: &Kickoffs,
+    idx: FunctionIdx,
+    s: &FunctionStats,
+) -> (u8, Option<String>) {
     let Some(r) = a.tables.functions.get(idx) else {
         return (0, None);
     };
     if r.flags.async_thunk() {
-        (2, None)
-    } else if r.flags.async_variant() {
-        (1, None)
+        return (2, None);
+    }
+    if r.flags.async_variant() {
+        return (1, None);
+    }
+    let kind = machine_kind_from_flags(r).unwrap_or(if s.enumerations > 0 {
+        MachineKind::Iterator
     } else {
-        match state_machine_method(r) {
-            Some((ty, m)) => (3, Some(format!("{ty}.{m}"))),
-            None => (0, None),
-        }
+        MachineKind::Async
+    });
+    match kickoffs.method_of(r) {
+        Some(m) if kind == MachineKind::Async => (3, Some(m)),
+        _ => (0, None),
     }
 }
 
@@ -64,6 +77,7 @@ pub(super) fn add_function_rows(
 ) -> (HashMap<FunctionIdx, u32>, usize) {
     let mut row_of = HashMap::new();
     let mut called: HashSet<u32> = HashSet::new();
+    let kickoffs = Kickoffs::new(&a.tables.functions);
     // Functions with calls, then any other the call tree names (a path whose frames never
     // closed), each once.
     let with_calls = a.functions().map(|(i, s)| (i, *s));
@@ -85,7 +99,7 @@ pub(super) fn add_function_rows(
                 r
             }
             None => {
-                let (async_kind, method) = async_kind(a, idx);
+                let (async_kind, method) = async_kind(a, &kickoffs, idx, &s);
                 let r = rows.len() as u32;
                 row_of_key.insert(key.clone(), r);
                 rows.push(FnRow {

@@ -1,5 +1,6 @@
 //! Safe wrappers over IMetaDataImport(2) for the name lookups the FunctionIDMapper needs:
-//! method props, type-def props, enclosing types, generic parameter counts.
+//! method props, type-def props, enclosing types, generic parameter counts, and what tells a
+//! compiler state machine (implemented interfaces, custom attributes, nested type lookup).
 
 use core::ffi::c_void;
 
@@ -243,6 +244,96 @@ impl MetaImport {
             unsafe { (self.vt().CloseEnum)(self.ptr.cast(), henum) };
         }
         out
+    }
+
+    /// The namespace-qualified names of the interfaces type-def `td` implements, those named
+    /// by a TypeDef or a TypeRef (a generic instantiation, a TypeSpec, is left out).
+    pub fn interface_names(&self, td: mdTypeDef) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut henum: HCORENUM = core::ptr::null_mut();
+        let mut impls = [0u32; 32];
+        loop {
+            let mut fetched: ULONG = 0;
+            // SAFETY: live pointer; array and its length match; `henum` is ours.
+            let hr = unsafe {
+                (self.vt().EnumInterfaceImpls)(
+                    self.ptr.cast(),
+                    &mut henum,
+                    td,
+                    impls.as_mut_ptr(),
+                    impls.len() as ULONG,
+                    &mut fetched,
+                )
+            };
+            if FAILED(hr) || fetched == 0 {
+                break;
+            }
+            for &ii in &impls[..(fetched as usize).min(impls.len())] {
+                let (mut class, mut iface) = (0u32, 0u32);
+                // SAFETY: live pointer; out pointers are locals.
+                let hr = unsafe {
+                    (self.vt().GetInterfaceImplProps)(self.ptr.cast(), ii, &mut class, &mut iface)
+                };
+                if FAILED(hr) {
+                    continue;
+                }
+                let name = match iface & 0xFF00_0000 {
+                    t if t == mdtTypeRef => self.type_ref_name(iface).ok(),
+                    t if t == mdtTypeDef => self.type_def_props(iface).ok().map(|(n, _)| n),
+                    _ => None,
+                };
+                out.extend(name);
+            }
+            if (fetched as usize) < impls.len() {
+                break;
+            }
+        }
+        if !henum.is_null() {
+            // SAFETY: closes the enumerator opened above exactly once.
+            unsafe { (self.vt().CloseEnum)(self.ptr.cast(), henum) };
+        }
+        out
+    }
+
+    /// The value blob of custom attribute `name` (its namespace-qualified type name) on
+    /// `token` (copied), `None` when `token` carries no such attribute.
+    pub fn attribute(&self, token: mdToken, name: &str) -> Option<Vec<u8>> {
+        let wide: Vec<u16> = name.encode_utf16().chain(std::iter::once(0)).collect();
+        let mut data: *const c_void = core::ptr::null();
+        let mut len: ULONG = 0;
+        // SAFETY: live pointer; `wide` is NUL-terminated and outlives the call; out pointers
+        // are locals.
+        let hr = unsafe {
+            (self.vt().GetCustomAttributeByName)(
+                self.ptr.cast(),
+                token,
+                wide.as_ptr(),
+                &mut data,
+                &mut len,
+            )
+        };
+        // S_FALSE: no such attribute.
+        if hr != S_OK {
+            return None;
+        }
+        if data.is_null() || len == 0 {
+            return Some(Vec::new());
+        }
+        // SAFETY: on S_OK `data` points at `len` bytes of metadata owned by the importer.
+        Some(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len as usize) }.to_vec())
+    }
+
+    /// The type-def named `name`: namespace-qualified for a top-level type (`enclosing` 0),
+    /// the bare nested name inside type-def `enclosing`.
+    pub fn find_type_def(&self, name: &str, enclosing: mdTypeDef) -> Option<mdTypeDef> {
+        let wide: Vec<u16> = name.encode_utf16().chain(std::iter::once(0)).collect();
+        let mut td: mdTypeDef = 0;
+        // SAFETY: live pointer; `wide` is NUL-terminated and outlives the call; valid out
+        // pointer.
+        let hr = unsafe {
+            (self.vt().FindTypeDefByName)(self.ptr.cast(), wide.as_ptr(), enclosing, &mut td)
+        };
+        (hr == S_OK && td != 0).then_some(td)
     }
 
     /// The type enclosing the nested type `td`.

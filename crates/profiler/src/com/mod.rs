@@ -4,5 +4,6 @@
 pub(crate) mod callback;
 pub(crate) mod factory;
 pub(crate) mod info;
+pub(crate) mod machines;
 pub(crate) mod metadata;
 pub(crate) mod resolve;

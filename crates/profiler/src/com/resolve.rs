@@ -1,7 +1,8 @@
 //! Function naming for the FunctionIDMapper: FunctionID → module (cached per ModuleID, with
 //! its IMetaDataImport and whether it is a framework module) → method, type chain (nested
 //! types joined with `+`) and generic arity, as a [`FunctionRecord`] plus what the selection
-//! globs need.
+//! globs need; and, for selected functions, the compiler state-machine flags (com/machines.rs,
+//! cached per type).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -10,6 +11,7 @@ use eltrace_abi::*;
 use eltrace_trace::{FunctionFlags, FunctionRecord};
 
 use super::info::Info;
+use super::machines;
 use super::metadata::MetaImport;
 use crate::names;
 use crate::sys::lock;
@@ -37,6 +39,8 @@ pub struct ModuleEntry {
     pub glob_name: String,
     pub framework: bool,
     pub import: Option<MetaImport>,
+    /// State-machine flags of the module's types ([`machines::type_flags`]), by type-def.
+    machine_types: Mutex<BTreeMap<mdTypeDef, u32>>,
 }
 
 /// Per-module facts, resolved once per ModuleID.
@@ -52,6 +56,8 @@ pub struct Described {
     pub framework: bool,
     /// The function's module (0 when unknown).
     pub module_id: ModuleID,
+    /// The type-def that declares the method (0 when unknown or global).
+    pub class: mdTypeDef,
 }
 
 impl Default for Modules {
@@ -115,6 +121,7 @@ impl Modules {
             file,
             framework,
             import,
+            machine_types: Mutex::new(BTreeMap::new()),
         });
         let mut map = lock(&self.map);
         Ok(Arc::clone(map.entry(module).or_insert(entry)))
@@ -132,6 +139,7 @@ impl Modules {
             glob_module: String::new(),
             framework: false,
             module_id: 0,
+            class: 0,
         };
         let fi = match info.function_info(function) {
             Ok(fi) => fi,
@@ -163,6 +171,7 @@ impl Modules {
         let arity = md.generic_param_count(fi.token).unwrap_or(0);
         d.record.method = names::method_name(&props.name, arity);
         if props.class != GLOBAL_TYPE && props.class & 0x00FF_FFFF != 0 {
+            d.class = props.class;
             match type_name(md, props.class) {
                 Ok(t) => d.record.type_name = t,
                 Err(e) => return (d, Some(e)),
@@ -170,6 +179,74 @@ impl Modules {
         }
         (d, None)
     }
+
+    /// The state-machine flags of method `token` of type-def `class` in `module`
+    /// (docs/trace-format.md "FUNCTION") and, for a kickoff, the state machine type its
+    /// attribute names (empty otherwise). 0 and empty when the metadata cannot tell.
+    pub fn state_machine(
+        &self,
+        info: &Info,
+        module: ModuleID,
+        token: mdMethodDef,
+        class: mdTypeDef,
+    ) -> (u32, String) {
+        let Ok(entry) = self.get(info, module) else {
+            return (0, String::new());
+        };
+        let Some(md) = entry.import.as_ref() else {
+            return (0, String::new());
+        };
+        let mut flags = if class != 0 {
+            entry.type_flags(md, class)
+        } else {
+            0
+        };
+        let mut machine = String::new();
+        for (attribute, bits) in machines::KICKOFF_ATTRIBUTES {
+            let Some(blob) = md.attribute(token, attribute) else {
+                continue;
+            };
+            flags |= bits;
+            if let Some(name) = machines::attribute_type_name(&blob) {
+                let td = find_nested(md, &name);
+                if bits == FunctionFlags::ITERATOR_KICKOFF
+                    && td
+                        .is_some_and(|td| entry.type_flags(md, td) & FunctionFlags::ENUMERABLE != 0)
+                {
+                    flags |= FunctionFlags::ENUMERABLE;
+                }
+                machine = name;
+            }
+            break;
+        }
+        (flags, machine)
+    }
+}
+
+impl ModuleEntry {
+    /// [`machines::type_flags`] of type-def `td`, looked up once per type.
+    fn type_flags(&self, md: &MetaImport, td: mdTypeDef) -> u32 {
+        if let Some(&f) = lock(&self.machine_types).get(&td) {
+            return f;
+        }
+        let generated = md.attribute(td, machines::COMPILER_GENERATED).is_some();
+        let f = if generated {
+            machines::type_flags(&md.interface_names(td), true)
+        } else {
+            0
+        };
+        lock(&self.machine_types).insert(td, f);
+        f
+    }
+}
+
+/// The type-def of a type named as `type_name` is (`Ns.Outer+Inner`), if the module defines it.
+fn find_nested(md: &MetaImport, name: &str) -> Option<mdTypeDef> {
+    let mut td = 0;
+    for part in machines::nested_path(name) {
+        td = md.find_type_def(part, td)?;
+    }
+    (td != 0).then_some(td)
 }
 
 /// `Namespace.Outer+Inner` for a type-def token.

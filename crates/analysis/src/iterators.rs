@@ -1,0 +1,521 @@
+//! Iterators (`yield return`; docs/design.md "Iterators: enumerations"): an iterator's
+//! `MoveNext` is an ordinary call (one frame, one call), and its frames are grouped into
+//! *enumerations*, one per enumerator from its first `MoveNext` to its last, never merged
+//! across enumerators. The ELT stream has no `this`, so an enumerator is known by who holds it
+//! (its *holder*): the frame that obtained it (from the iterator's `GetEnumerator`, or from an
+//! iterator method that returns the enumerator itself), the logical call of an async method
+//! whose segment obtained it, or the enumeration of an outer iterator (a nested or recursive
+//! iterator's enumerator lives inside its consumer's enumeration, across that one's frames).
+//! A member of the iterator (`MoveNext`, `get_Current`, `Dispose`) works on the newest
+//! enumerator of its iterator held by the nearest holder below it on the stack; a holder's
+//! frame that ends hands what it holds to its caller.
+//!
+//! ```text
+//! enter  Run                               holder Run
+//! enter  T+<Seq>d__1.GetEnumerator         an enumerator of Seq, held by Run
+//! enter  T+<Seq>d__1.MoveNext   (×3)       enumeration 1 starts, then goes on (2 yields so far)
+//! enter  T+<Seq>d__1.get_Current           after the last MoveNext: that one yielded too
+//! enter  T+<Seq>d__1.Dispose               enumeration 1 ends: 3 MoveNext, 3 yields, abandoned
+//! ```
+//!
+//! How an enumeration ended: `completed` when its last `MoveNext` returned false, `abandoned`
+//! when it returned true and the holder stopped (disposed it or ended), `faulted` when it
+//! threw. The return value is known with `record --values`; otherwise a `get_Current` after
+//! the last `MoveNext` shows it returned true (every consumer reads the element it asked for,
+//! save one that only tests `MoveNext`, like LINQ's `Any()`: taken for a completion).
+
+use eltrace_trace::{FunctionIdx, FunctionRecord, ValueStatus};
+
+use crate::fxmap::{DenseMap, FxHashMap};
+use crate::machines::MachineKind;
+use crate::model::{EndKind, Tables};
+use crate::stack::{Open, ThreadState};
+use crate::stats::Stats;
+
+/// What the iterator model works with, for one thread's event.
+pub(crate) struct Env<'a> {
+    pub iters: &'a mut Iterators,
+    pub stats: &'a mut Stats,
+    pub tables: &'a Tables,
+    pub thread: u32,
+}
+
+/// How many frames below a member the search for its enumerator's holder goes.
+const MAX_CHAIN: usize = 256;
+
+/// What an iterator-related function is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Member {
+    MoveNext,
+    GetEnumerator,
+    Current,
+    Dispose,
+    /// Any other method of the iterator's type (`<>m__Finally1`, the constructor).
+    Other,
+    /// An iterator method that returns the enumerator itself (no `IEnumerable`).
+    Kickoff,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Info {
+    /// The iterator (its state machine type), interned.
+    family: u32,
+    member: Member,
+}
+
+/// Who holds an enumerator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Holder {
+    /// An ordinary frame: the thread and its index on the shadow stack.
+    Frame { thread: u32, depth: u32 },
+    /// A logical call of an async method (its segments may run on any thread).
+    Call(u64),
+    /// Another iterator's enumeration (a nested or recursive iterator).
+    Enumeration(u64),
+    /// Code without probes at the bottom of a thread.
+    Thread(u32),
+}
+
+/// How an enumeration's latest `MoveNext` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Last {
+    /// No `MoveNext` yet.
+    Fresh,
+    Running,
+    /// It returned true (its return value was captured).
+    Yielded,
+    /// It returned false.
+    Finished,
+    Faulted,
+    /// It returned, with an unknown value.
+    Returned,
+}
+
+#[derive(Debug)]
+struct Enumeration {
+    family: u32,
+    holder: Holder,
+    /// The `MoveNext` function of its first `MoveNext` (its statistics go there).
+    func: u32,
+    moves: u64,
+    /// `MoveNext` frames of it now open.
+    running: u32,
+    last: Last,
+    /// A `get_Current` came after the latest `MoveNext`.
+    current_after: bool,
+    /// Asked to end (disposed) while a `MoveNext` of it was running.
+    ending: bool,
+    first_start: u64,
+    last_end: u64,
+}
+
+/// The enumerations of every iterator, across threads.
+#[derive(Debug, Default)]
+pub(crate) struct Iterators {
+    infos: DenseMap<Option<Info>>,
+    families: FxHashMap<(String, String), u32>,
+    next_id: u64,
+    live: FxHashMap<u64, Enumeration>,
+    /// The enumerators each holder holds, oldest first.
+    held: FxHashMap<Holder, Vec<u64>>,
+    /// The trace has ended: enumerations still held are pending, not abandoned.
+    at_end: bool,
+}
+
+impl Iterators {
+    /// What function `f` is to the iterator model (decided at its first frame).
+    #[inline]
+    fn info(
+        &mut self,
+        tables: &Tables,
+        kind: impl FnOnce(&FunctionRecord) -> MachineKind,
+        f: u32,
+    ) -> Option<Info> {
+        if let Some(i) = self.infos.get(f) {
+            return *i;
+        }
+        let i = self.decide(tables, kind, f);
+        self.infos.insert(f, i);
+        i
+    }
+
+    fn decide(
+        &mut self,
+        tables: &Tables,
+        kind: impl FnOnce(&FunctionRecord) -> MachineKind,
+        f: u32,
+    ) -> Option<Info> {
+        let r = tables.functions.get(FunctionIdx(f))?;
+        let fl = r.flags;
+        if fl.iterator_kickoff()
+            && !fl.async_kickoff()
+            && !fl.enumerable()
+            && !r.state_machine.is_empty()
+        {
+            let family = self.family(&r.module, &r.state_machine);
+            return Some(Info {
+                family,
+                member: Member::Kickoff,
+            });
+        }
+        if kind(r) != MachineKind::Iterator {
+            return None;
+        }
+        let m = r.method.as_str();
+        let member = if m == "MoveNext" {
+            Member::MoveNext
+        } else if m.ends_with("GetEnumerator") {
+            Member::GetEnumerator
+        } else if m.ends_with("get_Current") {
+            Member::Current
+        } else if m.ends_with("Dispose") {
+            Member::Dispose
+        } else {
+            Member::Other
+        };
+        let (module, ty) = (r.module.clone(), r.type_name.clone());
+        Some(Info {
+            family: self.family(&module, &ty),
+            member,
+        })
+    }
+
+    fn family(&mut self, module: &str, machine: &str) -> u32 {
+        let n = self.families.len() as u32;
+        *self
+            .families
+            .entry((module.to_string(), machine.to_string()))
+            .or_insert(n)
+    }
+
+    /// A new enumerator of `family`, held by `holder` (not started).
+    fn obtain(&mut self, st: &mut ThreadState, holder: Holder, family: u32, ns: u64) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.live.insert(
+            id,
+            Enumeration {
+                family,
+                holder,
+                func: u32::MAX,
+                moves: 0,
+                running: 0,
+                last: Last::Fresh,
+                current_after: false,
+                ending: false,
+                first_start: ns,
+                last_end: ns,
+            },
+        );
+        self.hold(st, holder, id);
+        id
+    }
+
+    fn hold(&mut self, st: &mut ThreadState, holder: Holder, id: u64) {
+        self.held.entry(holder).or_default().push(id);
+        if let Holder::Frame { depth, .. } = holder {
+            if let Some(o) = st.stack.get_mut(depth as usize) {
+                o.iter.holds = true;
+            }
+        }
+    }
+
+    /// The newest enumerator of `family` held by `holder` that `want` can work on.
+    fn pick(&self, holder: Holder, family: u32, want: Member) -> Option<u64> {
+        let ids = self.held.get(&holder)?;
+        let usable = |id: &&u64| {
+            self.live
+                .get(id)
+                .is_some_and(|e| e.family == family && e.running == 0 && !e.ending)
+        };
+        let started = |id: &&u64| self.live.get(id).is_some_and(|e| e.moves > 0);
+        match want {
+            // A fresh enumerator first: two obtained together (`Zip`) both start.
+            Member::MoveNext => ids
+                .iter()
+                .rev()
+                .filter(usable)
+                .find(|id| !started(id))
+                .or_else(|| ids.iter().rev().filter(usable).find(started)),
+            Member::Current => ids.iter().rev().filter(usable).find(started),
+            _ => ids.iter().rev().find(usable),
+        }
+        .copied()
+    }
+
+    /// Searches the holders from the frame at `from` down (then the thread's own) for an
+    /// enumerator of `family` that `want` can work on.
+    fn find(
+        &self,
+        st: &ThreadState,
+        thread: u32,
+        from: Option<usize>,
+        family: u32,
+        want: Member,
+    ) -> Option<u64> {
+        if let Some(top) = from {
+            for i in (0..=top).rev().take(MAX_CHAIN) {
+                if let Some(id) = self.pick(holder_at(st, thread, i), family, want) {
+                    return Some(id);
+                }
+            }
+        }
+        self.pick(Holder::Thread(thread), family, want)
+    }
+}
+
+/// The holder that a frame at index `i` of a thread's stack stands for.
+fn holder_at(st: &ThreadState, thread: u32, i: usize) -> Holder {
+    let o = &st.stack[i];
+    if o.iter.enumeration != 0 {
+        Holder::Enumeration(o.iter.enumeration)
+    } else if let Some(seg) = o.segment {
+        Holder::Call(seg.call)
+    } else {
+        Holder::Frame {
+            thread,
+            depth: i as u32,
+        }
+    }
+}
+
+/// The holder for what a frame at `parent` (or, without one, the thread's unprobed code)
+/// obtains.
+fn holder_below(st: &ThreadState, thread: u32, parent: Option<usize>) -> Holder {
+    parent.map_or(Holder::Thread(thread), |i| holder_at(st, thread, i))
+}
+
+/// A frame of function `f` was just pushed at `ns` (the top of `st`); `kind` tells what
+/// state machine a function belongs to (asked once per function).
+#[inline]
+pub(crate) fn entered(
+    st: &mut ThreadState,
+    cx: &mut Env<'_>,
+    f: u32,
+    ns: u64,
+    kind: impl FnOnce(&FunctionRecord) -> MachineKind,
+) {
+    let Some(info) = cx.iters.info(cx.tables, kind, f) else {
+        return;
+    };
+    entered_member(st, cx, info, f, ns);
+}
+
+fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns: u64) {
+    let thread = cx.thread;
+    let n = st.stack.len();
+    let parent = n.checked_sub(2);
+    let parent_info = parent.and_then(|p| {
+        let func = st.stack[p].func;
+        cx.iters.infos.get(func).copied().flatten()
+    });
+    let same_family = parent_info.filter(|p| p.family == info.family);
+    let it = &mut *cx.iters;
+    match info.member {
+        Member::Kickoff => {
+            if let Some(top) = st.stack.last_mut() {
+                top.iter.kickoff = true;
+            }
+        }
+        Member::GetEnumerator => {
+            // The non-generic GetEnumerator calls the generic one: one enumerator.
+            if same_family.is_some_and(|p| p.member == Member::GetEnumerator) {
+                return;
+            }
+            let holder = holder_below(st, thread, parent);
+            it.obtain(st, holder, info.family, ns);
+        }
+        Member::MoveNext => {
+            let id = match it.find(st, thread, parent, info.family, Member::MoveNext) {
+                Some(id) => id,
+                // No enumerator known (its GetEnumerator has no probes): one of its own.
+                None => {
+                    let holder = holder_below(st, thread, parent);
+                    it.obtain(st, holder, info.family, ns)
+                }
+            };
+            let Some(e) = it.live.get_mut(&id) else {
+                return;
+            };
+            if e.moves == 0 {
+                e.func = f;
+                e.first_start = ns;
+                cx.stats.function(f).enumerations += 1;
+                cx.stats.totals.enumerations += 1;
+            } else {
+                let fs = cx.stats.function(e.func);
+                fs.resumes += 1;
+                // The MoveNext before this one yielded (unless it is known to have returned
+                // false: the consumer asked again after the end).
+                if matches!(e.last, Last::Yielded | Last::Returned) {
+                    fs.suspensions += 1;
+                }
+            }
+            e.moves += 1;
+            e.running += 1;
+            e.last = Last::Running;
+            e.current_after = false;
+            if let Some(top) = st.stack.last_mut() {
+                top.iter.enumeration = id;
+            }
+        }
+        Member::Current => {
+            let found = it.find(st, thread, parent, info.family, Member::Current);
+            if let Some(e) = found.and_then(|id| it.live.get_mut(&id)) {
+                e.current_after = true;
+            }
+        }
+        Member::Dispose => {
+            let found = it
+                .find(st, thread, parent, info.family, Member::Dispose)
+                // MoveNext's fault handler disposes its own enumerator, which is running.
+                .or_else(|| same_family.and(parent.map(|p| st.stack[p].iter.enumeration)))
+                .filter(|&id| id != 0);
+            if let (Some(id), Some(top)) = (found, st.stack.last_mut()) {
+                top.iter.enumeration = id;
+            }
+        }
+        // `<>m__Finally1` and the like: the holders below it are found by the search.
+        Member::Other => {}
+    }
+}
+
+/// Frame `o` of the iterator model (`o.iter.any()`) was popped from `st`: it ended at `end`
+/// by `kind`, with return value `leave_value`.
+pub(crate) fn closed(
+    st: &mut ThreadState,
+    cx: &mut Env<'_>,
+    o: &Open,
+    end: u64,
+    kind: EndKind,
+    leave_value: Option<u32>,
+) {
+    let thread = cx.thread;
+    let info = cx.iters.infos.get(o.func).copied().flatten();
+    let top = st.stack.len().checked_sub(1);
+    if o.iter.enumeration != 0 {
+        match info.map(|i| i.member) {
+            Some(Member::MoveNext) => {
+                let value = leave_value
+                    .and_then(|v| cx.tables.values.get(v))
+                    .filter(|v| v.status == ValueStatus::Ok)
+                    .map(|v| v.text.as_str());
+                let last = match kind {
+                    EndKind::Leave => match value {
+                        Some("true") => Last::Yielded,
+                        Some("false") => Last::Finished,
+                        _ => Last::Returned,
+                    },
+                    EndKind::Unwind | EndKind::Catch => Last::Faulted,
+                    EndKind::OpenAtEnd => Last::Running,
+                    _ => Last::Returned,
+                };
+                let id = o.iter.enumeration;
+                let mut finish = false;
+                if let Some(e) = cx.iters.live.get_mut(&id) {
+                    e.running = e.running.saturating_sub(1);
+                    e.last = last;
+                    e.last_end = e.last_end.max(end);
+                    finish = e.running == 0 && e.ending;
+                }
+                if finish {
+                    settle(cx, id);
+                }
+            }
+            Some(Member::Dispose) => end_enumeration(cx, o.iter.enumeration),
+            _ => {}
+        }
+    }
+    if o.iter.kickoff && kind == EndKind::Leave {
+        if let Some(family) = info.map(|i| i.family) {
+            let holder = holder_below(st, thread, top);
+            cx.iters.obtain(st, holder, family, end);
+        }
+    }
+    if o.iter.holds {
+        let from = Holder::Frame {
+            thread,
+            depth: st.stack.len() as u32,
+        };
+        if let Some(ids) = cx.iters.held.remove(&from) {
+            let to = holder_below(st, thread, top);
+            for id in ids {
+                if let Some(e) = cx.iters.live.get_mut(&id) {
+                    e.holder = to;
+                    cx.iters.hold(st, to, id);
+                }
+            }
+        }
+    }
+}
+
+/// Enumeration `id` was disposed: it ends now, or when its running `MoveNext` returns.
+fn end_enumeration(cx: &mut Env<'_>, id: u64) {
+    let Some(e) = cx.iters.live.get_mut(&id) else {
+        return;
+    };
+    if e.running > 0 {
+        e.ending = true;
+    } else {
+        settle(cx, id);
+    }
+}
+
+/// Enumeration `id` is over: counts how it ended, and ends the enumerations it held.
+fn settle(cx: &mut Env<'_>, id: u64) {
+    let Some(e) = cx.iters.live.remove(&id) else {
+        return;
+    };
+    if let Some(v) = cx.iters.held.get_mut(&e.holder) {
+        v.retain(|&x| x != id);
+        if v.is_empty() {
+            cx.iters.held.remove(&e.holder);
+        }
+    }
+    if e.moves > 0 {
+        let at_end = cx.iters.at_end;
+        let fs = cx.stats.function(e.func);
+        fs.wall_ns += e.last_end.saturating_sub(e.first_start);
+        let yielded = e.last == Last::Yielded || (e.last == Last::Returned && e.current_after);
+        match e.last {
+            Last::Faulted => fs.faulted += 1,
+            Last::Running => fs.pending_at_end += 1,
+            _ if yielded => {
+                fs.suspensions += 1;
+                if at_end {
+                    fs.pending_at_end += 1;
+                } else {
+                    fs.abandoned += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(inner) = cx.iters.held.remove(&Holder::Enumeration(id)) {
+        for i in inner {
+            end_enumeration(cx, i);
+        }
+    }
+}
+
+impl Iterators {
+    /// The trace's end is near: enumerations that end from here on (their holders' frames
+    /// open at the end) are pending, not abandoned.
+    pub fn ending(&mut self) {
+        self.at_end = true;
+    }
+}
+
+/// At the end of the trace, after every thread's frames were closed: the enumerations still
+/// held end there (pending when their last `MoveNext` yielded).
+pub(crate) fn finish(cx: &mut Env<'_>) {
+    cx.iters.at_end = true;
+    let mut ids: Vec<u64> = cx.iters.live.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        if let Some(e) = cx.iters.live.get_mut(&id) {
+            e.running = 0;
+        }
+        settle(cx, id);
+    }
+}

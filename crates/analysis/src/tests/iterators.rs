@@ -1,0 +1,449 @@
+//! Iterators: enumerations (docs/design.md "Iterators: enumerations") on synthetic traces of
+//! the events a C# iterator makes (the shapes measured on .NET 10 in tests/apps/Scenarios
+//! `iterators`), and state machines told apart by the profiler's flags or by their names.
+
+use eltrace_trace::EventKind::{self, Enter, Leave, Unwind, Value};
+use eltrace_trace::{FunctionFlags as F, ValueStatus};
+
+use super::build::*;
+use crate::*;
+
+/// A trace of functions given by alias and events given as scripts, one per thread:
+/// `Name` enters it, `<` leaves the top frame (`<true`/`<false`: with that return value, as
+/// `record --values` captures it), `!` unwinds it, `@N` sets the time of the next event.
+///
+/// Aliases: a plain method `Run` (`Ns.T.Run`); for an iterator `X` declared with
+/// [`Trace::iterator`]: `X` its kickoff, `X.new` `.ctor`, `X.get` `GetEnumerator`, `X.next`
+/// `MoveNext`, `X.cur` `get_Current`, `X.dispose` `Dispose`, `X.fin` `<>m__Finally1`; for
+/// an async method `A` ([`Trace::async_method`]): `A` and `A.next`.
+struct Trace {
+    /// (alias, type, method, flags, state machine)
+    funcs: Vec<(String, String, String, u32, String)>,
+    threads: Vec<String>,
+}
+
+impl Trace {
+    fn new(plain: &[&str]) -> Self {
+        let mut t = Trace {
+            funcs: Vec::new(),
+            threads: Vec::new(),
+        };
+        for p in plain {
+            t.add(p, "Ns.T", p, 0, "");
+        }
+        t
+    }
+
+    fn add(&mut self, alias: &str, ty: &str, method: &str, flags: u32, sm: &str) {
+        self.funcs.push((
+            alias.into(),
+            ty.into(),
+            method.into(),
+            F::HOOKED | flags,
+            sm.into(),
+        ));
+    }
+
+    /// Iterator `name` (`enumerable`: its method returns an IEnumerable; else the
+    /// enumerator), with its members; `flags`: whether the profiler's flags are there.
+    fn iterator_with(mut self, name: &str, enumerable: bool, flags: bool) -> Self {
+        let sm = format!("Ns.T+<{name}>d__{}", self.funcs.len());
+        let en = if enumerable { F::ENUMERABLE } else { 0 };
+        let (kick, member, smname) = if flags {
+            (F::ITERATOR_KICKOFF | en, F::ITERATOR | en, sm.as_str())
+        } else {
+            (0, 0, "")
+        };
+        self.add(name, "Ns.T", name, kick, smname);
+        let members = [
+            ("new", ".ctor"),
+            (
+                "get",
+                "System.Collections.Generic.IEnumerable<System.Int32>.GetEnumerator",
+            ),
+            ("next", "MoveNext"),
+            (
+                "cur",
+                "System.Collections.Generic.IEnumerator<System.Int32>.get_Current",
+            ),
+            ("dispose", "System.IDisposable.Dispose"),
+            ("fin", "<>m__Finally1"),
+        ];
+        for (short, method) in members {
+            if short == "get" && !enumerable {
+                continue;
+            }
+            self.add(&format!("{name}.{short}"), &sm, method, member, "");
+        }
+        self
+    }
+
+    fn iterator(self, name: &str) -> Self {
+        self.iterator_with(name, true, true)
+    }
+
+    fn async_method(mut self, name: &str) -> Self {
+        let sm = format!("Ns.T+<{name}>d__{}", self.funcs.len());
+        self.add(name, "Ns.T", name, F::ASYNC_KICKOFF, &sm);
+        self.add(
+            &format!("{name}.next"),
+            &sm,
+            "MoveNext",
+            F::ASYNC_STATE_MACHINE,
+            "",
+        );
+        self
+    }
+
+    fn thread(mut self, script: &str) -> Self {
+        self.threads.push(script.into());
+        self
+    }
+
+    fn idx(&self, alias: &str) -> u32 {
+        self.funcs
+            .iter()
+            .position(|f| f.0 == alias)
+            .unwrap_or_else(|| panic!("no function {alias}")) as u32
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut b = TraceBuilder::new(eltrace_trace::TraceInfo::new(7));
+        for (_, ty, m, flags, sm) in &self.funcs {
+            b = b.function(
+                Function::new("App.dll", ty, m)
+                    .flags(*flags)
+                    .state_machine(sm),
+            );
+        }
+        b = b
+            .value(0, ValueStatus::Ok, "true")
+            .value(1, ValueStatus::Ok, "false");
+        let mut end = 0;
+        for (t, script) in self.threads.iter().enumerate() {
+            let mut ts = 0u64;
+            let mut stack: Vec<u32> = Vec::new();
+            let mut evs: Vec<(u64, EventKind, u32, u64)> = Vec::new();
+            for tok in script.split_whitespace() {
+                ts += 10;
+                let leave = |stack: &mut Vec<u32>, kind| {
+                    let f = stack.pop().expect("a frame to leave");
+                    (kind, f)
+                };
+                match tok {
+                    _ if tok.starts_with('@') => ts = tok[1..].parse().unwrap(),
+                    "<" | "<true" | "<false" => {
+                        let (k, f) = leave(&mut stack, Leave);
+                        evs.push((ts, k, f, 0));
+                        if tok != "<" {
+                            evs.push((ts, Value, u32::from(tok == "<false"), 0));
+                        }
+                    }
+                    "!" => {
+                        let (k, f) = leave(&mut stack, Unwind);
+                        evs.push((ts, k, f, 0));
+                    }
+                    name => {
+                        let f = self.idx(name);
+                        stack.push(f);
+                        evs.push((ts, Enter, f, 0));
+                    }
+                }
+            }
+            end = end.max(ts + 10);
+            b = b.thread(t as u32, 100 + t as u64).events_sp(t as u32, &evs);
+        }
+        b.end(end)
+    }
+
+    fn run(&self) -> Analysis {
+        run(&self.bytes())
+    }
+}
+
+/// (calls = MoveNext frames, enumerations, yields, abandoned, faulted, pending) of iterator
+/// `name`'s MoveNext.
+fn its(t: &Trace, a: &Analysis, name: &str) -> (u64, u64, u64, u64, u64, u64) {
+    let s = fs(a, t.idx(&format!("{name}.next")));
+    assert_eq!(s.calls, s.segments, "{s:?}");
+    (
+        s.calls,
+        s.enumerations,
+        s.suspensions,
+        s.abandoned,
+        s.faulted,
+        s.pending_at_end,
+    )
+}
+
+/// `n` MoveNext calls that each yield and are read (`MoveNext`, then `get_Current`).
+fn reads(x: &str, n: usize) -> String {
+    format!("{x}.next < {x}.cur < ").repeat(n)
+}
+
+/// One enumerable enumerated three times: abandoned by Take after 2 (Take reads Current after
+/// each MoveNext), by foreach to its end (3 yields, a 4th MoveNext returns false), by Count
+/// (no Current at all). The kickoff is called once per `Seq` call, not once per enumeration.
+#[test]
+fn enumerations_are_not_merged_and_an_abandoned_one_keeps_its_last_yield() {
+    let take = format!(
+        "Seq Seq.new < < Seq.get < {} Seq.dispose <",
+        reads("Seq", 2)
+    );
+    let foreach = format!(
+        "Seq Seq.new < < Seq.get < {} Seq.next < Seq.dispose <",
+        reads("Seq", 3)
+    );
+    let count = "Seq Seq.new < < Seq.get < Seq.next < Seq.next < Seq.next < Seq.next < \
+                 Seq.dispose <";
+    let t = Trace::new(&["Run"])
+        .iterator("Seq")
+        .thread(&format!("Run {take} {foreach} {count} <"));
+    let a = t.run();
+    assert_eq!(fs(&a, t.idx("Seq")).calls, 3);
+    // MoveNext calls 2 + 4 + 4; yields 2 + 3 + 3; the Take one abandoned.
+    assert_eq!(its(&t, &a, "Seq"), (10, 3, 8, 1, 0, 0));
+    assert_eq!(a.totals.enumerations, 3);
+    assert_eq!(a.totals.logical_calls, 0);
+    assert_eq!(fs(&a, t.idx("Seq.next")).resumes, 7);
+}
+
+/// A recursive iterator: each level's enumerator is obtained and moved inside the MoveNext of
+/// the level above (the outer enumeration holds it across its frames), and disposed from the
+/// outer one's `<>m__Finally1`. Walk(2) over a tree 1 <- 2 -> 3, abandoned after 2 elements
+/// (First): Walk(2) and Walk(1) stop after a yield; Walk(null) below 1 ends at once.
+#[test]
+fn recursive_iterators_are_one_enumeration_per_level() {
+    // Walk(1): left Walk(null) (ends at once), yields 1; the consumer reads it.
+    let w_null = "Walk Walk.new < < Walk.get < Walk.next < Walk.fin Walk.dispose < <";
+    let script = format!(
+        "Run Walk Walk.new < < Walk.get < \
+         Walk.next Walk Walk.new < < Walk.get < Walk.next {w_null} < Walk.cur < < Walk.cur < \
+         Walk.next Walk.next < Walk.fin Walk.dispose < < < Walk.cur < \
+         Walk.dispose Walk.fin < < <"
+    );
+    let t = Trace::new(&["Run"]).iterator("Walk").thread(&script);
+    let a = t.run();
+    assert_eq!(fs(&a, t.idx("Walk")).calls, 3);
+    // Walk(2): MoveNext ×2, both yield (1 from Walk(1), then its own 2), abandoned.
+    // Walk(1): MoveNext ×2: yields 1, then ends (returns false: no Current).
+    // Walk(null): MoveNext ×1, completed.
+    assert_eq!(its(&t, &a, "Walk"), (5, 3, 3, 1, 0, 0));
+}
+
+/// Nested enumerations of one iterator in one frame (foreach in foreach) and two obtained
+/// together (`Zip` of an iterator with itself): both start, none is merged.
+#[test]
+fn nested_and_side_by_side_enumerations_of_one_iterator() {
+    let inner = format!(
+        "Seq Seq.new < < Seq.get < {} Seq.next < Seq.dispose <",
+        reads("Seq", 1)
+    );
+    let nested = format!(
+        "Seq Seq.new < < Seq.get < Seq.next < Seq.cur < {inner} Seq.next < Seq.cur < {inner} \
+         Seq.next < Seq.dispose <"
+    );
+    let t = Trace::new(&["Run"])
+        .iterator("Seq")
+        .thread(&format!("Run {nested} <"));
+    // Outer: 3 MoveNext, 2 yields; inner twice: 2 MoveNext, 1 yield.
+    assert_eq!(its(&t, &t.run(), "Seq"), (7, 3, 4, 0, 0, 0));
+
+    let zip = "Run Seq Seq.new < < Seq Seq.new < < Seq.get < Seq.get < \
+               Seq.next < Seq.next < Seq.cur < Seq.cur < Seq.next < Seq.next < Seq.cur < \
+               Seq.cur < Seq.next < Seq.dispose < Seq.dispose < <";
+    let t = Trace::new(&["Run"]).iterator("Seq").thread(zip);
+    let (calls, enumerations, ..) = its(&t, &t.run(), "Seq");
+    // Which MoveNext belongs to which enumerator is a guess here (docs: known limits), but
+    // both enumerations are counted.
+    assert_eq!((calls, enumerations), (5, 2));
+}
+
+/// An iterator method that returns the enumerator itself (`IEnumerator<T> GetEnumerator()`
+/// of a collection): its Leave hands the enumerator to its caller. Enumerated twice, the
+/// second time left by `break`.
+#[test]
+fn an_iterator_returning_its_enumerator_starts_at_its_kickoff() {
+    let once = format!(
+        "Bag Bag.new < < {} Bag.next < Bag.dispose <",
+        reads("Bag", 2)
+    );
+    let broken = format!("Bag Bag.new < < {} Bag.dispose <", reads("Bag", 1));
+    let t = Trace::new(&["Run"])
+        .iterator_with("Bag", false, true)
+        .thread(&format!("Run {once} {broken} <"));
+    let a = t.run();
+    assert_eq!(fs(&a, t.idx("Bag")).calls, 2);
+    assert_eq!(its(&t, &a, "Bag"), (4, 2, 3, 1, 0, 0));
+    // Two of them, moved in turn (`Zip`): two enumerations, not one.
+    let t = Trace::new(&["Run"])
+        .iterator_with("Bag", false, true)
+        .thread(
+            "Run Bag Bag.new < < Bag Bag.new < < Bag.next < Bag.next < Bag.cur < Bag.cur < \
+                 Bag.next < Bag.dispose < Bag.dispose < <",
+        );
+    assert_eq!(its(&t, &t.run(), "Bag").1, 2);
+}
+
+/// An enumerator obtained in one frame and moved by the methods it calls (two helpers), then
+/// disposed: one enumeration. One obtained in a helper that returns it: handed to the caller.
+#[test]
+fn an_enumerator_moved_by_callees_or_returned_by_one() {
+    let t = Trace::new(&["Run", "Drain", "Make"])
+        .iterator("Seq")
+        .thread(&format!(
+            "Run Seq Seq.new < < Seq.get < Drain {} < Drain {} < Seq.dispose < \
+         Make Seq Seq.new < < Seq.get < < {} Seq.next < <",
+            reads("Seq", 2),
+            reads("Seq", 1),
+            reads("Seq", 1),
+        ));
+    let a = t.run();
+    // The first: 3 MoveNext, 3 yields, abandoned (disposed after a read element). The second:
+    // 2 MoveNext, 1 yield, the last returned false (no Current): completed, never disposed.
+    assert_eq!(its(&t, &a, "Seq"), (5, 2, 4, 1, 0, 0));
+    // Two returned by helpers (at the same depth, one after the other), moved in turn.
+    let make = "Make Seq Seq.new < < Seq.get < <";
+    let t = Trace::new(&["Run", "Make"])
+        .iterator("Seq")
+        .thread(&format!(
+            "Run {make} {make} Seq.next < Seq.next < Seq.cur < Seq.cur < Seq.next < Seq.next < <"
+        ));
+    assert_eq!(its(&t, &t.run(), "Seq"), (4, 2, 2, 0, 0, 0));
+}
+
+/// An iterator consumed by an async method across awaits: the enumerator is held by the
+/// async call, whose segments run on two threads.
+#[test]
+fn an_enumerator_held_by_an_async_call_across_threads() {
+    let t = Trace::new(&["Run"])
+        .iterator("Seq")
+        .async_method("Loop")
+        .thread("Run Loop Loop.next Seq Seq.new < < Seq.get < Seq.next < Seq.cur < < < @1000 <")
+        .thread("@200 Loop.next Seq.next < Seq.cur < < @300 Loop.next Seq.next < Seq.dispose < <");
+    let a = t.run();
+    assert_eq!(its(&t, &a, "Seq"), (3, 1, 2, 0, 0, 0));
+    let l = fs(&a, t.idx("Loop.next"));
+    assert_eq!((l.calls, l.segments), (1, 3));
+}
+
+/// A MoveNext that throws: its fault handler disposes its own enumerator (a Dispose called
+/// by the running MoveNext), then the exception leaves it. The enumeration faulted; the
+/// consumer's Dispose later changes nothing.
+#[test]
+fn a_throwing_move_next_faults_its_enumeration() {
+    let t = Trace::new(&["Run"]).iterator("Seq").thread(&format!(
+        "Run Seq Seq.new < < Seq.get < {} Seq.next Seq.dispose < ! Seq.dispose < <",
+        reads("Seq", 2)
+    ));
+    assert_eq!(its(&t, &t.run(), "Seq"), (3, 1, 2, 0, 1, 0));
+    // No GetEnumerator in the trace (not probed): a MoveNext after the faulted one starts
+    // another enumeration, the faulted one being over.
+    let t = Trace::new(&["Run"]).iterator("Seq").thread(
+        "Run Seq.next < Seq.cur < Seq.next Seq.dispose < ! Seq.next < Seq.cur < Seq.next < <",
+    );
+    assert_eq!(its(&t, &t.run(), "Seq"), (4, 2, 2, 0, 1, 0));
+}
+
+/// With `record --values` the return value of each MoveNext decides, also for a consumer that
+/// reads no element (`Any()`: one MoveNext that returned true, abandoned).
+#[test]
+fn move_next_return_values_decide_when_captured() {
+    let any = "Seq Seq.new < < Seq.get < Seq.next <true Seq.dispose <";
+    let count = "Seq Seq.new < < Seq.get < Seq.next <true Seq.next <false Seq.dispose <";
+    let t = Trace::new(&["Run"])
+        .iterator("Seq")
+        .thread(&format!("Run {any} {count} <"));
+    assert_eq!(its(&t, &t.run(), "Seq"), (3, 2, 2, 1, 0, 0));
+    // Without the values the first reads as completed (nothing read after its MoveNext).
+    let plain = "Run Seq Seq.new < < Seq.get < Seq.next < Seq.dispose < <";
+    let t = Trace::new(&["Run"]).iterator("Seq").thread(plain);
+    assert_eq!(its(&t, &t.run(), "Seq"), (1, 1, 0, 0, 0, 0));
+}
+
+/// The trace ends inside a foreach (Environment.Exit): the enumeration is pending, not
+/// abandoned; its last yield counts.
+#[test]
+fn an_enumeration_open_at_the_end_is_pending() {
+    let t = Trace::new(&["Run"]).iterator("Seq").thread(&format!(
+        "Run Seq Seq.new < < Seq.get < {}",
+        reads("Seq", 2)
+    ));
+    let a = t.run();
+    assert_eq!(its(&t, &a, "Seq"), (2, 1, 2, 0, 0, 1));
+    assert_eq!(a.totals.open_frames_at_end, 1);
+}
+
+/// A trace without the state-machine flags (an older profiler): an iterator is known by its
+/// GetEnumerator, seen before its MoveNext runs; an async state machine by its name.
+#[test]
+fn without_flags_iterators_are_known_by_their_members() {
+    let t = Trace::new(&["Run"])
+        .iterator_with("Seq", true, false)
+        .thread(&format!(
+            "Run Seq Seq.new < < Seq.get < {} Seq.next < Seq.dispose < <",
+            reads("Seq", 2)
+        ));
+    assert_eq!(its(&t, &t.run(), "Seq"), (3, 1, 2, 0, 0, 0));
+}
+
+/// Async lambdas, async local functions and generic async methods: their state machines'
+/// names (`<<Run>b__1_0>d`, `<<Run>g__Local|1_1>d`, `` <Echo>d__5`1 ``) lead to their kickoffs
+/// (`<Run>b__1_0` of `<>c`, `<Run>g__Local|1_1`, ``Echo``1``), by the names (an older trace)
+/// or by the kickoff's attribute: a MoveNext called by its kickoff starts a logical call.
+#[test]
+fn async_lambdas_local_functions_and_generic_methods_find_their_kickoffs() {
+    let machines = [
+        ("Ns.T+<>c", "<Run>b__1_0", "Ns.T+<>c+<<Run>b__1_0>d"),
+        ("Ns.T", "<Run>g__Local|1_1", "Ns.T+<<Run>g__Local|1_1>d"),
+        ("Ns.T", "Echo``1", "Ns.T+<Echo>d__5`1"),
+    ];
+    for flags in [false, true] {
+        let mut funcs: Vec<(&str, &str, u32, &str)> = vec![("Ns.T", "Run", 0, "")];
+        for (ty, kick, sm) in machines {
+            let (kf, sf, name) = if flags {
+                (F::ASYNC_KICKOFF, F::ASYNC_STATE_MACHINE, sm)
+            } else {
+                (0, 0, "")
+            };
+            funcs.push((ty, kick, kf, name));
+            funcs.push((sm, "MoveNext", sf, ""));
+        }
+        let mut b = TraceBuilder::new(eltrace_trace::TraceInfo::new(7));
+        for (ty, m, fl, sm) in &funcs {
+            b = b.function(Function::new("App.dll", ty, m).flags(*fl).state_machine(sm));
+        }
+        // Each kickoff called twice; its MoveNext runs at the call and once more (a resume
+        // with nothing probed below, on thread 1).
+        let mut main = vec![(0, Enter, 0, 0)];
+        let mut pool = Vec::new();
+        let mut ts = 10;
+        for k in [1u32, 3, 5] {
+            for _ in 0..2 {
+                for (kind, f) in [(Enter, k), (Enter, k + 1), (Leave, k + 1), (Leave, k)] {
+                    main.push((ts, kind, f, 0));
+                    ts += 10;
+                }
+                pool.push((ts, Enter, k + 1, 0));
+                pool.push((ts + 5, Leave, k + 1, 0));
+                ts += 10;
+            }
+        }
+        main.push((ts, Leave, 0, 0));
+        let bytes = b
+            .thread(0, 100)
+            .events_sp(0, &main)
+            .thread(1, 101)
+            .events_sp(1, &pool)
+            .end(ts + 10);
+        let a = run(&bytes);
+        for k in [2u32, 4, 6] {
+            let s = fs(&a, k);
+            assert_eq!(
+                (s.calls, s.segments, s.resumes),
+                (2, 4, 2),
+                "flags {flags}: {s:?}"
+            );
+        }
+    }
+}
