@@ -112,7 +112,7 @@ impl Analyzer {
                 self.tables.functions.insert(f);
             }
             Record::Thread(t) => self.tables.threads.insert(t),
-            Record::Events { thread, events } => self.enqueue(thread, &events, sink)?,
+            Record::Events { thread, events } => self.enqueue(thread, events, sink)?,
             Record::Dropped { thread, count } => {
                 let selected = self.selected(thread);
                 self.stats.dropped(thread, count, selected);
@@ -146,7 +146,7 @@ impl Analyzer {
     fn enqueue<S: FrameSink + ?Sized>(
         &mut self,
         thread: ThreadIdx,
-        events: &[Event],
+        events: Vec<Event>,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
         let (Some(first), Some(last)) = (events.first(), events.last()) else {
@@ -157,6 +157,7 @@ impl Analyzer {
         self.stats.chunk_read(n, first, last, !self.seen_events);
         self.seen_events = true;
         if !self.selected(thread) {
+            self.reorder.recycle(events);
             return Ok(());
         }
         self.stats.chunk_analysed(thread, n, first);
@@ -165,6 +166,12 @@ impl Analyzer {
             info.ticks_to_ns(ts.saturating_sub(origin))
         });
         self.drain(limit, sink)
+    }
+
+    /// An emptied event vector that the reader can decode its next chunk into
+    /// ([`TraceReader::recycle`]), so that a long trace does not allocate one per chunk.
+    pub fn spare_events(&mut self) -> Option<Vec<Event>> {
+        self.reorder.spare()
     }
 
     /// Analyses the queued events up to time `limit`, in time order across threads.
@@ -227,6 +234,9 @@ pub fn analyze_with<R: Read, S: FrameSink + ?Sized>(
     let mut an = Analyzer::new(opts);
     while let Some(rec) = reader.next_record()? {
         an.record(rec, sink)?;
+        if let Some(v) = an.spare_events() {
+            reader.recycle(v);
+        }
     }
     an.finish(reader.truncated(), sink)
 }
