@@ -13,7 +13,9 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use eltrace_trace::{EndRecord, Event, Record, ThreadIdx, TraceReader};
+use std::sync::mpsc;
+
+use eltrace_trace::{EndRecord, Event, ReadError, Record, ThreadIdx, TraceReader};
 
 use crate::analysis::Analysis;
 use crate::model::Tables;
@@ -220,23 +222,67 @@ impl Analyzer {
 }
 
 /// Analyses a whole trace.
-pub fn analyze<R: Read>(input: R, opts: &Options) -> Result<Analysis, AnalysisError> {
+pub fn analyze<R: Read + Send>(input: R, opts: &Options) -> Result<Analysis, AnalysisError> {
     analyze_with(input, opts, &mut NullSink)
 }
 
 /// Analyses a whole trace, handing every frame to `sink` as it closes.
-pub fn analyze_with<R: Read, S: FrameSink + ?Sized>(
+///
+/// The trace is read, checked and decoded on a second thread while this one analyses (the
+/// records keep their file order, so the result is the same as reading on one thread); the
+/// decoded chunks' vectors go back to the reader for reuse.
+pub fn analyze_with<R: Read + Send, S: FrameSink + ?Sized>(
     input: R,
     opts: &Options,
     sink: &mut S,
 ) -> Result<Analysis, AnalysisError> {
     let mut reader = TraceReader::new(input)?;
     let mut an = Analyzer::new(opts);
-    while let Some(rec) = reader.next_record()? {
-        an.record(rec, sink)?;
-        if let Some(v) = an.spare_events() {
-            reader.recycle(v);
+    let (records, received) = mpsc::sync_channel::<Result<Record, ReadError>>(READ_AHEAD);
+    let (spares, spare_rx) = mpsc::channel::<Vec<Event>>();
+    std::thread::scope(|scope| {
+        let read = scope.spawn(move || {
+            loop {
+                while let Ok(v) = spare_rx.try_recv() {
+                    reader.recycle(v);
+                }
+                match reader.next_record() {
+                    Ok(Some(rec)) => {
+                        if records.send(Ok(rec)).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        let _ = records.send(Err(e));
+                        break;
+                    }
+                }
+            }
+            reader.truncated()
+        });
+        let mut failed = None;
+        for rec in received.iter() {
+            let step = rec
+                .map_err(AnalysisError::from)
+                .and_then(|rec| an.record(rec, sink));
+            if let Err(e) = step {
+                failed = Some(e);
+                break;
+            }
+            if let Some(v) = an.spare_events() {
+                let _ = spares.send(v);
+            }
         }
-    }
-    an.finish(reader.truncated(), sink)
+        // Stops the reader if the analysis failed first.
+        drop(received);
+        let truncated = read.join().unwrap_or(true);
+        match failed {
+            Some(e) => Err(e),
+            None => an.finish(truncated, sink),
+        }
+    })
 }
+
+/// Records decoded ahead of the analysis at most.
+const READ_AHEAD: usize = 32;
