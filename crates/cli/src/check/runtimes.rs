@@ -4,7 +4,9 @@
 //! (`<cache>/runtimes/<version>/`, the layout of scripts/runtimes.sh without ASP.NET Core):
 //! a copy of the SDK's `dotnet` host, `host/fxr/<v>/libhostfxr.so` and
 //! `shared/Microsoft.NETCore.App/<v>/` from the NuGet pack `Microsoft.NETCore.App.Runtime.<rid>`,
-//! which a throw-away project's `PackageDownload` item restores. Progress goes to stderr.
+//! which a throw-away project's `PackageDownload` item restores. A major (`11`) is the SDK's
+//! own, else the newest one laid out already, else the newest NuGet serves. Progress goes to
+//! stderr.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -318,7 +320,9 @@ fn restore(sdk: &Path, id: &str, version: &str) -> Result<(), Fail> {
             io_msg(&e)
         ))
     })?;
-    eprintln!("eltrace: downloading {id} {version} from NuGet (about 30 MB)");
+    eprintln!(
+        "eltrace: downloading {id} {version} from NuGet (once; it is kept in the NuGet global packages folder)"
+    );
     let mut cmd = dotnet_command(sdk);
     cmd.args(["restore", "runtime.csproj", "--nologo", "-nodeReuse:false"]);
     let res = output(cmd, &dir, RESTORE_TIMEOUT);
@@ -336,7 +340,16 @@ fn restore(sdk: &Path, id: &str, version: &str) -> Result<(), Fail> {
     errors.dedup();
     errors.truncate(3);
     let detail = errors.join("\n  ");
-    Err(Fail::new(if text.contains("NU1301") {
+    let unreachable = [
+        "NU1301",
+        "Unable to load the service index",
+        "Failed to download package",
+        "Connection refused",
+        "Name or service not known",
+        "Resource temporarily unavailable",
+        "No route to host",
+    ];
+    Err(Fail::new(if unreachable.iter().any(|m| text.contains(m)) {
         format!(
             "cannot reach NuGet to download {id} {version} (sources: dotnet nuget list source):\n  {detail}"
         )
@@ -460,6 +473,18 @@ fn lay_out(sdk: &Path, pack: &Path, runtimes_dir: &Path, version: &str) -> Resul
     Ok(root)
 }
 
+/// The newest complete layout of `major.0.*` in `runtimes_dir`: a major laid out once needs
+/// no NuGet query again (name an exact version to get another).
+fn newest_laid_out(runtimes_dir: &Path, major: u32) -> Option<String> {
+    let names: Vec<String> = std::fs::read_dir(runtimes_dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|v| complete(&runtimes_dir.join(v), v))
+        .collect();
+    newest_of_major(names.iter().map(String::as_str), major)
+}
+
 /// Resolves every wanted runtime to a dotnet root, laying out what is missing. `sdk` is the
 /// SDK's `dotnet` (the real file, not a symlink: its copy becomes each root's host).
 pub fn resolve(wanted: &[Wanted], sdk: &Path) -> Result<Vec<Runtime>, Fail> {
@@ -473,7 +498,9 @@ pub fn resolve(wanted: &[Wanted], sdk: &Path) -> Result<Vec<Runtime>, Fail> {
     for w in wanted {
         let version = match w {
             Wanted::Exact(v) => v.clone(),
-            Wanted::Major(m) => match newest_of_major(own.iter().map(String::as_str), *m) {
+            Wanted::Major(m) => match newest_of_major(own.iter().map(String::as_str), *m)
+                .or_else(|| newest_laid_out(&runtimes_dir, *m))
+            {
                 Some(v) => v,
                 None => {
                     if served.is_none() {
