@@ -6,6 +6,7 @@
 //! ([`matrix`]). Exit status 0 when no check FAILs.
 
 pub mod checks;
+pub mod layout;
 pub mod matrix;
 pub mod obs;
 pub mod probes;
