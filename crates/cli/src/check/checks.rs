@@ -926,7 +926,8 @@ fn fast_r14(o: &Observations) -> Row {
 
 fn stack_snapshot(o: &Observations) -> Row {
     const EXP: &str = "documented: S_OK with frames (same thread, unseeded, \
-                       COR_PRF_ENABLE_STACK_SNAPSHOT); known: E_FAIL on .NET 10 Linux x64";
+                       COR_PRF_ENABLE_STACK_SNAPSHOT); known: E_FAIL on .NET 10 and 11 \
+                       Linux x64 (S_OK on 8 and 9)";
     if let Some(why) = not_run(o) {
         return row("hook.stack-snapshot", EXP, why, Verdict::Fail);
     }
