@@ -74,32 +74,41 @@ pub fn served_versions(sdk: &Path, pack: &str) -> Result<Vec<String>, Fail> {
         ))
     };
     let (_, text) = res.map_err(cannot)?;
+    search_versions(&text).map_err(cannot)
+}
+
+/// The versions in `dotnet package search --format json`'s answer, or the problems that
+/// left it without any (a source that cannot be reached is a problem of that source, with
+/// exit status 0 and no packages).
+pub fn search_versions(text: &str) -> Result<Vec<String>, String> {
     let start = text.find('{').unwrap_or(0);
     let v: serde_json::Value = serde_json::from_str(&text[start..]).map_err(|_| {
-        cannot(
-            text.lines()
-                .next()
-                .unwrap_or("no answer")
-                .trim()
-                .to_string(),
-        )
+        text.lines()
+            .next()
+            .unwrap_or("no answer")
+            .trim()
+            .to_string()
     })?;
+    let sources = v["searchResult"].as_array().cloned().unwrap_or_default();
     let problems: Vec<String> = v["problems"]
         .as_array()
         .into_iter()
+        .chain(sources.iter().filter_map(|s| s["problems"].as_array()))
         .flatten()
         .filter(|p| p["problemType"].as_str() == Some("Error"))
         .filter_map(|p| p["text"].as_str().map(str::to_string))
         .collect();
-    let versions: Vec<String> = v["searchResult"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let versions: Vec<String> = sources
+        .iter()
         .flat_map(|s| s["packages"].as_array().into_iter().flatten())
         .filter_map(|p| p["version"].as_str().map(str::to_string))
         .collect();
-    if versions.is_empty() && !problems.is_empty() {
-        return Err(cannot(problems.join("; ")));
+    if versions.is_empty() {
+        return Err(if problems.is_empty() {
+            "no versions listed".into()
+        } else {
+            problems.join("; ")
+        });
     }
     Ok(versions)
 }
@@ -304,4 +313,27 @@ pub fn lay_out(
         let _ = std::fs::remove_dir_all(&tmp);
     }
     Ok(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::search_versions;
+
+    #[test]
+    fn search_answers_give_versions_or_the_problem() {
+        let served = r#"{"version": 2, "problems": [], "searchResult": [{"sourceName": "nuget.org",
+            "packages": [{"id": "microsoft.netcore.app.runtime.linux-x64", "version": "8.0.34"},
+                         {"id": "microsoft.netcore.app.runtime.linux-x64", "version": "11.0.0"}]}]}"#;
+        assert_eq!(search_versions(served).unwrap(), ["8.0.34", "11.0.0"]);
+        // As `dotnet package search` answered with NuGet unreachable (exit status 0).
+        let unreachable = r#"{"version": 2, "problems": [], "searchResult": [{"sourceName": "nuget.org",
+            "problems": [{"text": "Unable to load the service index for source https://api.nuget.org/v3/index.json.",
+                          "problemType": "Error"}], "packages": []}]}"#;
+        let e = search_versions(unreachable).unwrap_err();
+        assert!(e.starts_with("Unable to load the service index"), "{e}");
+        assert_eq!(
+            search_versions("error: no such command").unwrap_err(),
+            "error: no such command"
+        );
+    }
 }
