@@ -156,8 +156,14 @@ fn build_in(dotnet: &Path, dir: &Path, tfm: &str) -> Result<(), Fail> {
     let status = super::run::run_with_timeout(&mut cmd, BUILD_TIMEOUT)
         .map_err(|e| Fail::new(format!("cannot run {}: {e}", dotnet.display())))?;
     if status.code != Some(0) || !dir.join("bin").join("Probes.dll").is_file() {
+        let hint = if tfm == DEFAULT_TFM {
+            String::new()
+        } else {
+            // The SDK has only its own reference pack; older ones come from NuGet.
+            format!(" (a {tfm} build needs NuGet once, for Microsoft.NETCore.App.Ref)")
+        };
         return Err(Fail::new(format!(
-            "building the probe programs failed ({}); see {}",
+            "building the probe programs failed ({}){hint}; see {}",
             status.describe(),
             log.display()
         )));
