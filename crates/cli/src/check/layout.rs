@@ -169,10 +169,10 @@ pub fn restore(sdk: &Path, id: &str, version: &str) -> Result<(), Fail> {
     if ok {
         return Ok(());
     }
+    // "<project> : error NU1301: …": from "error" on (the project is a throw-away one).
     let mut errors: Vec<&str> = text
         .lines()
-        .map(str::trim)
-        .filter(|l| l.contains("error"))
+        .filter_map(|l| l.find("error").map(|i| l[i..].trim()))
         .collect();
     errors.dedup();
     errors.truncate(3);

@@ -19,6 +19,22 @@ pub struct Column {
     /// The target framework of the probe build that ran.
     pub probes: &'static str,
     pub rows: Vec<Row>,
+    /// Why the runtime was not checked (then `rows` is empty).
+    pub error: Option<String>,
+}
+
+impl Column {
+    /// A runtime that could not be checked.
+    pub fn unavailable(version: String, why: String) -> Self {
+        Column {
+            version,
+            runtime: "not checked".into(),
+            dotnet: PathBuf::new(),
+            probes: "",
+            rows: Vec::new(),
+            error: Some(why),
+        }
+    }
 }
 
 /// Verdict counts: pass, differs, fail, n/a.
@@ -45,7 +61,8 @@ fn varies(cols: &[Column], i: usize) -> bool {
 
 pub fn render_json(cols: &[Column]) -> serde_json::Value {
     let names: Vec<&str> = cols
-        .first()
+        .iter()
+        .find(|c| !c.rows.is_empty())
         .map(|c| c.rows.iter().map(|r| r.name).collect())
         .unwrap_or_default();
     let total = cols.iter().fold([0; 4], |mut acc, c| {
@@ -63,6 +80,7 @@ pub fn render_json(cols: &[Column]) -> serde_json::Value {
                 "runtime": c.runtime,
                 "dotnet": c.dotnet.display().to_string(),
                 "probes": c.probes,
+                "error": c.error,
                 "checks": c.rows.iter().map(|r| json!({
                     "name": r.name,
                     "expected": r.expected,
@@ -76,7 +94,7 @@ pub fn render_json(cols: &[Column]) -> serde_json::Value {
             "name": name,
             "verdicts": cols.iter().map(|c| (
                 c.version.clone(),
-                json!(c.rows.get(i).map_or("FAIL", |r| r.verdict.name())),
+                c.rows.get(i).map_or(serde_json::Value::Null, |r| json!(r.verdict.name())),
             )).collect::<serde_json::Map<_, _>>(),
             "varies": varies(cols, i),
         })).collect::<Vec<_>>(),
@@ -95,15 +113,22 @@ pub fn render_table(cols: &[Column]) -> String {
     );
     let ver_w = cols.iter().map(|c| c.version.len()).max().unwrap_or(0);
     for c in cols {
-        out.push_str(&format!(
-            "  {}  {} ({} probes, {})\n",
-            pad(&c.version, ver_w),
-            c.runtime,
-            c.probes,
-            c.dotnet.display()
-        ));
+        out.push_str(&match &c.error {
+            Some(e) => format!(
+                "  {}  not checked: {}\n",
+                pad(&c.version, ver_w),
+                e.lines().next().unwrap_or("").trim_end_matches(':')
+            ),
+            None => format!(
+                "  {}  {} ({} probes, {})\n",
+                pad(&c.version, ver_w),
+                c.runtime,
+                c.probes,
+                c.dotnet.display()
+            ),
+        });
     }
-    let Some(first) = cols.first() else {
+    let Some(first) = cols.iter().find(|c| !c.rows.is_empty()) else {
         return out;
     };
     let name_w = first
@@ -179,7 +204,10 @@ pub fn render_table(cols: &[Column]) -> String {
         out.push_str("\nobserved where not PASS:\n");
         out.push_str(&notes);
     }
-    if cols.iter().any(|c| c.probes != super::probes::DEFAULT_TFM) {
+    if cols
+        .iter()
+        .any(|c| c.error.is_none() && c.probes != super::probes::DEFAULT_TFM)
+    {
         out.push_str(
             "\nN/A: the check needs runtime-async methods, which exist from .NET 10 on; the \
              probes for older runtimes are a net8.0 build without them.\n",
@@ -213,6 +241,7 @@ mod tests {
                     verdict: *v,
                 })
                 .collect(),
+            error: None,
         }
     }
 
@@ -261,6 +290,35 @@ mod tests {
         assert_eq!(total("total PASS"), ["2", "2", "3"]);
         assert_eq!(total("total DIFFERS"), ["0", "1", "0"]);
         assert_eq!(total("total N/A"), ["1", "0", "0"]);
+    }
+
+    #[test]
+    fn an_unavailable_runtime_is_a_column_that_says_why() {
+        let mut cols = sample();
+        cols.insert(
+            0,
+            Column::unavailable("9".into(), "cannot reach NuGet".into()),
+        );
+        let t = render_table(&cols);
+        assert!(
+            t.contains("  9        not checked: cannot reach NuGet\n"),
+            "{t}"
+        );
+        let row: Vec<&str> = t
+            .lines()
+            .find(|l| l.starts_with("a.two"))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            row,
+            ["a.two", "-", "PASS", "DIFFERS", "PASS", "<-", "differs"]
+        );
+        let j = render_json(&cols);
+        assert_eq!(j["runtimes"][0]["error"], "cannot reach NuGet");
+        assert_eq!(j["runtimes"][1]["error"], serde_json::Value::Null);
+        assert_eq!(j["matrix"][1]["name"], "a.two");
+        assert_eq!(j["matrix"][1]["verdicts"]["9"], serde_json::Value::Null);
     }
 
     #[test]

@@ -165,33 +165,24 @@ pub fn check(opts: CheckOptions) -> Result<ExitCode, Fail> {
         print_stdout(&text)?;
         return Ok(exit(failed));
     };
-    let list = runtimes::resolve(&wanted, &dotnet)?;
-    let mut cols = Vec::new();
-    for rt in &list {
-        // Built with the SDK's dotnet: a laid-out root has no SDK.
-        let tfm = rt.probes_tfm();
-        let probes_dll = probes::ensure_built(&dotnet, tfm)?;
-        eprintln!(
-            "eltrace: checking .NET {} ({tfm} probes, {})",
-            rt.version,
-            rt.dotnet.display()
-        );
-        let mut col = run_column(
-            &rt.dotnet,
-            rt.env(),
-            probes_dll,
-            profiler.clone(),
-            only,
-            rt.has_runtime_async(),
-            &rt.version,
-        );
-        col.version = rt.version.clone();
-        col.probes = tfm;
+    // A runtime that cannot be had (NuGet unreachable, a failed probe build) is a column
+    // that says why; the others are checked all the same.
+    let mut resolver = runtimes::Resolver::new(&dotnet)?;
+    let mut cols: Vec<Column> = Vec::new();
+    for w in &wanted {
+        let col = match column_on(&mut resolver, w, &dotnet, &profiler, only, &cols) {
+            Ok(Some(col)) => col,
+            Ok(None) => continue,
+            Err(e) => {
+                eprintln!("eltrace: .NET {}: not checked: {}", w.label(), e.msg);
+                Column::unavailable(w.label(), e.msg)
+            }
+        };
         cols.push(col);
     }
     let failed = cols
         .iter()
-        .any(|c| c.rows.iter().any(|r| r.verdict == Verdict::Fail));
+        .any(|c| c.error.is_some() || c.rows.iter().any(|r| r.verdict == Verdict::Fail));
     let text = if opts.json {
         let mut v = matrix::render_json(&cols).to_string();
         v.push('\n');
@@ -201,6 +192,42 @@ pub fn check(opts: CheckOptions) -> Result<ExitCode, Fail> {
     };
     print_stdout(&text)?;
     Ok(exit(failed))
+}
+
+/// The column of runtime `w` (None: a runtime already checked).
+fn column_on(
+    resolver: &mut runtimes::Resolver,
+    w: &runtimes::Wanted,
+    sdk: &Path,
+    profiler: &Path,
+    only: Option<&str>,
+    done: &[Column],
+) -> Result<Option<Column>, Fail> {
+    let version = resolver.version(w)?;
+    if done.iter().any(|c| c.version == version) {
+        return Ok(None);
+    }
+    let rt = resolver.runtime(&version)?;
+    // Built with the SDK's dotnet: a laid-out root has no SDK.
+    let tfm = rt.probes_tfm();
+    let probes_dll = probes::ensure_built(sdk, tfm)?;
+    eprintln!(
+        "eltrace: checking .NET {} ({tfm} probes, {})",
+        rt.version,
+        rt.dotnet.display()
+    );
+    let mut col = run_column(
+        &rt.dotnet,
+        rt.env(),
+        probes_dll,
+        profiler.to_owned(),
+        only,
+        rt.has_runtime_async(),
+        &rt.version,
+    );
+    col.version = rt.version.clone();
+    col.probes = tfm;
+    Ok(Some(col))
 }
 
 fn exit(failed: bool) -> ExitCode {
@@ -264,6 +291,7 @@ fn run_column(
         dotnet: dotnet.to_owned(),
         probes: probes::DEFAULT_TFM,
         rows: evaluate_on(&results, only, runtime_async),
+        error: None,
     }
 }
 

@@ -194,57 +194,85 @@ fn newest_laid_out(runtimes_dir: &Path, major: u32) -> Option<String> {
     newest_of_major(names.iter().map(String::as_str), major)
 }
 
-/// Resolves every wanted runtime to a dotnet root, laying out what is missing. `sdk` is the
-/// SDK's `dotnet` (the real file, not a symlink: its copy becomes each root's host).
-pub fn resolve(wanted: &[Wanted], sdk: &Path) -> Result<Vec<Runtime>, Fail> {
-    let sdk = std::fs::canonicalize(sdk).unwrap_or_else(|_| sdk.to_owned());
-    let own = sdk_runtimes(&sdk);
-    let pack = format!("{NETCORE_PACK}.{}", rid()?);
-    let mut served: Option<Vec<String>> = None;
-    let runtimes_dir = super::probes::cache_root().join("runtimes");
-    let mut packages: Option<PathBuf> = None;
-    let mut out: Vec<Runtime> = Vec::new();
-    for w in wanted {
-        let version = match w {
+impl Wanted {
+    /// As the user wrote it (a column's header when it cannot be resolved).
+    pub fn label(&self) -> String {
+        match self {
+            Wanted::Major(m) => m.to_string(),
             Wanted::Exact(v) => v.clone(),
-            Wanted::Major(m) => match newest_of_major(own.iter().map(String::as_str), *m)
-                .or_else(|| newest_laid_out(&runtimes_dir, *m))
-            {
-                Some(v) => v,
-                None => {
-                    if served.is_none() {
-                        eprintln!("eltrace: asking NuGet which {pack} versions it serves");
-                        served = Some(served_versions(&sdk, &pack)?);
-                    }
-                    let list = served.as_deref().unwrap_or_default();
-                    let v = newest_of_major(list.iter().map(String::as_str), *m)
-                        .ok_or_else(|| Fail::new(format!("NuGet serves no {pack} {m}.0.x")))?;
-                    eprintln!("eltrace: .NET {m}: the newest {m}.0.x NuGet serves is {v}");
-                    v
-                }
-            },
-        };
-        if out.iter().any(|r| r.version == version) {
-            continue;
         }
-        let major = major_of(&version);
-        if own.contains(&version) {
-            out.push(Runtime {
-                version,
+    }
+}
+
+/// Resolves wanted runtimes to dotnet roots, laying out what is missing; what it learns
+/// (the SDK's runtimes, the versions NuGet serves) is asked once.
+pub struct Resolver {
+    sdk: PathBuf,
+    own: Vec<String>,
+    pack: String,
+    served: Option<Vec<String>>,
+    runtimes_dir: PathBuf,
+    packages: Option<PathBuf>,
+}
+
+impl Resolver {
+    /// `sdk` is the SDK's `dotnet` (resolved to the real file: its copy becomes each root's
+    /// host).
+    pub fn new(sdk: &Path) -> Result<Self, Fail> {
+        let sdk = std::fs::canonicalize(sdk).unwrap_or_else(|_| sdk.to_owned());
+        Ok(Resolver {
+            own: sdk_runtimes(&sdk),
+            pack: format!("{NETCORE_PACK}.{}", rid()?),
+            sdk,
+            served: None,
+            runtimes_dir: super::probes::cache_root().join("runtimes"),
+            packages: None,
+        })
+    }
+
+    /// The exact version `w` stands for.
+    pub fn version(&mut self, w: &Wanted) -> Result<String, Fail> {
+        let m = match w {
+            Wanted::Exact(v) => return Ok(v.clone()),
+            Wanted::Major(m) => *m,
+        };
+        if let Some(v) = newest_of_major(self.own.iter().map(String::as_str), m)
+            .or_else(|| newest_laid_out(&self.runtimes_dir, m))
+        {
+            return Ok(v);
+        }
+        let pack = &self.pack;
+        if self.served.is_none() {
+            eprintln!("eltrace: asking NuGet which {pack} versions it serves");
+            self.served = Some(served_versions(&self.sdk, pack)?);
+        }
+        let list = self.served.as_deref().unwrap_or_default();
+        let v = newest_of_major(list.iter().map(String::as_str), m)
+            .ok_or_else(|| Fail::new(format!("NuGet serves no {pack} {m}.0.x")))?;
+        eprintln!("eltrace: .NET {m}: the newest {m}.0.x NuGet serves is {v}");
+        Ok(v)
+    }
+
+    /// The runtime `version`: the SDK's own, or a root in the cache, laid out first if needed.
+    pub fn runtime(&mut self, version: &str) -> Result<Runtime, Fail> {
+        let major = major_of(version);
+        if self.own.iter().any(|v| v == version) {
+            return Ok(Runtime {
+                version: version.to_string(),
                 major,
-                dotnet: sdk.clone(),
+                dotnet: self.sdk.clone(),
                 laid_out: false,
             });
-            continue;
         }
-        let root = runtimes_dir.join(&version);
-        if !complete(&root, &version) {
-            let pkgs = packages.get_or_insert_with(|| packages_dir(&sdk)).clone();
-            let extracted = match package_path(&pkgs, &pack, &version) {
+        let (sdk, pack, dir) = (&self.sdk, &self.pack, &self.runtimes_dir);
+        let root = dir.join(version);
+        if !complete(&root, version) {
+            let pkgs = self.packages.get_or_insert_with(|| packages_dir(sdk));
+            let extracted = match package_path(pkgs, pack, version) {
                 Some(p) => p,
                 None => {
-                    restore(&sdk, &pack, &version)?;
-                    package_path(&pkgs, &pack, &version).ok_or_else(|| {
+                    restore(sdk, pack, version)?;
+                    package_path(pkgs, pack, version).ok_or_else(|| {
                         Fail::new(format!(
                             "{pack} {version} is not in {} after the restore",
                             pkgs.display()
@@ -252,23 +280,18 @@ pub fn resolve(wanted: &[Wanted], sdk: &Path) -> Result<Vec<Runtime>, Fail> {
                     })?
                 }
             };
-            std::fs::create_dir_all(&runtimes_dir).map_err(|e| {
-                Fail::new(format!(
-                    "cannot create {}: {}",
-                    runtimes_dir.display(),
-                    io_msg(&e)
-                ))
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Fail::new(format!("cannot create {}: {}", dir.display(), io_msg(&e)))
             })?;
-            lay_out(&sdk, &extracted, &runtimes_dir, &version)?;
+            lay_out(sdk, &extracted, dir, version)?;
         }
-        out.push(Runtime {
-            version,
+        Ok(Runtime {
+            version: version.to_string(),
             major,
             dotnet: root.join("dotnet"),
             laid_out: true,
-        });
+        })
     }
-    Ok(out)
 }
 
 #[cfg(test)]
