@@ -141,6 +141,7 @@ for config in "${configs[@]}"; do
     events[$config]="$(sed -n 's/^eltrace: \([0-9,]*\) events.*/\1/p' <<<"$summary")"
     dropped[$config]="$(sed -n 's/.* \([0-9,]*\) dropped events.*/\1/p' <<<"$summary")"
     waits[$config]="$(sed -n 's/.*dropped events, \([0-9,]*\) waits\( for the writer (\([^)]*\) in all)\)\{0,1\}.*/\1 (\3)/p' <<<"$summary" | head -n1)"
+    waits[$config]="${waits[$config]% ()}"
     note "$config: ${result[$config]} requests/s, ${errs[$config]} errors ${summary:+($summary)}"
 done
 
