@@ -79,7 +79,9 @@ pub(crate) fn decode(
     let mut ts = base_ts;
     let mut sp = 0u64;
     let mut shadow = Shadow::default();
-    let mut events = Vec::with_capacity(count as usize);
+    // The count comes from the file: reserve no more than a writer's chunk holds and let
+    // the vector grow by the events actually decoded.
+    let mut events = Vec::with_capacity((count as usize).min(crate::MAX_EVENTS_PER_CHUNK));
     for _ in 0..count {
         let head = c.u64()?;
         let (code, predicted, dts) = if version == crate::FORMAT_VERSION_1 {
