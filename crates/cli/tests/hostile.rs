@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use cli_support::*;
-use eltrace_trace::testing::app_info;
+use eltrace_trace::testing::{TraceBuilder, app_info};
 use eltrace_trace::{
     EndRecord, Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, ThreadRecord, TraceWriter,
 };
@@ -145,4 +145,95 @@ fn dump_shows_the_sparse_functions_by_name() {
     assert!(out.contains("function 4000000000 App.P.M1"), "{out}");
     assert!(out.contains("enter    0x000000007000 App.P.M1"), "{out}");
     assert!(out.contains("    100 "), "the thread's tid: {out}");
+}
+
+/// Main → Rec ×`depth` (direct recursion) → Leaf, each Rec 10 ticks of its own.
+fn deep_recursion(depth: u32) -> Vec<u8> {
+    let mut evs = vec![(0, EventKind::Enter, 0)];
+    let mut ts = 0;
+    for _ in 0..depth {
+        ts += 5;
+        evs.push((ts, EventKind::Enter, 1));
+    }
+    evs.push((ts + 1, EventKind::Enter, 2));
+    evs.push((ts + 2, EventKind::Leave, 2));
+    ts += 6;
+    for _ in 0..depth {
+        ts += 5;
+        evs.push((ts, EventKind::Leave, 1));
+    }
+    evs.push((ts + 1, EventKind::Leave, 0));
+    TraceBuilder::new(app_info())
+        .functions([
+            ("App.dll", "App.P", "Main"),
+            ("App.dll", "App.P", "Rec"),
+            ("App.dll", "App.P", "Leaf"),
+        ])
+        .thread(0, 1001)
+        .events(0, &evs)
+        .end(ts + 10)
+}
+
+/// The 100,000-deep recursion: folded output collapses the run past 64 frames (a few
+/// KB, not 60 GB), keeps every call, and writes every frame with `--fold-recursion 0` only
+/// up to the output budget.
+#[test]
+fn folded_export_of_a_100000_deep_recursion_is_bounded() {
+    let dir = temp_dir("hostile-deep");
+    let bytes = deep_recursion(100_000);
+    let p = save(&dir, "deep.eltrace", &bytes);
+    let t = p.to_str().unwrap();
+    let calls = run_limited(
+        &["export", "-f", "folded", "--value", "calls", "-o", "-", t],
+        &dir,
+        MEM,
+        OUT_MAX,
+        TIME,
+    );
+    assert_eq!(calls.code, Some(0), "{calls:?}");
+    let text = std::fs::read_to_string(dir.join("stdout")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let rec64 = vec!["App.P.Rec"; 64].join(";");
+    assert_eq!(lines.first(), Some(&"App.P.Main 1"));
+    for k in 1..64 {
+        let want = format!("App.P.Main;{} 1", vec!["App.P.Rec"; k].join(";"));
+        assert_eq!(lines.get(k), Some(&want.as_str()), "line {k}");
+    }
+    // Main, Rec×1…Rec×63 (one call each), Rec×64 (the rest of the run), Leaf below it.
+    assert_eq!(lines.len(), 1 + 64 + 1, "{}", &text[..text.len().min(2000)]);
+    assert_eq!(lines[64], format!("App.P.Main;{rec64} {}", 100_000 - 63));
+    assert_eq!(lines[65], format!("App.P.Main;{rec64};App.P.Leaf 1"));
+    assert!(calls.stdout_bytes < 1 << 20, "{}", calls.stdout_bytes);
+
+    // Every frame: the output budget (64 × the trace, at least 256 MiB) stops it, with one
+    // error line and no partial output left.
+    let out = dir.join("deep.folded");
+    let all = run_limited(
+        &[
+            "export",
+            "-f",
+            "folded",
+            "--fold-recursion",
+            "0",
+            "--max-output",
+            "8M",
+            "-o",
+            out.to_str().unwrap(),
+            t,
+        ],
+        &dir,
+        MEM,
+        OUT_MAX,
+        Duration::from_secs(120),
+    );
+    assert_eq!(all.code, Some(1), "{all:?}");
+    assert!(all.stderr.contains("--max-output"), "{}", all.stderr);
+    assert_eq!(all.stderr.lines().count(), 1, "{}", all.stderr);
+    assert!(!out.exists());
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
