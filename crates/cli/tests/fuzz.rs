@@ -14,6 +14,7 @@
 //! `ELTRACE_FUZZ_CASES` (default 2000) and `ELTRACE_FUZZ_SEED` choose the run;
 //! scripts/fuzz.sh runs a long one.
 
+#[allow(dead_code, reason = "the fuzzer runs eltrace through tests/limits")]
 mod cli_support;
 mod limits;
 

@@ -8,6 +8,7 @@
 //! FUNCTION idx 2^16, 2^17 … 2^31−1    16 chunks, indices doubling
 //! ```
 
+#[allow(dead_code, reason = "errors are checked through tests/limits here")]
 mod cli_support;
 mod limits;
 
