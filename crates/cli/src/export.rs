@@ -248,14 +248,8 @@ pub fn export(mut cmd: ExportCmd) -> Result<ExitCode, Fail> {
     out.budget = budget;
     let result = write_processes(&cmd, &traces, &mut out)
         .and_then(|w| out.flush().map(|()| w).map_err(Stop::Write));
-    let sink = match out.inner.into_inner() {
-        Ok(sink) => sink,
-        Err(e) => {
-            let (e, w) = e.into_parts();
-            drop(w);
-            return Err(write_failed(&shown, &e, budget));
-        }
-    };
+    // Flushed above when all went well; after a failure what is left unwritten is dropped.
+    let (sink, _) = out.inner.into_parts();
     let written = match result {
         Ok(w) => w,
         // `| head` closed the pipe: not an error.
