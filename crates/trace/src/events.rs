@@ -82,7 +82,9 @@ pub(crate) fn decode(
     let mut sp = 0u64;
     let mut shadow = Shadow::default();
     events.clear();
-    events.reserve(count as usize);
+    // The count comes from the file: reserve no more than a writer's chunk holds and let
+    // the vector grow by the events actually decoded.
+    events.reserve((count as usize).min(crate::MAX_EVENTS_PER_CHUNK));
     for _ in 0..count {
         let head = c.u64()?;
         let (code, predicted, dts) = if version == crate::FORMAT_VERSION_1 {
