@@ -31,6 +31,8 @@ pub struct RingRef {
     pub ring: *mut Ring,
     pub thread: ThreadIdx,
     pub bytes: usize,
+    /// The thread's kernel tid (the sampler reads its CPU clock).
+    pub tid: u64,
 }
 
 // SAFETY: the pointer is only dereferenced under the ring protocol (see ring.rs); the
@@ -220,7 +222,7 @@ impl Recorder {
             );
         }
         let mut ring = Ring::new(capacity);
-        if !clock::is_tsc() {
+        if !clock::is_tsc() && !clock::is_timeless() {
             ring = ring.without_inline_writes();
         }
         let ring = Box::into_raw(Box::new(ring));
@@ -239,6 +241,7 @@ impl Recorder {
             ring,
             thread: idx,
             bytes,
+            tid: os_tid,
         });
         Some(ring)
     }
