@@ -108,7 +108,8 @@ impl Analyzer {
         match rec {
             Record::Info(info) => {
                 self.origin_ticks = info.start_ticks;
-                if info.timing() == eltrace_trace::protocol::timing::SAMPLED {
+                let sampling = info.extra.iter().any(|(k, v)| k == "sampling" && v == "1");
+                if sampling || info.timing() == eltrace_trace::protocol::timing::SAMPLED {
                     let hz = info
                         .extra
                         .iter()

@@ -6,8 +6,9 @@
 //!
 //! A sample `(thread, index, ts, cpu)` says: at `ts` the thread had recorded `index` events.
 //! The stack after those events is the stack the thread was running at `ts`; the sample is
-//! credited with the wall time since the thread's previous sample (the first one with one
-//! nominal period) and the CPU time the thread used meanwhile:
+//! credited with the wall time since the thread's previous sample and the CPU time the thread
+//! used meanwhile (the profiler's first sample of a thread is at its registration, index 0,
+//! and starts its clock; a first sample elsewhere stands for one nominal period):
 //!
 //! ```text
 //! events:   0 enter Main  1 enter A  2 leave A  3 enter B  …
@@ -44,12 +45,12 @@ pub struct SampledStat {
 }
 
 impl SampledStat {
-    fn credit(&mut self, top: bool, dt: u64, dcpu: u64) {
-        self.samples += 1;
+    fn credit(&mut self, top: bool, dt: u64, dcpu: u64, count: bool) {
+        self.samples += u64::from(count);
         self.inclusive_ns += dt;
         self.inclusive_cpu_ns += dcpu;
         if top {
-            self.top_samples += 1;
+            self.top_samples += u64::from(count);
             self.exclusive_ns += dt;
             self.exclusive_cpu_ns += dcpu;
         }
@@ -122,8 +123,20 @@ struct ThreadState {
     /// Events (and drop markers) seen so far.
     index: u64,
     pending: VecDeque<Sample>,
+    /// Time and CPU time of the last credited sample.
     last: Option<(u64, Option<u64>)>,
+    /// The stack at the last credited sample, and the events since (at most [`SPLIT_MAX`];
+    /// `overflow` when there were more, or a drop).
+    at_last: Vec<(u32, u64)>,
+    since: Vec<Event>,
+    overflow: bool,
+    /// The last credited sample was the thread's registration (its event 0 happened then).
+    from_registration: bool,
 }
+
+/// An interval between two samples with at most this many events is split evenly between
+/// the stacks it went through (see docs/timing.md); a busier one goes to its end's stack.
+const SPLIT_MAX: usize = 64;
 
 /// The estimator (see the module doc).
 #[derive(Debug, Default)]
@@ -132,8 +145,9 @@ pub(crate) struct Sampler {
     out: SampledTimes,
     /// The nominal period (ns) a thread's first sample is credited with.
     period_ns: u64,
-    /// Scratch: the distinct functions of one stack.
+    /// Scratch: the distinct functions of one stack, and a stack being replayed.
     seen: Vec<u32>,
+    scratch: Vec<(u32, u64)>,
 }
 
 impl Sampler {
@@ -146,14 +160,19 @@ impl Sampler {
 
     /// A chunk of a thread's events (in the thread's order).
     pub fn events(&mut self, thread: ThreadIdx, events: &[Event]) {
-        let t = self.threads.entry(thread.0, ThreadState::default);
         for e in events {
-            while t.pending.front().is_some_and(|s| s.index <= t.index) {
-                let s = t.pending.pop_front().expect("front checked");
-                credit(&mut self.out, &mut self.seen, self.period_ns, t, &s);
-            }
+            self.settle(thread);
+            let t = self.threads.entry(thread.0, ThreadState::default);
             apply(&mut t.stack, e);
             t.index += 1;
+            if !t.overflow {
+                if t.since.len() < SPLIT_MAX {
+                    t.since.push(*e);
+                } else {
+                    t.overflow = true;
+                    t.since.clear();
+                }
+            }
         }
         self.settle(thread);
     }
@@ -163,6 +182,8 @@ impl Sampler {
         let t = self.threads.entry(thread.0, ThreadState::default);
         t.stack.clear();
         t.index += 1;
+        t.overflow = true;
+        t.since.clear();
         self.settle(thread);
     }
 
@@ -183,7 +204,13 @@ impl Sampler {
         let t = self.threads.entry(thread.0, ThreadState::default);
         while t.pending.front().is_some_and(|s| s.index <= t.index) {
             let s = t.pending.pop_front().expect("front checked");
-            credit(&mut self.out, &mut self.seen, self.period_ns, t, &s);
+            credit(
+                &mut self.out,
+                (&mut self.seen, &mut self.scratch),
+                self.period_ns,
+                t,
+                &s,
+            );
         }
     }
 
@@ -213,14 +240,17 @@ fn apply(stack: &mut Vec<(u32, u64)>, e: &Event) {
     }
 }
 
-/// Credits one sample to the thread's current stack.
+/// Credits one sample: the interval since the thread's previous sample goes to the stack at
+/// this sample, or, when few events happened in it, in equal parts to each stack the thread
+/// went through (docs/timing.md).
 fn credit(
     out: &mut SampledTimes,
-    seen: &mut Vec<u32>,
+    (seen, scratch): (&mut Vec<u32>, &mut Vec<(u32, u64)>),
     period_ns: u64,
     t: &mut ThreadState,
     s: &Sample,
 ) {
+    let first = t.last.is_none();
     let (dt, dcpu) = match t.last {
         Some((ts, cpu)) => (
             s.ts.saturating_sub(ts),
@@ -229,30 +259,73 @@ fn credit(
                 _ => 0,
             },
         ),
+        // A thread's first sample: at its registration (index 0) it only starts the
+        // thread's clock; otherwise it stands for one nominal period.
+        None if s.index == 0 => (0, 0),
         None => (period_ns, 0),
     };
     t.last = Some((s.ts, s.cpu_ns));
     out.samples += 1;
     out.wall_ns += dt;
     out.cpu_ns += dcpu;
-    if t.stack.is_empty() {
+    let k = t.since.len() as u64;
+    if first || t.overflow || k == 0 {
+        credit_stack(out, seen, &t.stack, dt, dcpu, true);
+    } else {
+        let segments = if t.from_registration { k } else { k + 1 };
+        let (seg, seg_cpu) = (dt / segments, dcpu / segments);
+        let (rest, rest_cpu) = (dt - seg * segments, dcpu - seg_cpu * segments);
+        scratch.clear();
+        scratch.extend_from_slice(&t.at_last);
+        if !t.from_registration {
+            credit_stack(out, seen, scratch, seg, seg_cpu, false);
+        }
+        for (j, e) in t.since.iter().enumerate() {
+            apply(scratch, e);
+            let last = j + 1 == t.since.len();
+            let (d, c) = if last {
+                (seg + rest, seg_cpu + rest_cpu)
+            } else {
+                (seg, seg_cpu)
+            };
+            credit_stack(out, seen, scratch, d, c, last);
+        }
+    }
+    t.at_last.clear();
+    t.at_last.extend_from_slice(&t.stack);
+    t.since.clear();
+    t.overflow = false;
+    t.from_registration = first && s.index == 0;
+}
+
+/// Credits `dt` of wall and `dcpu` of CPU time to a stack; `count`: as one sample.
+fn credit_stack(
+    out: &mut SampledTimes,
+    seen: &mut Vec<u32>,
+    stack: &[(u32, u64)],
+    dt: u64,
+    dcpu: u64,
+    count: bool,
+) {
+    if stack.is_empty() {
         out.outside_ns += dt;
         out.outside_cpu_ns += dcpu;
         return;
     }
     seen.clear();
-    let depth = t.stack.len();
+    let depth = stack.len();
+    let top_func = stack[depth - 1].0;
     let mut parent: Option<u32> = None;
-    for (i, &(f, _)) in t.stack.iter().enumerate() {
+    for (i, &(f, _)) in stack.iter().enumerate() {
         let top = i + 1 == depth;
         if !seen.contains(&f) {
             seen.push(f);
             out.functions
                 .entry(f)
                 .or_default()
-                .credit(f == t.stack[depth - 1].0, dt, dcpu);
+                .credit(f == top_func, dt, dcpu, count);
         }
-        let key = (parent.map_or(u32::MAX, |p| p), f);
+        let key = (parent.unwrap_or(u32::MAX), f);
         let next = out.nodes.len() as u32;
         let node = *out.children.entry(key).or_insert(next);
         if node == next {
@@ -262,7 +335,7 @@ fn credit(
                 stat: SampledStat::default(),
             });
         }
-        out.nodes[node as usize].stat.credit(top, dt, dcpu);
+        out.nodes[node as usize].stat.credit(top, dt, dcpu, count);
         parent = Some(node);
     }
 }

@@ -130,7 +130,7 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
                         "sample tid={} index={} ts={} cpu_ns={}",
                         tid_of(&tids, s.thread),
                         s.index,
-                        s.ts,
+                        (s.ts.saturating_sub(origin) as f64 * ns_per_tick) as u64,
                         s.cpu_ns.map_or_else(|| "-".into(), |c| c.to_string())
                     );
                 }

@@ -365,7 +365,7 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
                 "share": tm.json_share(share(s.inclusive_ns, total)),
                 "exclusive_share": tm.json_share(share(s.exclusive_ns, total)),
             });
-            if let Some(v) = tm.function_json(&r.idxs) {
+            if let Some(v) = Timing::function_json(a, &r.idxs) {
                 f["sampled"] = v;
             }
             if !r.async_kind.is_empty() {

@@ -125,6 +125,9 @@ pub struct Config {
     pub timing: Timing,
     /// `ELTRACE_SAMPLE_HZ` (used with `Timing::Sampled`).
     pub sample_hz: u64,
+    /// The sampler thread runs: timing `sampled`, or `ELTRACE_SAMPLE_HZ` set with timing
+    /// `exact` (samples beside the timestamps, to check the estimator against them).
+    pub sampling: bool,
     /// One message per invalid variable.
     pub warnings: Vec<String>,
 }
@@ -279,6 +282,8 @@ impl Config {
             lossy,
             timing,
             sample_hz,
+            sampling: timing == Timing::Sampled
+                || (timing == Timing::Exact && get(env::SAMPLE_HZ).is_some()),
             warnings,
         }
     }
@@ -498,6 +503,9 @@ mod tests {
         assert_eq!((c.timing, c.sample_hz), (Timing::Exact, DEFAULT_SAMPLE_HZ));
         assert_eq!(c.warnings.len(), 2);
         assert!(Timing::Sampled.timeless() && !Timing::Exact.timeless());
+        assert!(!cfg(&[]).sampling && !cfg(&[("ELTRACE_TIMING", "none")]).sampling);
+        assert!(cfg(&[("ELTRACE_TIMING", "sampled")]).sampling);
+        assert!(cfg(&[("ELTRACE_SAMPLE_HZ", "100")]).sampling);
     }
 
     #[test]

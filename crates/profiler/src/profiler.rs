@@ -137,6 +137,7 @@ impl Profiler {
                 ("lossy".into(), u8::from(config.lossy).to_string()),
                 ("timing".into(), config.timing.name().into()),
                 ("sample_hz".into(), config.sample_hz.to_string()),
+                ("sampling".into(), u8::from(config.sampling).to_string()),
                 ("tail_call_loop_opt".into(), tail_call_loop_opt()),
                 (
                     "event_mask".into(),
@@ -178,8 +179,8 @@ impl Profiler {
             return decline(rec, writer, &format!("cannot start the writer thread: {e}"));
         }
 
-        // The sampler thread (timing `sampled`).
-        if rec.config.timing == crate::config::Timing::Sampled {
+        // The sampler thread (timing `sampled`, or samples beside exact timestamps).
+        if rec.config.sampling {
             if let Err(e) = crate::sampler::start(rec) {
                 return decline(
                     rec,

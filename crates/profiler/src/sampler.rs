@@ -41,6 +41,7 @@ pub fn start(rec: &'static Recorder) -> std::io::Result<()> {
 }
 
 fn run(rec: &Recorder, period_ns: u64) {
+    let mut seen = std::collections::HashSet::new();
     let mut next = sys::clock_ns(sys::CLOCK_MONOTONIC) + period_ns;
     while rec.is_recording() {
         let now = sys::clock_ns(sys::CLOCK_MONOTONIC);
@@ -50,15 +51,17 @@ fn run(rec: &Recorder, period_ns: u64) {
         // A late wake-up skips the periods it missed instead of sampling in a burst.
         let now = sys::clock_ns(sys::CLOCK_MONOTONIC);
         next = (next + period_ns).max(now + period_ns / 2);
-        if std::panic::catch_unwind(|| sweep(rec)).is_err() {
+        let seen = &mut seen;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sweep(rec, seen))).is_err() {
             rec.internal_error("sampler-panic", "the sampler thread panicked");
             return;
         }
     }
 }
 
-/// One sample of every live ring.
-fn sweep(rec: &Recorder) {
+/// One sample of every live ring; a ring seen for the first time gets a sample at its
+/// registration first (index 0), so that the thread's time before this sweep is covered.
+fn sweep(rec: &Recorder, seen: &mut std::collections::HashSet<u32>) {
     let mut q = lock(&QUEUE);
     let rings = lock(&rec.rings);
     for r in rings.iter() {
@@ -67,6 +70,14 @@ fn sweep(rec: &Recorder) {
         let ring: &Ring = unsafe { &*r.ring };
         if ring.is_retired() {
             continue;
+        }
+        if seen.insert(r.thread.0) {
+            q.push(Sample {
+                thread: r.thread,
+                index: 0,
+                ts: r.registered_ns,
+                cpu_ns: (r.registered_cpu_ns != 0).then_some(r.registered_cpu_ns),
+            });
         }
         let index = ring.published();
         let ts = clock::to_ns(clock::now());

@@ -125,10 +125,11 @@ impl<'a> Timing<'a> {
         }
     }
 
-    /// The trace-level JSON facts of the timing.
+    /// The trace-level JSON facts of the timing (with the samples' totals where the trace
+    /// has samples, also beside exact timestamps).
     pub fn summary_json(self, a: &Analysis) -> Value {
         let mut v = json!({ "mode": a.info().timing() });
-        if let Timing::Sampled(st) = self {
+        if let Some(st) = &a.sampled {
             v["sample_hz"] = a
                 .info()
                 .extra
@@ -149,22 +150,27 @@ impl<'a> Timing<'a> {
         v
     }
 
-    /// A function's sampled facts in the JSON (`None` unless sampled).
-    pub fn function_json(self, idxs: &[FunctionIdx]) -> Option<Value> {
-        let Timing::Sampled(st) = self else {
-            return None;
-        };
-        let (mut n, mut top, mut ic, mut ec) = (0, 0, 0, 0);
+    /// A function's sampled facts in the JSON (`None` for a trace without samples): the
+    /// estimates, and their share of the sampled time in traced code.
+    pub fn function_json(a: &Analysis, idxs: &[FunctionIdx]) -> Option<Value> {
+        let st = a.sampled.as_ref()?;
+        let (mut n, mut top, mut i, mut e, mut ic, mut ec) = (0, 0, 0, 0, 0, 0);
         for f in idxs.iter().filter_map(|&i| st.function(i)) {
             n += f.samples;
             top += f.top_samples;
+            i += f.inclusive_ns;
+            e += f.exclusive_ns;
             ic += f.inclusive_cpu_ns;
             ec += f.exclusive_cpu_ns;
         }
         let cpu = |v: u64| if st.has_cpu { json!(v) } else { Value::Null };
+        let traced = st.wall_ns.saturating_sub(st.outside_ns).max(1) as f64;
         Some(json!({
             "samples": n,
             "top_samples": top,
+            "inclusive_ns": i,
+            "exclusive_ns": e,
+            "share": i as f64 / traced,
             "inclusive_cpu_ns": cpu(ic),
             "exclusive_cpu_ns": cpu(ec),
         }))

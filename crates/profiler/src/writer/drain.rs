@@ -98,7 +98,7 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool) -> usize {
     // samples taken since the last round go before this round's events (sampler.rs).
     let timeless = clock::is_timeless();
     let snap_ns = clock::to_ns(clock::now());
-    if timeless {
+    if rec.config.sampling {
         crate::sampler::take(&mut sink.samples);
     }
 
