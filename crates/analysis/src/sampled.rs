@@ -45,12 +45,12 @@ pub struct SampledStat {
 }
 
 impl SampledStat {
-    fn credit(&mut self, top: bool, dt: u64, dcpu: u64, count: bool) {
-        self.samples += u64::from(count);
+    fn credit(&mut self, top: bool, dt: u64, dcpu: u64) {
+        self.samples += 1;
         self.inclusive_ns += dt;
         self.inclusive_cpu_ns += dcpu;
         if top {
-            self.top_samples += u64::from(count);
+            self.top_samples += 1;
             self.exclusive_ns += dt;
             self.exclusive_cpu_ns += dcpu;
         }
@@ -125,18 +125,7 @@ struct ThreadState {
     pending: VecDeque<Sample>,
     /// Time and CPU time of the last credited sample.
     last: Option<(u64, Option<u64>)>,
-    /// The stack at the last credited sample, and the events since (at most [`SPLIT_MAX`];
-    /// `overflow` when there were more, or a drop).
-    at_last: Vec<(u32, u64)>,
-    since: Vec<Event>,
-    overflow: bool,
-    /// The last credited sample was the thread's registration (its event 0 happened then).
-    from_registration: bool,
 }
-
-/// An interval between two samples with at most this many events is split evenly between
-/// the stacks it went through (see docs/timing.md); a busier one goes to its end's stack.
-const SPLIT_MAX: usize = 64;
 
 /// The estimator (see the module doc).
 #[derive(Debug, Default)]
@@ -145,9 +134,8 @@ pub(crate) struct Sampler {
     out: SampledTimes,
     /// The nominal period (ns) a thread's first sample is credited with.
     period_ns: u64,
-    /// Scratch: the distinct functions of one stack, and a stack being replayed.
+    /// Scratch: the distinct functions of one stack.
     seen: Vec<u32>,
-    scratch: Vec<(u32, u64)>,
 }
 
 impl Sampler {
@@ -165,14 +153,6 @@ impl Sampler {
             let t = self.threads.entry(thread.0, ThreadState::default);
             apply(&mut t.stack, e);
             t.index += 1;
-            if !t.overflow {
-                if t.since.len() < SPLIT_MAX {
-                    t.since.push(*e);
-                } else {
-                    t.overflow = true;
-                    t.since.clear();
-                }
-            }
         }
         self.settle(thread);
     }
@@ -182,8 +162,6 @@ impl Sampler {
         let t = self.threads.entry(thread.0, ThreadState::default);
         t.stack.clear();
         t.index += 1;
-        t.overflow = true;
-        t.since.clear();
         self.settle(thread);
     }
 
@@ -204,13 +182,7 @@ impl Sampler {
         let t = self.threads.entry(thread.0, ThreadState::default);
         while t.pending.front().is_some_and(|s| s.index <= t.index) {
             let s = t.pending.pop_front().expect("front checked");
-            credit(
-                &mut self.out,
-                (&mut self.seen, &mut self.scratch),
-                self.period_ns,
-                t,
-                &s,
-            );
+            credit(&mut self.out, &mut self.seen, self.period_ns, t, &s);
         }
     }
 
@@ -241,16 +213,14 @@ fn apply(stack: &mut Vec<(u32, u64)>, e: &Event) {
 }
 
 /// Credits one sample: the interval since the thread's previous sample goes to the stack at
-/// this sample, or, when few events happened in it, in equal parts to each stack the thread
-/// went through (docs/timing.md).
+/// this sample (docs/timing.md).
 fn credit(
     out: &mut SampledTimes,
-    (seen, scratch): (&mut Vec<u32>, &mut Vec<(u32, u64)>),
+    seen: &mut Vec<u32>,
     period_ns: u64,
     t: &mut ThreadState,
     s: &Sample,
 ) {
-    let first = t.last.is_none();
     let (dt, dcpu) = match t.last {
         Some((ts, cpu)) => (
             s.ts.saturating_sub(ts),
@@ -268,44 +238,16 @@ fn credit(
     out.samples += 1;
     out.wall_ns += dt;
     out.cpu_ns += dcpu;
-    let k = t.since.len() as u64;
-    if first || t.overflow || k == 0 {
-        credit_stack(out, seen, &t.stack, dt, dcpu, true);
-    } else {
-        let segments = if t.from_registration { k } else { k + 1 };
-        let (seg, seg_cpu) = (dt / segments, dcpu / segments);
-        let (rest, rest_cpu) = (dt - seg * segments, dcpu - seg_cpu * segments);
-        scratch.clear();
-        scratch.extend_from_slice(&t.at_last);
-        if !t.from_registration {
-            credit_stack(out, seen, scratch, seg, seg_cpu, false);
-        }
-        for (j, e) in t.since.iter().enumerate() {
-            apply(scratch, e);
-            let last = j + 1 == t.since.len();
-            let (d, c) = if last {
-                (seg + rest, seg_cpu + rest_cpu)
-            } else {
-                (seg, seg_cpu)
-            };
-            credit_stack(out, seen, scratch, d, c, last);
-        }
-    }
-    t.at_last.clear();
-    t.at_last.extend_from_slice(&t.stack);
-    t.since.clear();
-    t.overflow = false;
-    t.from_registration = first && s.index == 0;
+    credit_stack(out, seen, &t.stack, dt, dcpu);
 }
 
-/// Credits `dt` of wall and `dcpu` of CPU time to a stack; `count`: as one sample.
+/// Credits `dt` of wall and `dcpu` of CPU time to a stack.
 fn credit_stack(
     out: &mut SampledTimes,
     seen: &mut Vec<u32>,
     stack: &[(u32, u64)],
     dt: u64,
     dcpu: u64,
-    count: bool,
 ) {
     if stack.is_empty() {
         out.outside_ns += dt;
@@ -323,7 +265,7 @@ fn credit_stack(
             out.functions
                 .entry(f)
                 .or_default()
-                .credit(f == top_func, dt, dcpu, count);
+                .credit(f == top_func, dt, dcpu);
         }
         let key = (parent.unwrap_or(u32::MAX), f);
         let next = out.nodes.len() as u32;
@@ -335,7 +277,7 @@ fn credit_stack(
                 stat: SampledStat::default(),
             });
         }
-        out.nodes[node as usize].stat.credit(top, dt, dcpu, count);
+        out.nodes[node as usize].stat.credit(top, dt, dcpu);
         parent = Some(node);
     }
 }
