@@ -221,6 +221,13 @@ fn credit(
     t: &mut ThreadState,
     s: &Sample,
 ) {
+    if t.last.is_none() && s.index == 0 {
+        // The thread's registration: it starts the thread's clock and stands for no time
+        // (it may be read after the thread's first events, whose stack it must not count).
+        t.last = Some((s.ts, s.cpu_ns));
+        out.samples += 1;
+        return;
+    }
     let (dt, dcpu) = match t.last {
         Some((ts, cpu)) => (
             s.ts.saturating_sub(ts),
@@ -229,9 +236,7 @@ fn credit(
                 _ => 0,
             },
         ),
-        // A thread's first sample: at its registration (index 0) it only starts the
-        // thread's clock; otherwise it stands for one nominal period.
-        None if s.index == 0 => (0, 0),
+        // A first sample past the registration stands for one nominal period.
         None => (period_ns, 0),
     };
     t.last = Some((s.ts, s.cpu_ns));
