@@ -46,6 +46,12 @@
 //! the monotonic clock every ring's inline limit stays 0 (`Ring::without_inline_writes`) and
 //! every event takes the fallback (correct, slower).
 //!
+//! # Timeless stubs (`record --timing none|sampled`)
+//!
+//! `*_nt` stubs are the same stubs without step 4's timestamp: no `RDTSC`, so Enter needs no
+//! XMM8 and Leave no R8/R9, and the record's tick word is not written (the writer ignores it
+//! in a timeless trace). They write at any clock (no `without_inline_writes` needed).
+//!
 //! # Test and benchmark variants
 //!
 //! * `ELTRACE_TEST_TRASH_REGISTERS=1`: stubs that, before every `ret` (inline and fallback),
