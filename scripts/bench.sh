@@ -3,8 +3,9 @@
 # every hook configuration, with two harnesses (bench/Stopwatch, dependency-free; bench/Bdn,
 # BenchmarkDotNet 0.15.8 in-process), all in one run, and prints a Markdown table of ns per
 # call (Enter + Leave), ns per callback above "no profiler", and the ratios to "no profiler"
-# and to "slow path, empty hook". Then the encoding (bytes per event on disk of the fast-path
-# benchmark trace) and the writer's sustained rate (a long run with the default buffers,
+# and to "slow path, empty hook", with the timing modes of `record --timing` (exact, the
+# default; none; sampled) in the same run. Then the encoding (bytes per event on disk of the
+# fast-path benchmark trace of each timing mode) and the writer's sustained rate (a long run with the default buffers,
 # lossless and --lossy). The encoder alone: scripts/bench-encode.sh.
 #
 #   bash scripts/bench.sh            # the full run (a few minutes); docs/performance.md
@@ -65,6 +66,8 @@ run() {
         slow) cmd=(env "${env[@]}" "${rec[@]}" --slow-path -- dotnet "$dll" $args) ;;
         fast-empty) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast-empty "${rec[@]}" -- dotnet "$dll" $args) ;;
         fast) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast "${rec[@]}" -- dotnet "$dll" $args) ;;
+        timing-none) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast "${rec[@]}" --timing none -- dotnet "$dll" $args) ;;
+        timing-sampled) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast "${rec[@]}" --timing sampled -- dotnet "$dll" $args) ;;
         fast-norcx) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast ELTRACE_PRESERVE_RCX=0 "${rec[@]}" -- dotnet "$dll" $args) ;;
         filtered) cmd=(env "${env[@]}" ELTRACE_HOOKS=fast "$eltrace" record -o "$trace" \
                        --include 'Nothing.Matches.This' -- dotnet "$dll" $args) ;;
@@ -80,7 +83,7 @@ run() {
     echo "$ns"
 }
 
-configs=(none off slow-empty slow fast-empty fast fast-norcx filtered)
+configs=(none off slow-empty slow fast-empty fast timing-none timing-sampled fast-norcx filtered)
 declare -A label=(
     [none]="no profiler"
     [off]="profiler loaded, ELT off"
@@ -88,6 +91,8 @@ declare -A label=(
     [slow]="slow path, recording"
     [fast-empty]="fast path, empty stub"
     [fast]="fast path, recording (RCX preserved, default)"
+    [timing-none]="fast path, --timing none (no timestamps)"
+    [timing-sampled]="fast path, --timing sampled (1 kHz sampler)"
     [fast-norcx]="fast path, recording (RCX not preserved)"
     [filtered]="fast path, function filtered out"
 )
@@ -118,11 +123,15 @@ table="$out/table.md"
     done
 } >"$table"
 
-# Encoding: bytes per event of the fast-path Stopwatch trace.
-enc_trace="$out/stopwatch-fast.eltrace"
-"$eltrace" report --json "$enc_trace" >"$out/stopwatch-fast.json"
-size=$(stat -c %s "$enc_trace")
-events=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"]["events"])' "$out/stopwatch-fast.json")
+# Encoding: bytes per event of the Stopwatch traces of each timing mode.
+encoding() {
+    local cfg="$1"
+    "$eltrace" report --json "$out/stopwatch-$cfg.eltrace" >"$out/stopwatch-$cfg.json"
+    echo "$(stat -c %s "$out/stopwatch-$cfg.eltrace") $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"]["events"])' "$out/stopwatch-$cfg.json")"
+}
+read -r size events <<<"$(encoding fast)"
+read -r size_none events_none <<<"$(encoding timing-none)"
+read -r size_sampled events_sampled <<<"$(encoding timing-sampled)"
 
 # Sustained: one long loop with the default buffers, lossless (the default: the thread waits
 # for the writer when its ring is full) and with --lossy (drops counted), in the same run: the
@@ -139,11 +148,14 @@ sustained() {
 }
 sustained lossless
 sustained lossy --lossy
-python3 - "$out" "$size" "$events" >>"$table" <<'PY'
+python3 - "$out" "$size" "$events" "$size_none" "$events_none" "$size_sampled" "$events_sampled" >>"$table" <<'PY'
 import json, re, sys
-out, size, events = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out = sys.argv[1]
+size, events, size_n, events_n, size_s, events_s = map(int, sys.argv[2:8])
 print(f"Encoding: the fast-path Stopwatch trace holds {events} events in {size} bytes: "
-      f"{size / max(events, 1):.2f} bytes per event (whole file, metadata included).")
+      f"{size / max(events, 1):.2f} bytes per event (whole file, metadata included); "
+      f"--timing none {events_n} events in {size_n} bytes: {size_n / max(events_n, 1):.2f}; "
+      f"--timing sampled {events_s} events in {size_s} bytes: {size_s / max(events_s, 1):.2f}.")
 print()
 print("| sustained run | ns/call | events written | dropped | waits (time) | written M events/s |")
 print("|---|---:|---:|---:|---:|---:|")

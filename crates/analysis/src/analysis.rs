@@ -31,6 +31,8 @@ pub struct Analysis {
     pub(crate) edges: FxHashMap<u64, EdgeStats>,
     pub(crate) samples: DenseMap<Vec<ValueSample>>,
     pub(crate) call_tree: Option<CallTree>,
+    /// Sampled time estimates (a trace recorded with `--timing sampled`).
+    pub sampled: Option<crate::sampled::SampledTimes>,
 }
 
 /// The values of one call (`record --values`): ids of [`Tables::values`] records, only those
@@ -46,6 +48,13 @@ pub struct ValueSample {
 impl Analysis {
     pub fn info(&self) -> &TraceInfo {
         &self.tables.info
+    }
+
+    /// Whether the trace's times are measured per event (timing `exact`); otherwise the
+    /// statistics' times are not measurements and only counts, stacks and (with
+    /// [`Analysis::sampled`]) sampled estimates mean anything.
+    pub fn has_event_times(&self) -> bool {
+        self.tables.info.has_event_times()
     }
 
     /// Statistics of a function, `None` if it has no calls.

@@ -21,6 +21,7 @@ use crate::analysis::Analysis;
 use crate::model::Tables;
 use crate::reorder::Reorder;
 use crate::replay::Replay;
+use crate::sampled::Sampler;
 use crate::sink::{AnalysisError, FrameSink, NullSink};
 use crate::stats::Stats;
 
@@ -50,6 +51,8 @@ pub struct Analyzer {
     diagnostics: Vec<String>,
     extra_diagnostics: u64,
     seen_events: bool,
+    /// The sampled-time estimator (timing `sampled` only).
+    sampler: Option<Sampler>,
 }
 
 impl Analyzer {
@@ -65,6 +68,7 @@ impl Analyzer {
             diagnostics: Vec::new(),
             extra_diagnostics: 0,
             seen_events: false,
+            sampler: None,
         }
     }
 
@@ -106,6 +110,16 @@ impl Analyzer {
         match rec {
             Record::Info(info) => {
                 self.origin_ticks = info.start_ticks;
+                let sampling = info.extra.iter().any(|(k, v)| k == "sampling" && v == "1");
+                if sampling || info.timing() == eltrace_trace::protocol::timing::SAMPLED {
+                    let hz = info
+                        .extra
+                        .iter()
+                        .find(|(k, _)| k == "sample_hz")
+                        .and_then(|(_, v)| v.parse().ok())
+                        .unwrap_or(1000);
+                    self.sampler = Some(Sampler::new(hz));
+                }
                 self.replay.info_read(&info);
                 self.tables.info = info;
             }
@@ -114,9 +128,29 @@ impl Analyzer {
                 self.tables.functions.insert(f);
             }
             Record::Thread(t) => self.tables.threads.insert(t),
-            Record::Events { thread, events } => self.enqueue(thread, events, sink)?,
+            Record::Events { thread, events } => {
+                let selected = self.selected(thread);
+                if let Some(s) = self.sampler.as_mut().filter(|_| selected) {
+                    s.events(thread, &events);
+                }
+                self.enqueue(thread, events, sink)?
+            }
+            Record::Samples(samples) => {
+                if self.sampler.is_some() {
+                    let kept: Vec<_> = samples
+                        .into_iter()
+                        .filter(|s| self.selected(s.thread))
+                        .collect();
+                    if let Some(s) = self.sampler.as_mut() {
+                        s.samples(&kept);
+                    }
+                }
+            }
             Record::Dropped { thread, count } => {
                 let selected = self.selected(thread);
+                if let Some(s) = self.sampler.as_mut().filter(|_| selected) {
+                    s.dropped(thread);
+                }
                 self.stats.dropped(thread, count, selected);
                 if selected {
                     self.reorder.push_dropped(thread, count);
@@ -215,9 +249,11 @@ impl Analyzer {
             self.diagnostics
                 .push(format!("… and {} more diagnostics", self.extra_diagnostics));
         }
-        Ok(self
-            .stats
-            .into_analysis(self.tables, self.end, truncated, self.diagnostics))
+        let mut analysis =
+            self.stats
+                .into_analysis(self.tables, self.end, truncated, self.diagnostics);
+        analysis.sampled = self.sampler.map(Sampler::finish);
+        Ok(analysis)
     }
 }
 

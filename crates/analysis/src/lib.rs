@@ -49,6 +49,9 @@ mod stack;
 // The reorder queue: events in time order across threads.
 mod reorder;
 
+// The sampled-time estimator (timing `sampled`): fed by the analyzer, before the reorder queue.
+mod sampled;
+
 // The result, `Analysis`, and its queries.
 mod analysis;
 
@@ -86,5 +89,6 @@ pub use model::{
     CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, SegmentRef, Tables,
     ThreadStats, ThreadTable, Totals, ValueTable,
 };
+pub use sampled::{SampledNode, SampledStat, SampledTimes};
 pub use sink::{AnalysisError, FrameSink, NullSink};
 pub use stats::MAX_SAMPLES as MAX_VALUE_SAMPLES;

@@ -256,6 +256,7 @@ impl Stats {
             edges: self.edges,
             samples: self.samples,
             call_tree: self.tree,
+            sampled: None,
         }
     }
 }

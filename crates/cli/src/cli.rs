@@ -125,6 +125,15 @@ pub struct RecordArgs {
     /// busy program down further).
     #[arg(long)]
     pub lossy: bool,
+    /// Per-event timing: `exact` (a timestamp on every event, the default), `none` (no
+    /// timestamps: exact counts, call tree and stacks at a fraction of the cost; no times)
+    /// or `sampled` (no per-event timestamps; a sampler thread estimates the time of each
+    /// function and call-tree node from the exact stacks). See README "Timing modes".
+    #[arg(long, value_name = "MODE", value_parser = ["exact", "none", "sampled"])]
+    pub timing: Option<String>,
+    /// With `--timing sampled`: samples per second (default 1000).
+    #[arg(long, value_name = "HZ")]
+    pub sample_hz: Option<u32>,
     /// Let the JIT turn self-recursive tail calls into loops (its default), which the
     /// profiler does not see: such calls are then missing from the counts. Without it,
     /// `record` sets DOTNET_TailCallLoopOpt=0 for the program (unless its environment sets
@@ -260,6 +269,8 @@ impl From<RecordArgs> for RecordOptions {
             slow_path: a.slow_path,
             values: a.values,
             lossy: a.lossy,
+            timing: a.timing,
+            sample_hz: a.sample_hz,
             keep_tail_loops: a.keep_tail_loops,
             profiler: a.profiler,
             command: a.command,

@@ -115,6 +115,21 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
             Record::Diagnostic(d) => {
                 let _ = write!(line, "diagnostic {d}");
             }
+            Record::Samples(samples) => {
+                for (i, s) in samples.iter().enumerate() {
+                    if i > 0 {
+                        line.push('\n');
+                    }
+                    let _ = write!(
+                        line,
+                        "sample tid={} index={} ts={} cpu_ns={}",
+                        tid_of(&tids, s.thread),
+                        s.index,
+                        (s.ts.saturating_sub(origin) as f64 * ns_per_tick) as u64,
+                        s.cpu_ns.map_or_else(|| "-".into(), |c| c.to_string())
+                    );
+                }
+            }
             Record::Waits {
                 thread,
                 waits,

@@ -197,6 +197,40 @@ fn warn_same_pids(traces: &[ProcessTrace]) {
     }
 }
 
+/// Traces recorded without per-event timestamps (`record --timing none|sampled`): the
+/// folded stacks count calls instead of time; the other formats need per-event times and are
+/// refused rather than drawn with made-up ones.
+fn timeless_export(cmd: &mut ExportCmd, traces: &[ProcessTrace]) -> Result<(), Fail> {
+    let Some(t) = traces.iter().find(|t| !t.info.has_event_times()) else {
+        return Ok(());
+    };
+    if cmd.format == Format::Folded {
+        if cmd.options.folded_value == FoldedValue::ExclusiveNs {
+            eprintln!(
+                "eltrace: {} was recorded with --timing {} (no per-event times): the folded \
+                 stacks count calls",
+                t.path.display(),
+                t.info.timing()
+            );
+            cmd.options.folded_value = FoldedValue::Calls;
+        }
+        return Ok(());
+    }
+    Err(Fail::new(format!(
+        "{} was recorded with --timing {}: it has no per-event times, which the {} format \
+         needs; `eltrace report` shows its counts{}, `--format folded` its call paths with \
+         their call counts",
+        t.path.display(),
+        t.info.timing(),
+        cmd.format.name(),
+        if t.info.timing() == eltrace_trace::protocol::timing::SAMPLED {
+            " and sampled times"
+        } else {
+            ""
+        }
+    )))
+}
+
 pub fn export(mut cmd: ExportCmd) -> Result<ExitCode, Fail> {
     let window = cmd.options.window;
     if window.from >= window.to {
@@ -207,6 +241,7 @@ pub fn export(mut cmd: ExportCmd) -> Result<ExitCode, Fail> {
     }
     let traces = session::select(&cmd.paths, cmd.pids.as_deref())?;
     warn_same_pids(&traces);
+    timeless_export(&mut cmd, &traces)?;
     let sink = match &cmd.output {
         Output::Stdout => OutFile::stdout(),
         Output::File(target) => {

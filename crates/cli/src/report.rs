@@ -16,7 +16,9 @@ use crate::session;
 use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_incomplete};
 
 mod iterators;
+mod timing;
 use iterators::{iterator_json, iterator_table};
+use timing::Timing;
 
 /// The sort key of the function list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +156,15 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
             }
         }
     }
+    let timing = Timing::of(a);
+    for r in &mut rows {
+        timing.adjust(&mut r.s, &r.idxs);
+    }
+    let by = if timing.has_times() {
+        by
+    } else {
+        SortBy::Calls
+    };
     rows.sort_by(|x, y| {
         y.key(by)
             .cmp(&x.key(by))
@@ -294,7 +305,8 @@ fn check_threads(opts: &ReportOptions, a: &Analysis, tids: &[u64]) -> Result<(),
 fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
     let info = a.info();
     let t = &a.totals;
-    let total = t.root_ns;
+    let tm = Timing::of(a);
+    let total = tm.total(a);
     let trace = json!({
         "path": opts.path.display().to_string(),
         "events": t.events,
@@ -317,7 +329,8 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
         "tail_call_loop_opt": tail_call_loop_opt(a),
         "async_suspend_leaves": runtime_reports_suspend_leaves(info),
         "duration_ns": a.duration_ns(),
-        "total_ns": total,
+        "total_ns": tm.json(total),
+        "timing": tm.summary_json(a),
         "frames": t.frames,
         "throws": t.throws,
         "pid": info.pid,
@@ -339,26 +352,29 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
                 "calls": s.calls,
                 "segments": s.segments,
                 "suspensions": s.suspensions,
-                "inclusive_ns": s.inclusive_ns,
-                "exclusive_ns": s.exclusive_ns,
-                "mean_inclusive_ns": mean(s.inclusive_ns, s.calls),
-                "mean_exclusive_ns": mean(s.exclusive_ns, s.calls),
-                "max_ns": s.max_ns,
+                "inclusive_ns": tm.json(s.inclusive_ns),
+                "exclusive_ns": tm.json(s.exclusive_ns),
+                "mean_inclusive_ns": tm.json_per_call(mean(s.inclusive_ns, s.calls)),
+                "mean_exclusive_ns": tm.json_per_call(mean(s.exclusive_ns, s.calls)),
+                "max_ns": tm.json_per_call(s.max_ns),
                 "open_at_end": s.open_at_end,
                 "unwound": s.unwound,
                 "tailcalls": s.tailcalls,
                 "mismatched": s.mismatched,
                 "lost": s.lost,
-                "share": share(s.inclusive_ns, total),
-                "exclusive_share": share(s.exclusive_ns, total),
+                "share": tm.json_share(share(s.inclusive_ns, total)),
+                "exclusive_share": tm.json_share(share(s.exclusive_ns, total)),
             });
+            if let Some(v) = Timing::function_json(a, &r.idxs) {
+                f["sampled"] = v;
+            }
             if !r.async_kind.is_empty() {
                 f["async"] = json!({
                     "kind": r.async_kind,
                     "method": r.async_method,
                     "resumes": s.resumes,
-                    "wall_ns": s.wall_ns,
-                    "mean_wall_ns": mean(s.wall_ns, s.calls),
+                    "wall_ns": tm.json_per_call(s.wall_ns),
+                    "mean_wall_ns": tm.json_per_call(mean(s.wall_ns, s.calls)),
                     "pending_at_end": s.pending_at_end,
                     "inferred_resumes": s.inferred_resumes,
                     "ambiguous_calls": s.ambiguous_calls,
@@ -384,7 +400,7 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
                 "name": r.map_or("", |r| r.name.as_str()),
                 "index": idx.0,
                 "events": s.events,
-                "inclusive_ns": s.inclusive_ns,
+                "inclusive_ns": tm.json_per_call(s.inclusive_ns),
                 "max_depth": s.max_depth,
                 "open_frames_at_end": s.open_frames_at_end,
                 "lost_frames": s.lost_frames,
@@ -399,7 +415,7 @@ fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
         "trace": trace,
         "functions": functions,
         "threads": threads,
-        "edges": edges(a),
+        "edges": edges(a, tm),
     })
 }
 
@@ -426,7 +442,7 @@ fn value_samples(a: &Analysis, idxs: &[FunctionIdx]) -> Vec<Value> {
 }
 
 /// Edges merged by (caller name, callee name), largest inclusive time first.
-fn edges(a: &Analysis) -> Vec<Value> {
+fn edges(a: &Analysis, tm: Timing<'_>) -> Vec<Value> {
     let mut merged: HashMap<(String, String), (u64, u64)> = HashMap::new();
     for (caller, callee, s) in a.edges() {
         let caller = caller.map_or(String::new(), |c| a.tables.functions.name(c));
@@ -437,10 +453,15 @@ fn edges(a: &Analysis) -> Vec<Value> {
         e.1 += s.inclusive_ns;
     }
     let mut v: Vec<_> = merged.into_iter().collect();
-    v.sort_by(|x, y| y.1.1.cmp(&x.1.1).then_with(|| x.0.cmp(&y.0)));
+    if tm.per_call() {
+        v.sort_by(|x, y| y.1.1.cmp(&x.1.1).then_with(|| x.0.cmp(&y.0)));
+    } else {
+        v.sort_by(|x, y| y.1.0.cmp(&x.1.0).then_with(|| x.0.cmp(&y.0)));
+    }
     v.into_iter()
         .map(|((caller, callee), (calls, incl))| {
-            json!({"caller": caller, "callee": callee, "calls": calls, "inclusive_ns": incl})
+            json!({"caller": caller, "callee": callee, "calls": calls,
+                   "inclusive_ns": tm.json_per_call(incl)})
         })
         .collect()
 }
@@ -469,7 +490,8 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
     let mut o = String::new();
     let info = a.info();
     let t = &a.totals;
-    let total = t.root_ns;
+    let tm = Timing::of(a);
+    let total = tm.total(a);
     let _ = write!(o, "trace {}: pid {}", opts.path.display(), info.pid);
     if !info.command.is_empty() {
         let _ = write!(o, ", {}", info.command);
@@ -546,6 +568,9 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
             t.mismatched_frames, t.unmatched_leaves, t.lost_frames
         );
     }
+    if let Some(note) = tm.note(a) {
+        let _ = writeln!(o, "{note}");
+    }
     if opts.threads.is_some() {
         let _ = writeln!(o, "threads shown: {} (by OS tid)", {
             let v: Vec<String> = opts.threads.iter().flatten().map(u64::to_string).collect();
@@ -586,17 +611,17 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
         let s = &r.s;
         let _ = writeln!(
             o,
-            "{:<name_w$}  {:<mod_w$}  {:>9}  {:>8}  {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5.1}%",
+            "{:<name_w$}  {:<mod_w$}  {:>9}  {:>8}  {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>6}",
             fit(&display_name(r), name_w),
             fit(&r.module, mod_w),
             s.calls,
             s.segments,
             s.suspensions,
-            fmt_ns(s.inclusive_ns),
-            fmt_ns(mean(s.inclusive_ns, s.calls)),
-            fmt_ns(s.exclusive_ns),
-            fmt_ns(mean(s.exclusive_ns, s.calls)),
-            share(s.inclusive_ns, total) * 100.0,
+            tm.text(s.inclusive_ns),
+            tm.text_per_call(mean(s.inclusive_ns, s.calls)),
+            tm.text(s.exclusive_ns),
+            tm.text_per_call(mean(s.exclusive_ns, s.calls)),
+            tm.text_share(share(s.inclusive_ns, total)),
         );
     }
     if rows.is_empty() {
@@ -625,7 +650,7 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
             r.map_or(0, |r| r.managed_id),
             fit(r.map_or("", |r| r.name.as_str()), 20),
             s.events,
-            fmt_ns(s.inclusive_ns),
+            tm.text_per_call(s.inclusive_ns),
             s.max_depth,
             s.open_frames_at_end,
         );
@@ -637,7 +662,7 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
         "",
         "",
         t.analysed_events,
-        fmt_ns(total)
+        tm.text(total)
     );
     for d in &a.diagnostics {
         let _ = writeln!(o, "profiler: {d}");

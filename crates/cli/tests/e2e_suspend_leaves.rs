@@ -139,6 +139,7 @@ fn with_suspension_leaves(records: Vec<Record>, suspended: &[(ThreadIdx, Frame)]
                 waits,
                 wait_ns,
             } => w.write_waits(thread, waits, wait_ns).unwrap(),
+            Record::Samples(s) => w.write_samples(&s).unwrap(),
         }
     }
     w.into_inner();

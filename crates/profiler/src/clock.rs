@@ -22,6 +22,8 @@ use crate::sys;
 pub const CALIBRATION_NS: u64 = 2_000_000;
 
 static TSC: AtomicBool = AtomicBool::new(false);
+/// Events carry no timestamps (`record --timing none|sampled`): [`event_now`] is 0.
+static TIMELESS: AtomicBool = AtomicBool::new(false);
 static TSC0: AtomicU64 = AtomicU64::new(0);
 static MONO0: AtomicU64 = AtomicU64::new(0);
 /// ns per tick × 2^32.
@@ -93,6 +95,23 @@ pub fn now() -> u64 {
     } else {
         sys::clock_ns(sys::CLOCK_MONOTONIC)
     }
+}
+
+/// Makes events timeless or not (call once, before any hook can run).
+pub fn set_timeless(on: bool) {
+    TIMELESS.store(on, Ordering::Release);
+}
+
+/// Whether events carry no timestamps.
+#[inline(always)]
+pub fn is_timeless() -> bool {
+    TIMELESS.load(Ordering::Relaxed)
+}
+
+/// An event's timestamp: [`now`], or 0 when events are timeless (no clock read).
+#[inline(always)]
+pub fn event_now() -> u64 {
+    if is_timeless() { 0 } else { now() }
 }
 
 /// Converts ticks to monotonic nanoseconds.

@@ -17,6 +17,41 @@ pub const DEFAULT_MAX_BUFFER_MB: usize = 512;
 pub const MAX_MAX_BUFFER_MB: usize = 1 << 20;
 pub const DEFAULT_FLUSH_MS: u64 = 20;
 pub const MAX_FLUSH_MS: u64 = 60_000;
+pub const DEFAULT_SAMPLE_HZ: u64 = 1000;
+pub const MAX_SAMPLE_HZ: u64 = 100_000;
+
+/// Per-event timing (`ELTRACE_TIMING`, `record --timing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// Every event carries a timestamp (the default).
+    Exact,
+    /// No per-event timestamps.
+    None,
+    /// No per-event timestamps; the sampler thread (sampler.rs) records positions and times.
+    Sampled,
+}
+
+impl Timing {
+    pub fn parse(value: &str) -> Option<Timing> {
+        [Timing::Exact, Timing::None, Timing::Sampled]
+            .into_iter()
+            .find(|t| t.name() == value)
+    }
+
+    /// The `ELTRACE_TIMING` value (and INFO `timing`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Exact => protocol::timing::EXACT,
+            Timing::None => protocol::timing::NONE,
+            Timing::Sampled => protocol::timing::SAMPLED,
+        }
+    }
+
+    /// Whether events carry timestamps.
+    pub fn timeless(self) -> bool {
+        self != Timing::Exact
+    }
+}
 
 /// How the ELT hooks are installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +121,13 @@ pub struct Config {
     /// `ELTRACE_LOSSY=1` (`record --lossy`): a thread whose buffer is full drops events
     /// (counted) instead of waiting for the writer.
     pub lossy: bool,
+    /// `ELTRACE_TIMING`.
+    pub timing: Timing,
+    /// `ELTRACE_SAMPLE_HZ` (used with `Timing::Sampled`).
+    pub sample_hz: u64,
+    /// The sampler thread runs: timing `sampled`, or `ELTRACE_SAMPLE_HZ` set with timing
+    /// `exact` (samples beside the timestamps, to check the estimator against them).
+    pub sampling: bool,
     /// One message per invalid variable.
     pub warnings: Vec<String>,
 }
@@ -198,6 +240,25 @@ impl Config {
             &mut warnings,
         ) as u64;
 
+        let timing = match get(env::TIMING).as_deref().map(str::trim) {
+            None => Timing::Exact,
+            Some(value) => Timing::parse(value).unwrap_or_else(|| {
+                warnings.push(format!(
+                    "{}={value:?} is not `exact`, `none` or `sampled`; using `exact`",
+                    env::TIMING
+                ));
+                Timing::Exact
+            }),
+        };
+        let sample_hz = number(
+            &get,
+            env::SAMPLE_HZ,
+            DEFAULT_SAMPLE_HZ as usize,
+            1,
+            MAX_SAMPLE_HZ as usize,
+            &mut warnings,
+        ) as u64;
+
         let disable = match get(env::DISABLE).map(|v| v.trim().to_ascii_lowercase()) {
             None => false,
             Some(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
@@ -226,6 +287,10 @@ impl Config {
             use_tsc,
             values,
             lossy,
+            timing,
+            sample_hz,
+            sampling: timing == Timing::Sampled
+                || (timing == Timing::Exact && get(env::SAMPLE_HZ).is_some()),
             warnings,
         }
     }
@@ -439,6 +504,22 @@ mod tests {
             assert_eq!(c.flush_ms, DEFAULT_FLUSH_MS);
             assert_eq!(c.warnings.len(), 1);
         }
+    }
+
+    #[test]
+    fn timing() {
+        assert_eq!(cfg(&[]).timing, Timing::Exact);
+        assert_eq!(cfg(&[]).sample_hz, DEFAULT_SAMPLE_HZ);
+        assert_eq!(cfg(&[("ELTRACE_TIMING", "none")]).timing, Timing::None);
+        let c = cfg(&[("ELTRACE_TIMING", "sampled"), ("ELTRACE_SAMPLE_HZ", "250")]);
+        assert_eq!((c.timing, c.sample_hz), (Timing::Sampled, 250));
+        let c = cfg(&[("ELTRACE_TIMING", "fuzzy"), ("ELTRACE_SAMPLE_HZ", "0")]);
+        assert_eq!((c.timing, c.sample_hz), (Timing::Exact, DEFAULT_SAMPLE_HZ));
+        assert_eq!(c.warnings.len(), 2);
+        assert!(Timing::Sampled.timeless() && !Timing::Exact.timeless());
+        assert!(!cfg(&[]).sampling && !cfg(&[("ELTRACE_TIMING", "none")]).sampling);
+        assert!(cfg(&[("ELTRACE_TIMING", "sampled")]).sampling);
+        assert!(cfg(&[("ELTRACE_SAMPLE_HZ", "100")]).sampling);
     }
 
     #[test]

@@ -46,6 +46,12 @@
 //! the monotonic clock every ring's inline limit stays 0 (`Ring::without_inline_writes`) and
 //! every event takes the fallback (correct, slower).
 //!
+//! # Timeless stubs (`record --timing none|sampled`)
+//!
+//! `*_nt` stubs are the same stubs without step 4's timestamp: no `RDTSC`, so Enter needs no
+//! XMM8 and Leave no R8/R9, and the record's tick word is not written (the writer ignores it
+//! in a timeless trace). They write at any clock (no `without_inline_writes` needed).
+//!
 //! # Test and benchmark variants
 //!
 //! * `ELTRACE_TEST_TRASH_REGISTERS=1`: stubs that, before every `ret` (inline and fallback),
@@ -71,6 +77,8 @@ pub struct Variant {
     pub preserve_rcx: bool,
     /// `ret`-only stubs (benchmark baseline).
     pub empty: bool,
+    /// Stubs that take no timestamp (`record --timing none|sampled`).
+    pub timeless: bool,
 }
 
 /// The three stub addresses, for `SetEnterLeaveFunctionHooks3`.
@@ -128,9 +136,54 @@ macro_rules! trash_leave {
     };
 }
 
-/// An Enter stub; `$epilogue` runs before each `ret`.
+/// The Enter stubs' timestamp: RDTSC into the record's tick word (RDX, an argument, kept in
+/// XMM8 meanwhile).
+macro_rules! enter_tick {
+    () => {
+        "movq xmm8, rdx
+         rdtsc
+         shl rdx, 32
+         or rax, rdx
+         movq rdx, xmm8
+         mov qword ptr [r11 + {tick}], rax"
+    };
+}
+
+/// The Leave/Tailcall stubs' timestamp: RAX/RDX (the return value) kept in R8/R9 around
+/// RDTSC, restored by [`leave_tick_end`].
+macro_rules! leave_tick {
+    () => {
+        "mov r8, rax
+         mov r9, rdx
+         rdtsc
+         shl rdx, 32
+         or rax, rdx
+         mov qword ptr [r11 + {tick}], rax"
+    };
+}
+
+macro_rules! leave_tick_end {
+    () => {
+        "mov rax, r8
+         mov rdx, r9"
+    };
+}
+
+/// Timeless stubs (`record --timing none|sampled`) write no tick: the record's tick bits keep
+/// whatever the slot held, and the writer ignores them. (The operand is named in a comment
+/// only, so that every stub takes the same operands.)
+macro_rules! no_tick {
+    () => {
+        "# no timestamp (tick word at +{tick} left as is)"
+    };
+}
+
+/// An Enter stub; `$epilogue` runs before each `ret`; `$stamp` writes the tick (or not).
 macro_rules! enter_stub {
     ($name:literal, $epilogue:expr) => {
+        enter_stub!($name, $epilogue, enter_tick!());
+    };
+    ($name:literal, $epilogue:expr, $stamp:expr) => {
         global_asm!(
             concat!(
                 ".pushsection .text.", $name, ",\"ax\",@progbits\n",
@@ -155,12 +208,7 @@ macro_rules! enter_stub {
                 and r11, qword ptr [r10 + {mask}]
                 shl r11, {record_shift}
                 add r11, qword ptr [r10 + {records}]
-                movq xmm8, rdx
-                rdtsc
-                shl rdx, 32
-                or rax, rdx
-                movq rdx, xmm8
-                mov qword ptr [r11 + {tick}], rax
+                ", $stamp, "
                 mov qword ptr [r11 + {sp}], r15
                 lea eax, [r14 + {key_kind} - {bias}]
                 mov word ptr [r11 + {key_lo}], ax
@@ -238,6 +286,9 @@ macro_rules! enter_stub {
 /// preservation (the frame keeps the call 16-byte aligned either way).
 macro_rules! leave_stub {
     ($name:literal, $kind:expr, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr) => {
+        leave_stub!($name, $kind, $push_rcx, $pop_rcx, $frame, $epilogue, leave_tick!(), leave_tick_end!());
+    };
+    ($name:literal, $kind:expr, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr, $stamp:expr, $unstamp:expr) => {
         global_asm!(
             concat!(
                 ".pushsection .text.", $name, ",\"ax\",@progbits\n",
@@ -262,19 +313,13 @@ macro_rules! leave_stub {
                 and r11, qword ptr [r10 + {mask}]
                 shl r11, {record_shift}
                 add r11, qword ptr [r10 + {records}]
-                mov r8, rax
-                mov r9, rdx
-                rdtsc
-                shl rdx, 32
-                or rax, rdx
-                mov qword ptr [r11 + {tick}], rax
+                ", $stamp, "
                 mov qword ptr [r11 + {sp}], rsi
                 lea esi, [rdi + {key_kind} - {bias}]
                 mov word ptr [r11 + {key_lo}], si
                 shr esi, {key_half}
                 mov word ptr [r11 + {key_hi}], si
-                mov rax, r8
-                mov rdx, r9
+                ", $unstamp, "
                 inc qword ptr [r10 + {head}]
                 ",
                 $epilogue,
@@ -393,6 +438,89 @@ leave_stub!(
     concat!(trash_leave!(), "\nmov rcx, rdi")
 );
 
+enter_stub!("eltrace_fast_enter_nt", "", no_tick!());
+enter_stub!("eltrace_fast_enter_nt_trash", trash_enter!(), no_tick!());
+leave_stub!(
+    "eltrace_fast_leave_nt",
+    EventKind::Leave,
+    "push rcx",
+    "pop rcx",
+    "32",
+    "",
+    no_tick!(),
+    ""
+);
+leave_stub!(
+    "eltrace_fast_leave_nt_norcx",
+    EventKind::Leave,
+    "",
+    "",
+    "40",
+    "",
+    no_tick!(),
+    ""
+);
+leave_stub!(
+    "eltrace_fast_leave_nt_trash",
+    EventKind::Leave,
+    "push rcx",
+    "pop rcx",
+    "32",
+    trash_leave!(),
+    no_tick!(),
+    ""
+);
+leave_stub!(
+    "eltrace_fast_leave_nt_norcx_trash",
+    EventKind::Leave,
+    "",
+    "",
+    "40",
+    concat!(trash_leave!(), "\nmov rcx, rdi"),
+    no_tick!(),
+    ""
+);
+leave_stub!(
+    "eltrace_fast_tailcall_nt",
+    EventKind::Tailcall,
+    "push rcx",
+    "pop rcx",
+    "32",
+    "",
+    no_tick!(),
+    ""
+);
+leave_stub!(
+    "eltrace_fast_tailcall_nt_norcx",
+    EventKind::Tailcall,
+    "",
+    "",
+    "40",
+    "",
+    no_tick!(),
+    ""
+);
+leave_stub!(
+    "eltrace_fast_tailcall_nt_trash",
+    EventKind::Tailcall,
+    "push rcx",
+    "pop rcx",
+    "32",
+    trash_leave!(),
+    no_tick!(),
+    ""
+);
+leave_stub!(
+    "eltrace_fast_tailcall_nt_norcx_trash",
+    EventKind::Tailcall,
+    "",
+    "",
+    "40",
+    concat!(trash_leave!(), "\nmov rcx, rdi"),
+    no_tick!(),
+    ""
+);
+
 global_asm!(
     ".pushsection .text.eltrace_fast_empty,\"ax\",@progbits",
     ".globl eltrace_fast_empty",
@@ -417,6 +545,16 @@ unsafe extern "C" {
     fn eltrace_fast_tailcall_trash();
     fn eltrace_fast_tailcall_norcx_trash();
     fn eltrace_fast_empty();
+    fn eltrace_fast_enter_nt();
+    fn eltrace_fast_enter_nt_trash();
+    fn eltrace_fast_leave_nt();
+    fn eltrace_fast_leave_nt_norcx();
+    fn eltrace_fast_leave_nt_trash();
+    fn eltrace_fast_leave_nt_norcx_trash();
+    fn eltrace_fast_tailcall_nt();
+    fn eltrace_fast_tailcall_nt_norcx();
+    fn eltrace_fast_tailcall_nt_trash();
+    fn eltrace_fast_tailcall_nt_norcx_trash();
 }
 
 /// The stubs of a variant.
@@ -427,6 +565,9 @@ pub fn stubs(v: Variant) -> Stubs {
             leave: eltrace_fast_empty,
             tailcall: eltrace_fast_empty,
         };
+    }
+    if v.timeless {
+        return timeless_stubs(v);
     }
     let (leave, tailcall): (unsafe extern "C" fn(), unsafe extern "C" fn()) =
         match (v.trash, v.preserve_rcx) {
@@ -443,6 +584,29 @@ pub fn stubs(v: Variant) -> Stubs {
             eltrace_fast_enter_trash
         } else {
             eltrace_fast_enter
+        },
+        leave,
+        tailcall,
+    }
+}
+
+/// The timeless stubs of a (non-empty) variant.
+fn timeless_stubs(v: Variant) -> Stubs {
+    type Stub = unsafe extern "C" fn();
+    let (leave, tailcall): (Stub, Stub) = match (v.trash, v.preserve_rcx) {
+        (false, true) => (eltrace_fast_leave_nt, eltrace_fast_tailcall_nt),
+        (false, false) => (eltrace_fast_leave_nt_norcx, eltrace_fast_tailcall_nt_norcx),
+        (true, true) => (eltrace_fast_leave_nt_trash, eltrace_fast_tailcall_nt_trash),
+        (true, false) => (
+            eltrace_fast_leave_nt_norcx_trash,
+            eltrace_fast_tailcall_nt_norcx_trash,
+        ),
+    };
+    Stubs {
+        enter: if v.trash {
+            eltrace_fast_enter_nt_trash
+        } else {
+            eltrace_fast_enter_nt
         },
         leave,
         tailcall,

@@ -14,12 +14,13 @@ use crate::ring::{RawRecord, Ring};
 use crate::slot;
 use crate::writer::{self, Writer};
 
-/// Appends `{now, sp, func, kind}` to the calling thread's ring. When the ring is full it
+/// Appends `{now, sp, func, kind}` to the calling thread's ring (no clock read when events
+/// are timeless: `clock::event_now`). When the ring is full it
 /// waits for the writer to make room (lossless recording), or counts a drop where it may not
 /// wait (`record --lossy`, or the writer has stopped).
 #[inline(always)]
 pub fn record(kind: u32, func: u32, sp: u64) {
-    let ts = clock::now();
+    let ts = clock::event_now();
     let ring = slot::ring();
     if ring.is_null() {
         late_drop();

@@ -81,6 +81,7 @@ pub fn install_hooks(
                 trash: config.trash_registers,
                 preserve_rcx: config.preserve_rcx,
                 empty: config.hooks == HookMode::FastEmpty,
+                timeless: config.timing.timeless(),
             });
             // SAFETY: the stubs are 'static assembly functions following the JIT's probe
             // convention (fast.rs); the runtime only calls them, never through these

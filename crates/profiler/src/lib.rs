@@ -20,6 +20,7 @@
 //! | `fast` | the fast-path stubs in assembly |
 //! | `slot` | the thread's ring slot (the one thread-local), warm-up and retirement |
 //! | `ring` | the per-thread SPSC ring and the record layout the stubs write |
+//! | `sampler` | `record --timing sampled`: the sampler thread and its queue of samples of the rings' write positions |
 //! | `exceptions` | Throw, Unwind and Catch events |
 //! | `recorder` | the shared recording state: ring registry, function and thread tables, the metadata queue, errors, the end request |
 //! | `output` | which file this process's trace goes to (one per process), opened safely |
@@ -47,6 +48,7 @@ mod output;
 mod profiler;
 mod recorder;
 mod ring;
+mod sampler;
 mod selection;
 mod slot;
 mod sys;

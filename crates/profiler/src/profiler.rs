@@ -108,6 +108,7 @@ impl Profiler {
 
         // Clock (before anything takes a timestamp), trace file and recorder.
         let clock_desc = clock::init(config.use_tsc);
+        clock::set_timeless(config.timing.timeless());
         let pid = sys::current_pid();
         let ppid = sys::parent_pid();
         let runtime = info.runtime_description().unwrap_or_default();
@@ -136,6 +137,9 @@ impl Profiler {
                 ("flush_ms".into(), config.flush_ms.to_string()),
                 ("values".into(), u8::from(config.values).to_string()),
                 ("lossy".into(), u8::from(config.lossy).to_string()),
+                ("timing".into(), config.timing.name().into()),
+                ("sample_hz".into(), config.sample_hz.to_string()),
+                ("sampling".into(), u8::from(config.sampling).to_string()),
                 ("tail_call_loop_opt".into(), tail_call_loop_opt()),
                 (
                     "event_mask".into(),
@@ -175,6 +179,17 @@ impl Profiler {
         // Writer thread.
         if let Err(e) = writer.start() {
             return decline(rec, writer, &format!("cannot start the writer thread: {e}"));
+        }
+
+        // The sampler thread (timing `sampled`, or samples beside exact timestamps).
+        if rec.config.sampling {
+            if let Err(e) = crate::sampler::start(rec) {
+                return decline(
+                    rec,
+                    writer,
+                    &format!("cannot start the sampler thread: {e}"),
+                );
+            }
         }
 
         // Event mask, hooks, mapper.

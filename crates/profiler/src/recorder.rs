@@ -31,6 +31,12 @@ pub struct RingRef {
     pub ring: *mut Ring,
     pub thread: ThreadIdx,
     pub bytes: usize,
+    /// The thread's kernel tid (the sampler reads its CPU clock).
+    pub tid: u64,
+    /// When the ring was registered (ns, the trace's clock) and the thread's CPU time then
+    /// (0: unknown): the sampler's first sample of the thread.
+    pub registered_ns: u64,
+    pub registered_cpu_ns: u64,
 }
 
 // SAFETY: the pointer is only dereferenced under the ring protocol (see ring.rs); the
@@ -194,6 +200,14 @@ impl Recorder {
         if !self.is_recording() {
             return None;
         }
+        // Before the ring is allocated and zeroed (which can take milliseconds): the thread's
+        // first event happened here.
+        let registered_ns = clock::to_ns(clock::now());
+        let registered_cpu_ns = if self.config.sampling {
+            crate::sys::clock_ns(crate::sys::CLOCK_THREAD_CPUTIME_ID)
+        } else {
+            0
+        };
         let idx = ThreadIdx(self.next_thread.fetch_add(1, Ordering::Relaxed));
         let max = self.config.max_buffer_bytes();
         let mut capacity = self.ring_capacity;
@@ -220,7 +234,7 @@ impl Recorder {
             );
         }
         let mut ring = Ring::new(capacity);
-        if !clock::is_tsc() {
+        if !clock::is_tsc() && !clock::is_timeless() {
             ring = ring.without_inline_writes();
         }
         let ring = Box::into_raw(Box::new(ring));
@@ -239,6 +253,9 @@ impl Recorder {
             ring,
             thread: idx,
             bytes,
+            tid: os_tid,
+            registered_ns,
+            registered_cpu_ns,
         });
         Some(ring)
     }

@@ -155,6 +155,9 @@ pub struct Ring {
     /// Producer-written: how many times it waited for room, and for how many ns in all.
     waits: AtomicU64,
     wait_ns: AtomicU64,
+    /// Consumer only, timeless events: the time (ns) of the writer's last snapshot of this
+    /// ring (0: none yet); the events drained next happened after it.
+    anchor_ns: AtomicU64,
 }
 
 // SAFETY: the ring is shared between exactly one producer and one consumer that follow the
@@ -258,6 +261,7 @@ impl Ring {
             waiting: AtomicU32::new(0),
             waits: AtomicU64::new(0),
             wait_ns: AtomicU64::new(0),
+            anchor_ns: AtomicU64::new(0),
         }
     }
 
@@ -420,6 +424,21 @@ impl Ring {
         if self.waiting.swap(0, Ordering::AcqRel) != 0 {
             crate::sys::futex_wake(&self.waiting);
         }
+    }
+
+    /// Consumer: the next sequence to read (records before it are drained).
+    pub fn drained(&self) -> u64 {
+        self.tail.load(Ordering::Relaxed)
+    }
+
+    /// Consumer: the time of its last snapshot of this ring (0: none yet).
+    pub fn anchor_ns(&self) -> u64 {
+        self.anchor_ns.load(Ordering::Relaxed)
+    }
+
+    /// Consumer: sets [`Ring::anchor_ns`].
+    pub fn set_anchor_ns(&self, ns: u64) {
+        self.anchor_ns.store(ns, Ordering::Relaxed);
     }
 
     /// Consumer: records published but not yet drained (approximate while the producer runs).

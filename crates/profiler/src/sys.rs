@@ -55,6 +55,8 @@ const _: () = assert!(core::mem::size_of::<SigAction>() == 152);
 
 pub const CLOCK_REALTIME: c_int = 0;
 pub const CLOCK_MONOTONIC: c_int = 1;
+/// The calling thread's CPU time (a system call, not the vDSO).
+pub const CLOCK_THREAD_CPUTIME_ID: c_int = 3;
 pub const SIGABRT: c_int = 6;
 pub const SA_SIGINFO: c_int = 0x4;
 pub const SA_ONSTACK: c_int = 0x0800_0000;

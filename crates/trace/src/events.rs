@@ -123,3 +123,90 @@ pub(crate) fn decode(
     }
     Ok(events)
 }
+
+/// Timeless encoding (TIMELESS_EVENTS, docs/trace-format.md): no timestamps; the head is
+/// `p | kind << 1 | r << 4`, where `r` (Enter only) says the frame repeats the last ended one
+/// (same function, same SP: a loop calling the same function), so a call in a loop costs one
+/// byte per event.
+pub(crate) fn encode_timeless(p: &mut Vec<u8>, events: &[Event]) {
+    let mut shadow = Shadow::default();
+    let mut prev_sp = 0u64;
+    let mut last_end: Option<(u32, u64)> = None;
+    for e in events {
+        let predicted = ends_frame(e.kind) && shadow.predicts(e.func.0, e.sp);
+        let repeat = e.kind == EventKind::Enter && last_end == Some((e.func.0, e.sp));
+        let head =
+            u64::from(predicted) | (u64::from(e.kind.code()) << 1) | (u64::from(repeat) << 4);
+        put_u64(p, head);
+        if !predicted && !repeat {
+            put_u64(p, u64::from(e.func.0));
+            put_i64(p, e.sp.wrapping_sub(prev_sp) as i64);
+        }
+        prev_sp = e.sp;
+        shadow.apply(e.kind, e.func.0, e.sp, predicted);
+        if ends_frame(e.kind) {
+            last_end = Some((e.func.0, e.sp));
+        }
+    }
+}
+
+/// Decodes `count` timeless events; event `i` gets the ordering time
+/// `first_ts + (last_ts - first_ts) * i / (count - 1)`.
+pub(crate) fn decode_timeless(
+    c: &mut Cursor<'_>,
+    count: u64,
+    first_ts: u64,
+    last_ts: u64,
+) -> Result<Vec<Event>, DecodeError> {
+    if last_ts < first_ts {
+        return Err(DecodeError("timeless chunk times go backwards"));
+    }
+    let span = u128::from(last_ts - first_ts);
+    let steps = u128::from(count.saturating_sub(1).max(1));
+    let mut sp = 0u64;
+    let mut shadow = Shadow::default();
+    let mut last_end: Option<(u32, u64)> = None;
+    let mut events = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let head = c.u64()?;
+        if head >> 5 != 0 {
+            return Err(DecodeError("unknown bits in a timeless event head"));
+        }
+        let kind = EventKind::from_code(((head >> 1) & 7) as u8)
+            .ok_or(DecodeError("unknown event kind"))?;
+        let (predicted, repeat) = (head & 1 == 1, head & 0x10 != 0);
+        let func = if predicted {
+            if !ends_frame(kind) || repeat {
+                return Err(DecodeError("a predicted event that ends no frame"));
+            }
+            let &(f, s) = shadow
+                .stack
+                .last()
+                .ok_or(DecodeError("a predicted event with no open frame"))?;
+            sp = s;
+            f
+        } else if repeat {
+            if kind != EventKind::Enter {
+                return Err(DecodeError("a repeated frame that is not an Enter"));
+            }
+            let (f, s) = last_end.ok_or(DecodeError("a repeated frame with none before"))?;
+            sp = s;
+            f
+        } else {
+            let f = c.u32()?;
+            sp = sp.wrapping_add(c.i64()? as u64);
+            f
+        };
+        shadow.apply(kind, func, sp, predicted);
+        if ends_frame(kind) {
+            last_end = Some((func, sp));
+        }
+        events.push(Event {
+            ts: first_ts + (span * u128::from(i) / steps) as u64,
+            kind,
+            func: FunctionIdx(func),
+            sp,
+        });
+    }
+    Ok(events)
+}

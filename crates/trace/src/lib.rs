@@ -46,7 +46,7 @@ pub mod testing;
 
 pub use model::{
     EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, Record,
-    ThreadIdx, ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
+    Sample, ThreadIdx, ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
 pub use reader::{ReadError, TraceReader};
 pub use skim::{Skim, ThreadSkim, skim};
@@ -54,8 +54,21 @@ pub use writer::TraceWriter;
 
 /// The first eight bytes of every trace file.
 pub const MAGIC: [u8; 8] = *b"ELTRACE\0";
-/// The format version this crate writes (it reads this one and [`FORMAT_VERSION_1`]).
+/// The format version this crate writes for traces with per-event timestamps (it reads this
+/// one, [`FORMAT_VERSION_1`] and [`FORMAT_VERSION_TIMELESS`]).
 pub const FORMAT_VERSION: u16 = 2;
+/// Version 3: version 2 plus the TIMELESS_EVENTS and SAMPLES chunks, written for traces
+/// recorded without per-event timestamps (INFO `timing` = `none` or `sampled`), so that an
+/// older reader refuses them instead of showing a trace without events.
+pub const FORMAT_VERSION_TIMELESS: u16 = 3;
+
+/// Whether this crate reads traces of format `version`.
+pub fn version_supported(version: u16) -> bool {
+    matches!(
+        version,
+        FORMAT_VERSION | FORMAT_VERSION_1 | FORMAT_VERSION_TIMELESS
+    )
+}
 /// The first format version: EVENTS without Leave prediction (still read).
 pub const FORMAT_VERSION_1: u16 = 1;
 /// Largest payload one chunk may carry; the reader rejects larger lengths as corruption.
@@ -74,4 +87,6 @@ pub(crate) mod tag {
     pub const DIAGNOSTIC: u8 = 7;
     pub const VALUE: u8 = 8;
     pub const WAITS: u8 = 9;
+    pub const TIMELESS_EVENTS: u8 = 10;
+    pub const SAMPLES: u8 = 11;
 }

@@ -108,6 +108,22 @@ impl TraceInfo {
         }
     }
 
+    /// INFO `timing`: `exact` (the default, also for traces older than the key), `none` or
+    /// `sampled` (protocol::timing).
+    pub fn timing(&self) -> &str {
+        self.extra
+            .iter()
+            .find(|(k, _)| k == "timing")
+            .map_or(crate::protocol::timing::EXACT, |(_, v)| v.as_str())
+    }
+
+    /// Whether the trace's events carry real timestamps (timing `exact`). Events of a
+    /// timeless trace still have `ts` values, but they only order the threads' events
+    /// approximately (docs/trace-format.md, TIMELESS_EVENTS); they measure nothing.
+    pub fn has_event_times(&self) -> bool {
+        self.timing() == crate::protocol::timing::EXACT
+    }
+
     /// Converts a tick count to nanoseconds.
     pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
         if self.ns_per_tick == 1.0 {
@@ -394,4 +410,19 @@ pub enum Record {
         waits: u64,
         wait_ns: u64,
     },
+    /// Samples of the threads' event positions (timing `sampled`).
+    Samples(Vec<Sample>),
+}
+
+/// One sample of a thread (timing `sampled`): at time `ts` (ns, the trace's clock), the
+/// thread had recorded `index` events (all its events so far, counted from its first; drop
+/// markers and dropped events not counted), so the stack it was running is the stack after
+/// its first `index` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sample {
+    pub thread: ThreadIdx,
+    pub index: u64,
+    pub ts: u64,
+    /// The thread's CPU time (ns) at `ts`, when the profiler could read it.
+    pub cpu_ns: Option<u64>,
 }

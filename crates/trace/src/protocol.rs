@@ -69,6 +69,10 @@ pub mod env {
     pub const PRESERVE_RCX: &str = "ELTRACE_PRESERVE_RCX";
     /// `monotonic`: timestamps from CLOCK_MONOTONIC even where the TSC is invariant.
     pub const CLOCK: &str = "ELTRACE_CLOCK";
+    /// Per-event timing, one of [`timing`](super::timing) (`record --timing`; default exact).
+    pub const TIMING: &str = "ELTRACE_TIMING";
+    /// With timing `sampled`: samples per second (`record --sample-hz`; default 1000).
+    pub const SAMPLE_HZ: &str = "ELTRACE_SAMPLE_HZ";
     /// `eltrace check` only: the experiment to run instead of recording, one of
     /// [`experiment`](super::experiment).
     pub const CHECK: &str = "ELTRACE_CHECK";
@@ -97,6 +101,17 @@ pub mod hooks {
     pub const SLOW_EMPTY: &str = "slow-empty";
     /// Benchmark only: fast-path stubs that only return.
     pub const FAST_EMPTY: &str = "fast-empty";
+}
+
+/// The values of [`env::TIMING`] (also the trace's INFO `timing`).
+pub mod timing {
+    /// A timestamp on every event (the default).
+    pub const EXACT: &str = "exact";
+    /// No timestamps: exact counts, stacks and order within a thread only.
+    pub const NONE: &str = "none";
+    /// No per-event timestamps; a sampler thread records each thread's event position and
+    /// the time at a fixed rate (SAMPLE chunks).
+    pub const SAMPLED: &str = "sampled";
 }
 
 /// The `eltrace check` experiments. Each but [`ASYNC`] is a value of [`env::CHECK`] (a

@@ -5,8 +5,8 @@ use std::io::{self, Read};
 
 use crate::crc::crc32_parts;
 use crate::model::{
-    EndReason, EndRecord, Event, FunctionFlags, FunctionIdx, FunctionRecord, Record, ThreadIdx,
-    ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
+    EndReason, EndRecord, Event, FunctionFlags, FunctionIdx, FunctionRecord, Record, Sample,
+    ThreadIdx, ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
 use crate::varint::{Cursor, DecodeError};
 use crate::{FORMAT_VERSION, MAGIC, MAX_CHUNK_PAYLOAD, tag};
@@ -92,7 +92,7 @@ impl<R: Read> TraceReader<R> {
             });
         }
         let version = u16::from_le_bytes([head[8], head[9]]);
-        if version != FORMAT_VERSION && version != crate::FORMAT_VERSION_1 {
+        if !crate::version_supported(version) {
             return Err(ReadError::UnsupportedVersion(version));
         }
         Ok(TraceReader {
@@ -274,6 +274,32 @@ pub(crate) fn decode_chunk(
             let events =
                 crate::events::decode(&mut c, count, base_ts, version, std::mem::take(spare))?;
             Record::Events { thread, events }
+        }
+        tag::TIMELESS_EVENTS => {
+            let thread = ThreadIdx(c.u32()?);
+            let count = c.u64()?;
+            if count as usize > payload.len() {
+                return Err(DecodeError("event count larger than the chunk"));
+            }
+            let (first_ts, last_ts) = (c.u64()?, c.u64()?);
+            let events = crate::events::decode_timeless(&mut c, count, first_ts, last_ts)?;
+            Record::Events { thread, events }
+        }
+        tag::SAMPLES => {
+            let n = c.u64()?;
+            if n as usize > payload.len() {
+                return Err(DecodeError("sample count larger than the chunk"));
+            }
+            let mut samples = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                samples.push(Sample {
+                    thread: ThreadIdx(c.u32()?),
+                    index: c.u64()?,
+                    ts: c.u64()?,
+                    cpu_ns: c.u64()?.checked_sub(1),
+                });
+            }
+            Record::Samples(samples)
         }
         tag::DROPPED => Record::Dropped {
             thread: ThreadIdx(c.u32()?),

@@ -16,7 +16,7 @@ use std::io::{Read, Seek, SeekFrom};
 use crate::model::{EndRecord, FunctionRecord, Record, ThreadIdx, ThreadRecord, TraceInfo};
 use crate::reader::{ReadError, decode_chunk, read_full};
 use crate::varint::Cursor;
-use crate::{FORMAT_VERSION, FORMAT_VERSION_1, MAGIC, MAX_CHUNK_PAYLOAD, tag};
+use crate::{MAGIC, MAX_CHUNK_PAYLOAD, tag};
 
 /// Per-thread totals a skim finds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -95,7 +95,7 @@ pub fn skim<R: Read + Seek>(mut input: R) -> Result<Skim, ReadError> {
         return Err(corrupt(n as u64, "header cut short"));
     }
     let version = u16::from_le_bytes([head[8], head[9]]);
-    if version != FORMAT_VERSION && version != FORMAT_VERSION_1 {
+    if !crate::version_supported(version) {
         return Err(ReadError::UnsupportedVersion(version));
     }
     let bytes = input.seek(SeekFrom::End(0))?;
@@ -124,7 +124,7 @@ pub fn skim<R: Read + Seek>(mut input: R) -> Result<Skim, ReadError> {
             s.truncated = true;
             break;
         }
-        if kind == tag::EVENTS {
+        if kind == tag::EVENTS || kind == tag::TIMELESS_EVENTS {
             // Thread and count are the first two varints (at most 15 bytes).
             let mut first = [0u8; 15];
             let want = first.len().min(len as usize);

@@ -107,6 +107,14 @@ impl<'a> From<(&'a str, &'a str, &'a str)> for Function<'a> {
     }
 }
 
+/// [`app_info`] of a trace recorded with `--timing TIMING` (`none`, `sampled`) at `hz`.
+pub fn timed_info(timing: &str, hz: u64) -> TraceInfo {
+    let mut info = app_info();
+    info.extra.push(("timing".into(), timing.into()));
+    info.extra.push(("sample_hz".into(), hz.to_string()));
+    info
+}
+
 /// Writes a trace into memory. Every call writes its records at once, in call order, so a
 /// test controls the order of the chunks (a thread's name after its first events, a value
 /// before the event that refers to it). Panics if writing fails, which a `Vec` never does.
@@ -204,6 +212,21 @@ impl TraceBuilder {
         self.w
             .write_events(ThreadIdx(thread), &events)
             .expect("write events");
+        self
+    }
+
+    /// Samples (timing `sampled`) as `(thread, index, ts, cpu_ns)`: one SAMPLES chunk.
+    pub fn samples(mut self, samples: &[(u32, u64, u64, Option<u64>)]) -> Self {
+        let samples: Vec<crate::Sample> = samples
+            .iter()
+            .map(|&(thread, index, ts, cpu_ns)| crate::Sample {
+                thread: ThreadIdx(thread),
+                index,
+                ts: ts + self.ts_offset,
+                cpu_ns,
+            })
+            .collect();
+        self.w.write_samples(&samples).expect("write samples");
         self
     }
 

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use crate::crc::crc32_parts;
 use crate::model::{
-    EndRecord, Event, FunctionRecord, ThreadIdx, ThreadRecord, TraceInfo, ValueRecord,
+    EndRecord, Event, FunctionRecord, Sample, ThreadIdx, ThreadRecord, TraceInfo, ValueRecord,
 };
 use crate::varint::{put_str, put_u64};
 use crate::{FORMAT_VERSION, MAGIC, MAX_EVENTS_PER_CHUNK, tag};
@@ -16,19 +16,28 @@ pub struct TraceWriter<W: Write> {
     out: W,
     payload: Vec<u8>,
     events_written: u64,
+    /// INFO `timing` is not `exact`: events go into TIMELESS_EVENTS chunks (version 3).
+    timeless: bool,
 }
 
 impl<W: Write> TraceWriter<W> {
     /// Writes the file header and the info chunk.
     pub fn new(mut out: W, info: &TraceInfo) -> io::Result<Self> {
+        let timeless = !info.has_event_times();
+        let version = if timeless {
+            crate::FORMAT_VERSION_TIMELESS
+        } else {
+            FORMAT_VERSION
+        };
         let mut head = [0u8; 12];
         head[..8].copy_from_slice(&MAGIC);
-        head[8..10].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        head[8..10].copy_from_slice(&version.to_le_bytes());
         out.write_all(&head)?;
         let mut w = TraceWriter {
             out,
             payload: Vec::with_capacity(64 * 1024),
             events_written: 0,
+            timeless,
         };
         w.write_info(info)?;
         Ok(w)
@@ -97,15 +106,23 @@ impl<W: Write> TraceWriter<W> {
         self.chunk(tag::THREAD)
     }
 
-    /// Appends events of one thread (in time order) as one or more chunks.
+    /// Appends events of one thread (in time order) as one or more chunks. In a timeless
+    /// trace only each chunk's first and last `ts` are kept (the reader spreads the others
+    /// evenly between them).
     pub fn write_events(&mut self, thread: ThreadIdx, events: &[Event]) -> io::Result<()> {
         for part in events.chunks(MAX_EVENTS_PER_CHUNK) {
             let p = &mut self.payload;
             put_u64(p, u64::from(thread.0));
             put_u64(p, part.len() as u64);
             put_u64(p, part[0].ts);
-            crate::events::encode(p, part);
-            self.chunk(tag::EVENTS)?;
+            if self.timeless {
+                put_u64(p, part[part.len() - 1].ts.max(part[0].ts));
+                crate::events::encode_timeless(p, part);
+                self.chunk(tag::TIMELESS_EVENTS)?;
+            } else {
+                crate::events::encode(p, part);
+                self.chunk(tag::EVENTS)?;
+            }
             self.events_written += part.len() as u64;
         }
         Ok(())
@@ -126,6 +143,22 @@ impl<W: Write> TraceWriter<W> {
         put_u64(&mut self.payload, waits);
         put_u64(&mut self.payload, wait_ns);
         self.chunk(tag::WAITS)
+    }
+
+    /// Samples of the threads' event positions (timing `sampled`).
+    pub fn write_samples(&mut self, samples: &[Sample]) -> io::Result<()> {
+        for part in samples.chunks(65_536) {
+            let p = &mut self.payload;
+            put_u64(p, part.len() as u64);
+            for s in part {
+                put_u64(p, u64::from(s.thread.0));
+                put_u64(p, s.index);
+                put_u64(p, s.ts);
+                put_u64(p, s.cpu_ns.map_or(0, |c| c.saturating_add(1)));
+            }
+            self.chunk(tag::SAMPLES)?;
+        }
+        Ok(())
     }
 
     /// A message about an internal failure or notable condition.

@@ -39,11 +39,13 @@ public static class Program
             case "soak": return SoakScenario.Run(args);
             case "many-threads": return MemoryScenario.ManyThreads(args);
             case "busy": return MemoryScenario.Busy(args);
+            case "cpu": return CpuScenario.Run(args);
             default:
                 Console.Error.WriteLine(
                     "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
                     "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls|soak [SECONDS]|" +
-                    "tail-loop [N]|classic-tier [N]|osr-sync [N]|iterators|async-shapes|many-threads [N] [STEPS]|busy [SECONDS] [THREADS]>");
+                    "tail-loop [N]|classic-tier [N]|osr-sync [N]|iterators|async-shapes|many-threads [N] [STEPS]|" +
+                    "busy [SECONDS] [THREADS]|cpu [ROUNDS]>");
                 return 2;
         }
     }

@@ -17,3 +17,5 @@ mod reorder;
 mod stats;
 /// The synchronous replay of one thread's stack, the sink and the call tree.
 mod sync;
+/// Timeless traces (`record --timing none|sampled`) and the sampled-time estimator.
+mod timing;

@@ -32,6 +32,10 @@ pub struct RecordOptions {
     pub values: bool,
     /// `--lossy`: `ELTRACE_LOSSY=1`.
     pub lossy: bool,
+    /// `--timing`: `ELTRACE_TIMING` (unset: the environment's, else `exact`).
+    pub timing: Option<String>,
+    /// `--sample-hz`: `ELTRACE_SAMPLE_HZ`.
+    pub sample_hz: Option<u32>,
     /// `--keep-tail-loops`: leave the JIT's self-tail-call loops on (no
     /// `DOTNET_TailCallLoopOpt=0` for the child).
     pub keep_tail_loops: bool,
@@ -162,6 +166,12 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     }
     if opts.values {
         cmd.env(env::VALUES, "1");
+    }
+    if let Some(t) = &opts.timing {
+        cmd.env(env::TIMING, t);
+    }
+    if let Some(hz) = opts.sample_hz {
+        cmd.env(env::SAMPLE_HZ, hz.to_string());
     }
     if opts.lossy {
         cmd.env(env::LOSSY, "1");

@@ -30,6 +30,9 @@ pub struct Sink {
     /// The piece as events.
     events: Vec<Event>,
     snapshot: Vec<Snap>,
+    /// Timeless events: samples to write (sampler.rs) and the previous round's snapshot time.
+    samples: Vec<eltrace_trace::Sample>,
+    prev_snap_ns: u64,
 }
 
 /// What a round saw of one registered ring.
@@ -55,6 +58,8 @@ impl Sink {
             raw: Vec::with_capacity(PIECE),
             events: Vec::with_capacity(PIECE),
             snapshot: Vec::new(),
+            samples: Vec::new(),
+            prev_snap_ns: clock::to_ns(clock::now()),
         })
     }
 }
@@ -88,6 +93,15 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool) -> usize {
         }
     }));
 
+    // Timeless events get their ordering times from the snapshots: every event drained now
+    // happened before `snap_ns` and after the ring's previous snapshot (`Stamp::Spread`). The
+    // samples taken since the last round go before this round's events (sampler.rs).
+    let timeless = clock::is_timeless();
+    let snap_ns = clock::to_ns(clock::now());
+    if rec.config.sampling {
+        crate::sampler::take(&mut sink.samples);
+    }
+
     // 2. Metadata first.
     let queued = std::mem::take(&mut *lock(&rec.queue));
     for f in &queued.functions {
@@ -103,12 +117,23 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool) -> usize {
         check(rec, sink.file.out.write_value(v));
     }
 
+    if !sink.samples.is_empty() {
+        check(rec, sink.file.out.write_samples(&sink.samples));
+        sink.samples.clear();
+    }
+
     // 3. Empty each ring up to its snapshot, piece by piece.
     let mut drained = 0;
     let mut freed = Vec::new();
     for s in &snapshot {
         // SAFETY: as above; the ring is freed only below, by this thread.
         let ring = unsafe { &*s.ring };
+        let total = s.head.saturating_sub(ring.drained());
+        let from = match ring.anchor_ns() {
+            0 => sink.prev_snap_ns,
+            a => a,
+        };
+        let mut done = 0u64;
         loop {
             sink.raw.clear();
             ring.drain_to_max(s.head, PIECE, &mut sink.raw);
@@ -117,9 +142,22 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool) -> usize {
             }
             // Every drained record was written before this read of the clock (the head was
             // read with Acquire above), so `now` restores the high bits of their ticks.
-            let now = clock::now();
+            let stamp = if timeless {
+                Stamp::Spread {
+                    from,
+                    to: snap_ns,
+                    done,
+                    total,
+                }
+            } else {
+                Stamp::Ticks(clock::now())
+            };
+            done += sink.raw.len() as u64;
             drained += sink.raw.len();
-            write_raw(rec, sink, s.thread, ring, now);
+            write_raw(rec, sink, s.thread, ring, stamp);
+        }
+        if timeless {
+            ring.set_anchor_ns(snap_ns);
         }
         if s.retired || ring.capacity() == 0 {
             let n = ring.take_unreported_drops();
@@ -133,6 +171,7 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool) -> usize {
         }
     }
     sink.snapshot = snapshot;
+    sink.prev_snap_ns = snap_ns;
 
     // 4. Free rings whose threads have exited and which are now drained.
     if !freed.is_empty() {
@@ -162,16 +201,51 @@ pub fn write_waits(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, ring: &Ri
     }
 }
 
+/// How a piece's events get their `ts`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Stamp {
+    /// From the records' ticks; the clock read `now` (ticks) after the piece was drained.
+    Ticks(u64),
+    /// Timeless records: the piece starts `done` records into a drain of `total` records
+    /// that happened between `from` and `to` (ns); record `i` of the drain gets
+    /// `from + (to - from) * (i + 1) / total`, an ordering estimate (docs/trace-format.md).
+    Spread {
+        from: u64,
+        to: u64,
+        done: u64,
+        total: u64,
+    },
+}
+
+impl Stamp {
+    /// The `ts` of the piece's record `j` (whose low tick bits are `ticks48`).
+    #[inline]
+    fn ts(self, j: usize, ticks48: u64) -> u64 {
+        match self {
+            Stamp::Ticks(now) => clock::to_ns(extend_ticks(ticks48, now)),
+            Stamp::Spread {
+                from,
+                to,
+                done,
+                total,
+            } => {
+                let to = to.max(from);
+                let i = (done + j as u64 + 1).min(total.max(1));
+                from + ((u128::from(to - from) * u128::from(i)) / u128::from(total.max(1))) as u64
+            }
+        }
+    }
+}
+
 /// Converts the piece in `sink.raw` to events and writes them, splitting at drop markers.
-/// `now` is a clock reading taken after the piece was drained.
-fn write_raw(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, ring: &Ring, now: u64) {
+fn write_raw(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, ring: &Ring, stamp: Stamp) {
     let mut result = Ok(());
     let bad = encode_piece(
         &mut sink.file.out,
         &mut sink.events,
         &sink.raw,
         thread,
-        now,
+        stamp,
         |dropped| ring.note_marked_drops(dropped),
         &mut result,
     );
@@ -184,7 +258,7 @@ fn write_raw(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, ring: &Ring, no
     }
 }
 
-/// The writer's encoder: converts raw records (drained when the clock read `now`) to events
+/// The writer's encoder: converts raw records (stamped by `stamp`) to events
 /// in `events` (a reused buffer) and writes them to `out`, with a DROPPED record at each drop
 /// marker (`on_marker` gets its count). Returns how many records had an unknown kind; the
 /// first write error lands in `result`.
@@ -193,7 +267,7 @@ pub(crate) fn encode_piece<W: std::io::Write>(
     events: &mut Vec<Event>,
     raw: &[RawRecord],
     thread: ThreadIdx,
-    now: u64,
+    stamp: Stamp,
     mut on_marker: impl FnMut(u64),
     result: &mut io::Result<()>,
 ) -> u64 {
@@ -204,7 +278,7 @@ pub(crate) fn encode_piece<W: std::io::Write>(
     };
     events.clear();
     let mut bad = 0u64;
-    for &r in raw {
+    for (j, &r) in raw.iter().enumerate() {
         let kind = r.kind();
         if kind == KIND_DROPPED {
             if !events.is_empty() {
@@ -220,7 +294,7 @@ pub(crate) fn encode_piece<W: std::io::Write>(
             continue;
         };
         events.push(Event {
-            ts: clock::to_ns(extend_ticks(r.ticks48(), now)),
+            ts: stamp.ts(j, r.ticks48()),
             kind,
             func: FunctionIdx(r.func()),
             sp: r.sp(),
@@ -301,7 +375,7 @@ mod bench {
                         &mut events,
                         piece,
                         *thread,
-                        last_ts(piece),
+                        Stamp::Ticks(last_ts(piece)),
                         |_| {},
                         &mut res,
                     );

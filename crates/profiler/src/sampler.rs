@@ -1,0 +1,116 @@
+//! The sampler (`record --timing sampled`): a thread that, `ELTRACE_SAMPLE_HZ` times a second,
+//! reads every live ring's write position (`head`, a plain load: no signal, nothing done on
+//! the sampled thread), the time and the thread's CPU time, and queues one
+//! [`Sample`] per thread for the writer, which writes them as SAMPLES records.
+//!
+//! Ordering with the writer (the analysis credits a sample when the thread's events reach its
+//! index, so a sample must reach the file before the events after its index): the sampler
+//! holds the queue's lock for a whole sweep, and the writer takes the queue right after its
+//! round's ring snapshot and writes it before that round's events. A sample taken after the
+//! previous round's take has an index at least that round's snapshot, i.e. at least the
+//! events already in the file.
+//!
+//! CPU time: a thread's CPU clock id is `(!tid << 3) | 6` (Linux's per-thread
+//! `CPUCLOCK_SCHED`, what `pthread_getcpuclockid` returns), read with `clock_gettime`: one
+//! system call per thread per sample, on the sampler thread only.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use eltrace_trace::Sample;
+
+use crate::recorder::Recorder;
+use crate::sys::{self, lock};
+use crate::{clock, ring::Ring};
+
+/// Samples taken and not yet written.
+static QUEUE: Mutex<Vec<Sample>> = Mutex::new(Vec::new());
+
+/// The CPU clock id of thread `tid` (see the module doc).
+fn cpu_clock(tid: u64) -> i32 {
+    ((!(tid as i32)) << 3) | 6
+}
+
+/// Starts the sampler thread; it ends when recording ends.
+pub fn start(rec: &'static Recorder) -> std::io::Result<()> {
+    let period_ns = 1_000_000_000 / rec.config.sample_hz.max(1);
+    std::thread::Builder::new()
+        .name("eltrace-sampler".into())
+        .spawn(move || run(rec, period_ns))
+        .map(|_| ())
+}
+
+fn run(rec: &Recorder, period_ns: u64) {
+    let mut seen = std::collections::HashSet::new();
+    let mut next = sys::clock_ns(sys::CLOCK_MONOTONIC) + period_ns;
+    while rec.is_recording() {
+        let now = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        if next > now {
+            std::thread::sleep(Duration::from_nanos(next - now));
+        }
+        // A late wake-up skips the periods it missed instead of sampling in a burst.
+        let now = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        next = (next + period_ns).max(now + period_ns / 2);
+        let seen = &mut seen;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sweep(rec, seen))).is_err() {
+            rec.internal_error("sampler-panic", "the sampler thread panicked");
+            return;
+        }
+    }
+}
+
+/// One sample of every live ring; a ring seen for the first time gets a sample at its
+/// registration first (index 0), so that the thread's time before this sweep is covered.
+fn sweep(rec: &Recorder, seen: &mut std::collections::HashSet<u32>) {
+    let mut q = lock(&QUEUE);
+    let rings = lock(&rec.rings);
+    for r in rings.iter() {
+        // SAFETY: registered rings stay allocated while in the registry (locked here); only
+        // the writer frees them, after removing them under this lock.
+        let ring: &Ring = unsafe { &*r.ring };
+        if ring.is_retired() {
+            continue;
+        }
+        if seen.insert(r.thread.0) {
+            q.push(Sample {
+                thread: r.thread,
+                index: 0,
+                ts: r.registered_ns,
+                cpu_ns: (r.registered_cpu_ns != 0).then_some(r.registered_cpu_ns),
+            });
+        }
+        let index = ring.published();
+        let ts = clock::to_ns(clock::now());
+        let cpu = sys::clock_ns(cpu_clock(r.tid));
+        q.push(Sample {
+            thread: r.thread,
+            index,
+            ts,
+            cpu_ns: (cpu != 0).then_some(cpu),
+        });
+    }
+}
+
+/// The writer: takes the samples queued so far (see the module doc for when).
+pub fn take(out: &mut Vec<Sample>) {
+    out.clear();
+    std::mem::swap(out, &mut lock(&QUEUE));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_clock_of_this_thread_runs() {
+        let id = cpu_clock(sys::current_tid());
+        let a = sys::clock_ns(id);
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let b = sys::clock_ns(id);
+        assert!(a > 0 && b > a, "{a} {b}");
+    }
+}
