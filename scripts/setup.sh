@@ -9,10 +9,12 @@
 #    (appended; an existing source replacement is left as it is). A machine that reaches
 #    crates.io keeps using it. Set ELTRACE_CRATES_IO=online or offline to skip the probe.
 # 3. Checks that dotnet and cargo answer.
-# 4. Lays out the .NET runtimes other than the SDK's that eltrace is tried on (scripts/runtimes.sh;
-#    default: 11.0.0, from the NuGet runtime packs, into the eltrace cache) for programs run with
-#    DOTNET_ROLL_FORWARD=Major. ELTRACE_SETUP_RUNTIMES="…" names others, "" none. A failure (NuGet
-#    unreachable) is reported and does not fail the setup: nothing in the test suite needs them yet.
+# 4. Lays out the .NET runtimes other than the SDK's (scripts/runtimes.sh: from the NuGet runtime
+#    packs, into the eltrace cache) for programs run with DOTNET_ROLL_FORWARD=Major: 11.0.0, which
+#    the end-to-end tests run on besides the SDK's 10 (ELTRACE_TEST_RUNTIMES, default 10,11; see
+#    docs/runtimes.md): the setup FAILS when it cannot be laid out (NuGet unreachable), unless
+#    ELTRACE_TEST_RUNTIMES leaves 11 out. ELTRACE_SETUP_RUNTIMES="…" names more runtimes to lay
+#    out (default none); a failure there is only reported.
 # 5. Installs the trace viewers of the export tests (scripts/viewers.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -97,7 +99,16 @@ note "dotnet $(dotnet --version)"
 note "$(cargo --version)"
 
 # --- 4. other .NET runtimes ------------------------------------------------------------------
-runtimes="${ELTRACE_SETUP_RUNTIMES-11.0.0}"
+# The runtimes the end-to-end tests need (crates/cli/tests/common/runtimes.rs: NET11_VERSION).
+test_runtimes="${ELTRACE_TEST_RUNTIMES:-10,11}"
+case ",${test_runtimes// /}," in
+    *,11,* | *,net11,*)
+        if ! bash "$REPO_ROOT/scripts/runtimes.sh" 11.0.0 >/dev/null; then
+            die "cannot lay out .NET 11.0.0, which the end-to-end tests run on (see above): make NuGet reachable (dotnet nuget list source) and run the setup again, or test on .NET 10 alone with ELTRACE_TEST_RUNTIMES=10"
+        fi
+        ;;
+esac
+runtimes="${ELTRACE_SETUP_RUNTIMES-}"
 if [ -n "$runtimes" ]; then
     # shellcheck disable=SC2086 # a list of versions
     if ! bash "$REPO_ROOT/scripts/runtimes.sh" $runtimes >/dev/null; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: setup, build, format check, lints, then every test (unit tests and
-# the end-to-end tests in crates/cli/tests/e2e.rs, which record the C# program in
-# tests/apps/Scenarios with the freshly built profiler). Stops at the first failing step.
+# the end-to-end tests in crates/cli/tests/e2e*.rs, which record the C# programs in tests/apps
+# with the freshly built profiler, on .NET 10 and .NET 11.0.0; ELTRACE_TEST_RUNTIMES=10 or 11
+# picks one). Stops at the first failing step.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
@@ -34,8 +35,17 @@ note "test: cargo test --workspace"
 test_start=$SECONDS
 test_status=0
 run_tests || test_status=$?
-# One closing line over every test binary, so the total is visible at a glance.
+# One closing line over every test binary, so the total is visible at a glance, and one per
+# runtime of the end-to-end tests (named `…::net10`, `…::net11`; ELTRACE_TEST_RUNTIMES selects
+# them, a runtime left out passes as skipped).
 awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$test_log"
+for rt in net10 net11; do
+    awk -v rt="$rt" '$1 == "test" && $2 ~ ("::" rt "$") {
+            if ($4 == "ok") p++; else if ($4 == "FAILED") f++; else if ($4 ~ /^ignored/) s++
+        }
+        END { printf "  on .NET %s: %d passed, %d failed, %d ignored\n", substr(rt, 4), p, f, s }' "$test_log"
+done
+note "runtimes of the end-to-end tests: ${ELTRACE_TEST_RUNTIMES:-10,11} (ELTRACE_TEST_RUNTIMES)"
 if [ "$test_status" -ne 0 ]; then
     printf '\nFAILED: test (cargo test exited %s)\n' "$test_status" >&2
     exit 1

@@ -1,13 +1,15 @@
-//! End-to-end test of `eltrace check --json` on the installed runtime: builds the bundled
+//! End-to-end test of `eltrace check --json` on each runtime of the tests (common::runtimes:
+//! the SDK's .NET 10, and .NET 11.0.0 through `--dotnet <root>/dotnet`): builds the bundled
 //! probe programs (into a cache under the test's temporary directory), runs every experiment
-//! with the freshly built profiler, and asserts the verdict of every check for .NET 10 on
-//! Linux x64, the exit status that follows from them, and the shape of the JSON.
+//! with the freshly built profiler, and asserts the verdict of every check for that runtime
+//! on Linux x64, the exit status that follows from them, and the shape of the JSON.
 
 mod common;
 
 use std::process::Command;
 
 use common::processes::{TempDir, eltrace, profiler_library, run_captured, shell_status};
+use common::runtimes::Runtime;
 use serde_json::Value;
 
 /// The verdicts on CoreCLR 10.x, Linux x64 (the same list as the unit tests' fixtures).
@@ -41,7 +43,42 @@ const NET10: &[(&str, &str)] = &[
     ("pinvoke.reverse", "PASS"),
 ];
 
-fn check_json(dir: &TempDir, args: &[&str]) -> (i32, Value, String) {
+/// The verdicts on CoreCLR 11.0.0, Linux x64: as on .NET 10 but for `regs.slow.async-rcx`.
+/// 11 no longer takes a runtime-async callee's continuation from an RCX that the runtime's
+/// slow-path Leave stub clobbered (it zeroes the register after a Leave, dotnet/runtime
+/// #122490), so the probe stays correct without eltrace's RCX = 0 workaround: PASS. A
+/// suspension still reports no Leave in 11.0.0 (dotnet/runtime #122488): DIFFERS as on 10.
+const NET11: &[(&str, &str)] = &[
+    ("async.counts", "PASS"),
+    ("async.suspension-leave", "DIFFERS"),
+    ("async.balance", "PASS"),
+    ("info.enter.initial", "PASS"),
+    ("info.enter.resume", "DIFFERS"),
+    ("info.leave.suspension", "DIFFERS"),
+    ("info.leave.completion", "PASS"),
+    ("info.tailcall", "PASS"),
+    ("info.async-no-tailcall", "PASS"),
+    ("info.undisturbed", "PASS"),
+    ("regs.slow.clobber-all", "PASS"),
+    ("regs.slow.async-rcx", "PASS"),
+    ("regs.slow.async-rcx0", "PASS"),
+    ("regs.fast.trash-sets", "PASS"),
+    ("regs.fast.parameters", "PASS"),
+    ("regs.fast.rax-after-leave", "PASS"),
+    ("regs.fast.rdi-after-enter", "PASS"),
+    ("regs.fast.r14-after-enter", "PASS"),
+    ("hook.stack-snapshot", "DIFFERS"),
+    ("hook.force-gc", "PASS"),
+    ("flags.inconsistent", "PASS"),
+    ("flags.slow-after-startup", "PASS"),
+    ("flags.enterleave-after-startup", "PASS"),
+    // P/Invoke methods get no Enter/Leave on 11 either (dotnet/runtime #130639).
+    ("pinvoke.stubs", "PASS"),
+    ("pinvoke.reverse", "PASS"),
+];
+
+/// `eltrace check --json <args>` on `rt`; returns the exit status, the JSON and stderr.
+fn check_json(rt: Runtime, dir: &TempDir, args: &[&str]) -> (i32, Value, String) {
     let mut cmd = Command::new(eltrace());
     cmd.arg("check")
         .arg("--json")
@@ -49,20 +86,40 @@ fn check_json(dir: &TempDir, args: &[&str]) -> (i32, Value, String) {
         .arg("--profiler")
         .arg(profiler_library())
         .env("ELTRACE_CACHE_DIR", dir.path().join("../check-cache"));
+    if rt != Runtime::Net10 {
+        // A laid-out root has no SDK to build the probes with: the SDK's `dotnet` builds them
+        // into the shared cache first (a cheap check; nothing when the cache has them).
+        let mut build = Command::new(eltrace());
+        build
+            .args(["check", "--json", "--only", "pinvoke.stubs", "--profiler"])
+            .arg(profiler_library())
+            .env("ELTRACE_CACHE_DIR", dir.path().join("../check-cache"));
+        let (status, stdout, stderr) = run_captured(&mut build, dir.path(), "check-build");
+        assert!(
+            status.success(),
+            "eltrace check with the SDK's dotnet failed ({status}):\n{stdout}\n{stderr}"
+        );
+        cmd.arg("--dotnet").arg(rt.dotnet());
+        rt.apply_env(&mut cmd);
+    }
     let (status, stdout, stderr) = run_captured(&mut cmd, dir.path(), "check");
     let json = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("no JSON from eltrace check ({e}):\n{stdout}\n{stderr}"));
     (shell_status(status), json, stderr)
 }
 
-#[test]
-fn check_gives_the_net10_verdicts() {
+runtimes!(
+    check_gives_the_verdicts_of_the_runtime,
+    only_runs_the_selected_checks_and_exits_0_without_fails
+);
+
+fn check_gives_the_verdicts_of_the_runtime(rt: Runtime) {
     let dir = TempDir::new("check");
-    let (code, json, stderr) = check_json(&dir, &[]);
+    let (code, json, stderr) = check_json(rt, &dir, &[]);
     let runtime = json["runtime"].as_str().unwrap_or("");
     assert!(
-        runtime.starts_with("CoreCLR 10."),
-        "runtime {runtime:?}; stderr:\n{stderr}"
+        runtime.starts_with(&rt.description_prefix()),
+        "runtime {runtime:?}, not {rt}; stderr:\n{stderr}"
     );
     let checks = json["checks"].as_array().expect("checks array");
     let got: Vec<(String, String)> = checks
@@ -77,7 +134,11 @@ fn check_gives_the_net10_verdicts() {
             )
         })
         .collect();
-    let want: Vec<(String, String)> = NET10
+    let verdicts = match rt {
+        Runtime::Net10 => NET10,
+        Runtime::Net11 => NET11,
+    };
+    let want: Vec<(String, String)> = verdicts
         .iter()
         .map(|(n, v)| (n.to_string(), v.to_string()))
         .collect();
@@ -96,10 +157,9 @@ fn check_gives_the_net10_verdicts() {
     );
 }
 
-#[test]
-fn only_runs_the_selected_checks_and_exits_0_without_fails() {
+fn only_runs_the_selected_checks_and_exits_0_without_fails(rt: Runtime) {
     let dir = TempDir::new("check-only");
-    let (code, json, stderr) = check_json(&dir, &["--only", "regs.fast"]);
+    let (code, json, stderr) = check_json(rt, &dir, &["--only", "regs.fast"]);
     let names: Vec<&str> = json["checks"]
         .as_array()
         .unwrap()

@@ -17,6 +17,7 @@ use std::process::Command;
 use common::processes::{eltrace, run_captured};
 use common::recording::{Mode, Recording, record_in};
 use common::report::{Report, string, uint};
+use common::runtimes::Runtime;
 use serde_json::Value;
 
 const S: &str = "Scenarios.IteratorsScenario";
@@ -118,19 +119,21 @@ fn iterators_exact(mode: Mode) {
 }
 
 modes!(iterators_exact);
+runtimes!(
+    iterators_exact_with_values,
+    text_report_has_the_iterators_table
+);
 
 /// `record --values`: each MoveNext's return value is known; the counts are the same.
-#[test]
-fn iterators_exact_with_values() {
-    let (_, r) = record(Mode::Slow, &["--values"]);
+fn iterators_exact_with_values(rt: Runtime) {
+    let (_, r) = record(Mode::Slow.on(rt), &["--values"]);
     check_counts(&r);
 }
 
 /// The text report lists the iterators: kickoff calls, enumerations and how they ended,
 /// MoveNext calls and yields.
-#[test]
-fn text_report_has_the_iterators_table() {
-    let (rec, _) = record(Mode::Fast, &[]);
+fn text_report_has_the_iterators_table(rt: Runtime) {
+    let (rec, _) = record(Mode::Fast.on(rt), &[]);
     let mut cmd = Command::new(eltrace());
     cmd.args(["report", "--top", "200"]).arg(&rec.trace);
     let (status, text, stderr) = run_captured(&mut cmd, rec.dir.path(), "report");

@@ -1,8 +1,8 @@
 //! eltrace gives the same picture of runtime-async programs whether or not the runtime
 //! reports a Leave when a method suspends (issue #3, "both kinds of runtime").
 //!
-//! .NET 10, the runtime on this machine, reports no Leave at a suspension; runtimes with
-//! dotnet/runtime's fix do. Each test records a real runtime-async scenario on .NET 10, then
+//! .NET 10 and .NET 11.0.0 report no Leave at a suspension; runtimes with dotnet/runtime's
+//! fix do. Each test records a real runtime-async scenario on each runtime, then
 //! writes a second trace from it as such a runtime would have reported it: a Leave (at the
 //! segment's own stack pointer) is inserted where each suspended segment ended, right after
 //! the segment's last event and before the event that showed it gone, and the INFO record
@@ -25,6 +25,7 @@ use std::path::Path;
 
 use common::apps::async_dll;
 use common::recording::{Mode, record_app};
+use common::runtimes::Runtime;
 use eltrace_analysis::{Analysis, EndKind, Frame, FrameSink, Options, Tables, analyze_with};
 use eltrace_trace::{Event, EventKind, Record, ThreadIdx, TraceReader, TraceWriter};
 
@@ -203,14 +204,14 @@ fn counts(a: &Analysis) -> Counts {
 /// Returns the number of guessed decisions in the .NET 10 analysis, and whether the per-function
 /// counts and the number of logical calls were the same with the Leaves (asserted when nothing
 /// was guessed).
-fn same_with_suspension_leaves(scenario: &str, record_args: &[&str]) -> (u64, bool) {
+fn same_with_suspension_leaves(rt: Runtime, scenario: &str, record_args: &[&str]) -> (u64, bool) {
     let mode = if record_args.contains(&"--values") {
         Mode::Slow
     } else {
         Mode::Fast
     };
     let rec = record_app(
-        mode,
+        mode.on(rt),
         async_dll(),
         scenario,
         record_args,
@@ -267,41 +268,48 @@ fn same_with_suspension_leaves(scenario: &str, record_args: &[&str]) -> (u64, bo
     (guessed, same_counts)
 }
 
+runtimes!(work, work_with_values, nested, configure_await);
+
+// The .NET 11 analyses of these scenarios are not exact yet (e2e_async): the reference the
+// rewritten trace is compared with is wrong there (issue 14 point 2).
+runtimes!(
+    net11: #[ignore = "sync-caller is not exact on .NET 11.0.0 yet (being fixed in the async work)"];
+    sync_caller
+);
+runtimes!(
+    net11: #[ignore = "exception is not exact on .NET 11.0.0 in about 1 of 3 runs (being fixed in the async work)"];
+    exception
+);
+
 // The chains of `work`, `sync-caller` and `exception` are linked by evidence: everything must
 // be identical.
 
-#[test]
-fn work() {
-    assert_eq!(same_with_suspension_leaves("work", &[]).0, 0);
+fn work(rt: Runtime) {
+    assert_eq!(same_with_suspension_leaves(rt, "work", &[]).0, 0);
 }
 
-#[test]
-fn work_with_values() {
-    assert_eq!(same_with_suspension_leaves("work", &["--values"]).0, 0);
+fn work_with_values(rt: Runtime) {
+    assert_eq!(same_with_suspension_leaves(rt, "work", &["--values"]).0, 0);
 }
 
-#[test]
-fn sync_caller() {
-    assert_eq!(same_with_suspension_leaves("sync-caller", &[]).0, 0);
+fn sync_caller(rt: Runtime) {
+    assert_eq!(same_with_suspension_leaves(rt, "sync-caller", &[]).0, 0);
 }
 
 /// Identical unless the first timer-queue resume on a thread was ambiguous (see e2e_async).
-#[test]
-fn nested() {
-    same_with_suspension_leaves("nested", &[]);
+fn nested(rt: Runtime) {
+    same_with_suspension_leaves(rt, "nested", &[]);
 }
 
-#[test]
-fn exception() {
-    assert_eq!(same_with_suspension_leaves("exception", &[]).0, 0);
+fn exception(rt: Runtime) {
+    assert_eq!(same_with_suspension_leaves(rt, "exception", &[]).0, 0);
 }
 
 /// Eight concurrent Workers resumed on pool threads: which waiting Worker a resume continues
 /// is attached by order on either kind of runtime (guessed), but the counts of calls,
 /// segments, resumes and suspensions per function are the same.
-#[test]
-fn configure_await() {
-    let (_, same_counts) = same_with_suspension_leaves("configureawait", &[]);
+fn configure_await(rt: Runtime) {
+    let (_, same_counts) = same_with_suspension_leaves(rt, "configureawait", &[]);
     assert!(
         same_counts,
         "configureawait: counts differ with suspension Leaves"

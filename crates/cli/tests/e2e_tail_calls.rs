@@ -14,6 +14,7 @@ use common::apps::scenarios_dll;
 use common::processes::{eltrace, run_captured};
 use common::recording::{Mode, Recording, record_app, record_in};
 use common::report::{Report, string, uint};
+use common::runtimes::Runtime;
 
 const TL: &str = "Scenarios.TailLoopScenario";
 const TC: &str = "Scenarios.TailCallsScenario";
@@ -84,10 +85,9 @@ fn tail_loop_exact(mode: Mode) {
 /// `--keep-tail-loops`, tiering off: Sort's calls in tail position are jumps, missing from
 /// the trace (one Sort call per outer call and per call not in tail position: 2 + 26536),
 /// and the report says why.
-#[test]
-fn keep_tail_loops_loses_the_self_tail_calls() {
+fn keep_tail_loops_loses_the_self_tail_calls(rt: Runtime) {
     let (rec, r) = record_ok(
-        Mode::Fast,
+        Mode::Fast.on(rt),
         "tail-loop",
         &["--keep-tail-loops"],
         &[("DOTNET_TieredCompilation", "0")],
@@ -109,10 +109,9 @@ fn keep_tail_loops_loses_the_self_tail_calls() {
 }
 
 /// The program's own setting wins: `DOTNET_TailCallLoopOpt=1` in its environment.
-#[test]
-fn a_tail_call_loop_setting_of_the_program_stands() {
+fn a_tail_call_loop_setting_of_the_program_stands(rt: Runtime) {
     let (_, r) = record_ok(
-        Mode::Fast,
+        Mode::Fast.on(rt),
         "tail-loop",
         &[],
         &[
@@ -160,3 +159,7 @@ fn tail_calls_exact(mode: Mode) {
 }
 
 modes!(tail_loop_exact, tail_calls_exact);
+runtimes!(
+    keep_tail_loops_loses_the_self_tail_calls,
+    a_tail_call_loop_setting_of_the_program_stands,
+);

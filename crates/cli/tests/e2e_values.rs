@@ -13,6 +13,7 @@ use std::process::Command;
 
 use common::apps::probes_dll;
 use common::processes::{TempDir, eltrace, profiler_library, run_captured};
+use common::runtimes::Runtime;
 use eltrace_trace::{
     Event, EventKind, FunctionRecord, Record, ThreadIdx, TraceReader, ValueRecord, ValueStatus,
 };
@@ -101,8 +102,8 @@ impl Trace {
     }
 }
 
-/// `eltrace record [args] -- dotnet Probes.dll <mode>` with DOTNET_RuntimeAsync=1.
-fn record(mode: &str, args: &[&str]) -> (TempDir, PathBuf) {
+/// `eltrace record [args] -- dotnet Probes.dll <mode>` with DOTNET_RuntimeAsync=1, on `rt`.
+fn record(rt: Runtime, mode: &str, args: &[&str]) -> (TempDir, PathBuf) {
     profiler_library();
     let dll = probes_dll();
     let dir = TempDir::new(&format!("values-{mode}"));
@@ -113,10 +114,11 @@ fn record(mode: &str, args: &[&str]) -> (TempDir, PathBuf) {
         .arg("-o")
         .arg(&trace)
         .arg("--")
-        .arg("dotnet")
+        .arg(rt.dotnet())
         .arg(dll)
         .arg(mode)
         .current_dir(dir.path())
+        .envs(rt.env())
         .env_remove("ELTRACE_HOOKS")
         .env_remove("ELTRACE_VALUES")
         .env("DOTNET_RuntimeAsync", "1")
@@ -127,12 +129,27 @@ fn record(mode: &str, args: &[&str]) -> (TempDir, PathBuf) {
         status.success() && stdout.contains("probe ok 1"),
         "Probes {mode} under eltrace record {args:?} failed ({status}):\n{stdout}\n{stderr}"
     );
+    let mut reader = TraceReader::new(BufReader::new(File::open(&trace).expect("trace"))).unwrap();
+    match reader.next_record().expect("readable trace") {
+        Some(Record::Info(info)) => assert!(
+            info.runtime.starts_with(&rt.description_prefix()),
+            "recorded on {:?}, not {rt}",
+            info.runtime
+        ),
+        other => panic!("the trace starts with {other:?}"),
+    }
     (dir, trace)
 }
 
-#[test]
-fn async_values_at_initial_enter_and_completion_leave() {
-    let (_dir, path) = record("async", &["--values"]);
+runtimes!(
+    async_values_at_initial_enter_and_completion_leave,
+    sync_values_of_primitives_strings_and_objects,
+    no_values_without_the_flag,
+    slow_path_keeps_async_continuations_intact,
+);
+
+fn async_values_at_initial_enter_and_completion_leave(rt: Runtime) {
+    let (_dir, path) = record(rt, "async", &["--values"]);
     let t = Trace::read(&path);
     let thunk = t.find(
         "Probes.AsyncProbe.Work",
@@ -193,9 +210,8 @@ fn async_values_at_initial_enter_and_completion_leave() {
     assert!(t.value_events > 0 && t.value_events <= t.value_records);
 }
 
-#[test]
-fn sync_values_of_primitives_strings_and_objects() {
-    let (_dir, path) = record("values", &["--values"]);
+fn sync_values_of_primitives_strings_and_objects(rt: Runtime) {
+    let (_dir, path) = record(rt, "values", &["--values"]);
     let t = Trace::read(&path);
     let one = |kind, name: &str| {
         let v = t.values_at(kind, t.find(name, 0));
@@ -217,10 +233,9 @@ fn sync_values_of_primitives_strings_and_objects() {
     assert_eq!(one(EventKind::Leave, "Probes.ValuesProbe.Run"), "true");
 }
 
-#[test]
-fn no_values_without_the_flag() {
+fn no_values_without_the_flag(rt: Runtime) {
     for args in [&["--slow-path"][..], &[][..]] {
-        let (_dir, path) = record("values", args);
+        let (_dir, path) = record(rt, "values", args);
         let t = Trace::read(&path);
         assert_eq!((t.value_events, t.value_records), (0, 0), "{args:?}");
         let mix = t.find("Probes.ValuesProbe.Mix", 0);
@@ -230,10 +245,9 @@ fn no_values_without_the_flag() {
 
 /// The plain slow path must not break runtime-async methods either: its Leave hook returns
 /// with RCX (the async continuation register) = 0 (`record` asserts `probe ok 1`).
-#[test]
-fn slow_path_keeps_async_continuations_intact() {
+fn slow_path_keeps_async_continuations_intact(rt: Runtime) {
     for _ in 0..2 {
-        let (_dir, path) = record("async", &["--slow-path"]);
+        let (_dir, path) = record(rt, "async", &["--slow-path"]);
         let t = Trace::read(&path);
         let variant = t.find(
             "Probes.AsyncProbe.Work",

@@ -13,7 +13,9 @@ pub mod browser;
 pub mod exports;
 /// Binaries under test, temporary directories, children under a timeout, captured output.
 pub mod processes;
-/// `eltrace record` of a program in each hook mode, and report/export of its trace.
+/// `eltrace record` of a program in each hook mode and runtime, and report/export of its trace.
 pub mod recording;
 /// `eltrace report --json` parsed, and the invariants every recording must pass.
 pub mod report;
+/// The .NET runtimes the tests run on (10 and 11), selected by `ELTRACE_TEST_RUNTIMES`.
+pub mod runtimes;

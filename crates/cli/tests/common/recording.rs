@@ -1,5 +1,6 @@
-//! `eltrace record` of a C# program under test, in each hook [`Mode`]: the [`Recording`] it
-//! leaves (trace, exit status, output), and `report --json` and `export` of that trace.
+//! `eltrace record` of a C# program under test, in each [`Mode`] (hook path and runtime): the
+//! [`Recording`] it leaves (trace, exit status, output), and `report --json` and `export` of
+//! that trace.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use serde_json::Value;
 use super::apps::scenarios_dll;
 use super::processes::{TempDir, eltrace, profiler_library, run_captured, shell_status};
 use super::report::{Report, string};
+use super::runtimes::Runtime;
 
 /// One `eltrace record` of a scenario.
 pub struct Recording {
@@ -76,9 +78,9 @@ impl Recording {
     }
 }
 
-/// How a scenario is recorded. Every e2e test runs in each mode (see [`modes!`]).
+/// The hook path a scenario is recorded with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum Hooks {
     /// The default: the fast-path assembly stubs.
     Fast,
     /// `record --slow-path`.
@@ -88,42 +90,94 @@ pub enum Mode {
     FastTrash,
 }
 
+/// How a scenario is recorded: the hook path, and the runtime the program runs on. Every e2e
+/// test runs in each hook path on each runtime (see [`modes!`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    pub hooks: Hooks,
+    pub runtime: Runtime,
+}
+
+// The hook paths on the SDK's runtime (.NET 10), for the tests that run once; named like the
+// variants of `Hooks`, as they were when `Mode` had no runtime.
+#[allow(non_upper_case_globals)]
 impl Mode {
+    pub const Fast: Mode = Mode::new(Hooks::Fast, Runtime::Net10);
+    pub const Slow: Mode = Mode::new(Hooks::Slow, Runtime::Net10);
+    pub const FastTrash: Mode = Mode::new(Hooks::FastTrash, Runtime::Net10);
+}
+
+impl Mode {
+    pub const fn new(hooks: Hooks, runtime: Runtime) -> Mode {
+        Mode { hooks, runtime }
+    }
+
+    /// The same hook path on `runtime`.
+    pub const fn on(self, runtime: Runtime) -> Mode {
+        Mode::new(self.hooks, runtime)
+    }
+
     /// The trace's `hook_mode` in this mode.
     pub fn hook_mode(self) -> &'static str {
-        match self {
-            Mode::Fast => "fast-path",
-            Mode::Slow => "slow-path",
-            Mode::FastTrash => "fast-path (trash registers)",
+        match self.hooks {
+            Hooks::Fast => "fast-path",
+            Hooks::Slow => "slow-path",
+            Hooks::FastTrash => "fast-path (trash registers)",
         }
+    }
+
+    /// Whether the program runs on .NET 11.
+    pub fn net11(self) -> bool {
+        self.runtime == Runtime::Net11
     }
 }
 
-/// Generates a module per test function `f(mode: Mode)` with one `#[test]` per [`Mode`].
+/// Generates a module per test function `f(mode: Mode)` with one `#[test]` per hook path and
+/// runtime: `f::fast::net10`, `f::fast::net11`, `f::slow::net10`, … (a runtime that
+/// `ELTRACE_TEST_RUNTIMES` leaves out is skipped).
+///
+/// `modes!(net11: #[ignore = "why"]; f, g)` puts the attributes on the .NET 11 tests of `f`
+/// and `g` only: for a result that is known to differ there, with the reason.
 #[macro_export]
 macro_rules! modes {
-    ($($name:ident),* $(,)?) => {
+    (@hooks $name:ident, $module:ident, $hooks:ident, [$(#[$net11:meta])*]) => {
+        mod $module {
+            use $crate::common::recording::{Hooks, Mode};
+            use $crate::common::runtimes::{Runtime, on};
+            #[test]
+            fn net10() {
+                on(Runtime::Net10, || {
+                    super::super::$name(Mode::new(Hooks::$hooks, Runtime::Net10))
+                });
+            }
+            #[test]
+            $(#[$net11])*
+            fn net11() {
+                on(Runtime::Net11, || {
+                    super::super::$name(Mode::new(Hooks::$hooks, Runtime::Net11))
+                });
+            }
+        }
+    };
+    (@each $net11:tt $($name:ident)*) => {
         $(
             mod $name {
-                #[test]
-                fn fast() {
-                    super::$name($crate::common::recording::Mode::Fast);
-                }
-                #[test]
-                fn slow() {
-                    super::$name($crate::common::recording::Mode::Slow);
-                }
-                #[test]
-                fn fast_trash() {
-                    super::$name($crate::common::recording::Mode::FastTrash);
-                }
+                $crate::modes!(@hooks $name, fast, Fast, $net11);
+                $crate::modes!(@hooks $name, slow, Slow, $net11);
+                $crate::modes!(@hooks $name, fast_trash, FastTrash, $net11);
             }
         )*
+    };
+    (net11: $(#[$net11:meta])*; $($name:ident),* $(,)?) => {
+        $crate::modes!(@each [$(#[$net11])*] $($name)*);
+    };
+    ($($name:ident),* $(,)?) => {
+        $crate::modes!(net11: ; $($name),*);
     };
 }
 
 /// Runs `eltrace record [record_args] -o <tmp>/x.eltrace -- dotnet Scenarios.dll <scenario>`
-/// in `mode`; checks that the trace says it was recorded in that mode.
+/// in `mode` (its hook path, with the `dotnet` and environment of its runtime); checks that the trace says it was recorded in that mode.
 pub fn record_in(mode: Mode, scenario: &str, record_args: &[&str]) -> Recording {
     record_app(mode, scenarios_dll(), scenario, record_args, &[])
 }
@@ -142,24 +196,25 @@ pub fn record_app(
     let trace = dir.path().join("x.eltrace");
     let mut cmd = Command::new(eltrace());
     cmd.arg("record");
-    match mode {
-        Mode::Fast => {}
-        Mode::Slow => {
+    match mode.hooks {
+        Hooks::Fast => {}
+        Hooks::Slow => {
             cmd.arg("--slow-path");
         }
-        Mode::FastTrash => {
+        Hooks::FastTrash => {
             cmd.env("ELTRACE_TEST_TRASH_REGISTERS", "1")
                 .env("ELTRACE_PRESERVE_RCX", "0");
         }
     }
     // The mode comes from the arguments above, not from the test runner's environment.
     cmd.env_remove("ELTRACE_HOOKS");
+    mode.runtime.apply_env(&mut cmd);
     cmd.envs(env.iter().copied());
     cmd.args(record_args)
         .arg("-o")
         .arg(&trace)
         .arg("--")
-        .arg("dotnet")
+        .arg(mode.runtime.dotnet())
         .arg(dll)
         .arg(scenario)
         .current_dir(dir.path())
@@ -185,6 +240,14 @@ pub fn record_app(
         string(r.trace(), "hook_mode"),
         mode.hook_mode(),
         "the trace was not recorded in {mode:?} mode; stderr:\n{}",
+        recording.stderr
+    );
+    // The program ran on the runtime the test is about (not rolled to another one).
+    let runtime = string(r.trace(), "runtime");
+    assert!(
+        runtime.starts_with(&mode.runtime.description_prefix()),
+        "the trace's runtime is {runtime:?}, not {}; stderr:\n{}",
+        mode.runtime,
         recording.stderr
     );
     recording
