@@ -31,6 +31,9 @@ struct Mapper {
     rec: &'static Recorder,
     /// FunctionIDs of sentinel functions (see [`SENTINEL_METHOD`]).
     sentinels: Mutex<Vec<u64>>,
+    /// (module, token) of methods without `METHOD_IMPL_ASYNC` whose async variant was seen:
+    /// their Task-returning FunctionID is then marked the thunk (see [`async_role`]).
+    variants: Mutex<Vec<(ModuleID, u32)>>,
 }
 
 /// The one mapper (set once, by [`install`]).
@@ -44,6 +47,7 @@ pub fn install(info: &'static Info, modules: &'static Modules, rec: &'static Rec
         modules,
         rec,
         sentinels: Mutex::new(Vec::new()),
+        variants: Mutex::new(Vec::new()),
     });
     info.set_function_id_mapper2(function_id_mapper)
 }
@@ -104,7 +108,7 @@ impl Mapper {
             record.flags.0 |= bits;
             record.state_machine = machine;
         }
-        record.flags.0 |= async_role(info, described.module_id, &record);
+        record.flags.0 |= self.async_role(described.module_id, &record, hooked);
         if described.framework
             && record.module == SENTINEL_MODULE
             && record.type_name == SENTINEL_TYPE
@@ -148,19 +152,45 @@ unsafe extern "C" fn function_id_mapper(
     client
 }
 
-/// The runtime-async role of a function: for a method with impl flag `METHOD_IMPL_ASYNC`,
-/// `ASYNC_THUNK` when `GetFunctionFromToken(module, token)` returns this very FunctionID (the
-/// token maps to the Task-returning thunk), `ASYNC_VARIANT` when it returns another one (this
-/// one runs the method's code); nothing when the call fails (e.g. generic methods) or the
-/// method is not runtime-async. Called at mapper time, never on the hot path.
-fn async_role(info: &Info, module: ModuleID, record: &FunctionRecord) -> u32 {
-    if record.impl_flags & METHOD_IMPL_ASYNC == 0 || module == 0 {
-        return 0;
+impl Mapper {
+    /// The runtime-async role of a function. For a method with impl flag `METHOD_IMPL_ASYNC`:
+    /// `ASYNC_THUNK` when `GetFunctionFromToken(module, token)` returns this very FunctionID
+    /// (the token maps to the Task-returning thunk), `ASYNC_VARIANT` when it returns another
+    /// one (this one runs the method's code); nothing when the call fails (e.g. generic
+    /// methods) or the method is not runtime-async.
+    ///
+    /// The runtime also makes an async variant of a Task-returning method that is *not* async
+    /// when runtime-async code awaits it (`plain-await`; impl flags without the Async bit):
+    /// for a selected, non-generic method the token lookup tells it the same way (another
+    /// FunctionID than the token's), and the method's Task-returning FunctionID, mapped after
+    /// its variant, is marked its thunk. Generic methods and methods of generic types are
+    /// left out (an instantiation's FunctionID differs from the token's as well). Called at
+    /// mapper time, never on the hot path.
+    fn async_role(&self, module: ModuleID, record: &FunctionRecord, hooked: bool) -> u32 {
+        if module == 0 {
+            return 0;
+        }
+        if record.impl_flags & METHOD_IMPL_ASYNC != 0 {
+            return role_from_lookup(
+                record.function_id,
+                self.info.function_from_token(module, record.token).ok(),
+            );
+        }
+        if !hooked || record.type_name.contains('`') || record.method.contains('`') {
+            return 0;
+        }
+        let by_token = self.info.function_from_token(module, record.token).ok();
+        let role = role_from_lookup(record.function_id, by_token);
+        let key = (module, record.token);
+        if role == FunctionFlags::ASYNC_VARIANT {
+            lock(&self.variants).push(key);
+            role
+        } else if role == FunctionFlags::ASYNC_THUNK && lock(&self.variants).contains(&key) {
+            role
+        } else {
+            0
+        }
     }
-    role_from_lookup(
-        record.function_id,
-        info.function_from_token(module, record.token).ok(),
-    )
 }
 
 /// The role bits given this function's id and what the token lookup returned.
