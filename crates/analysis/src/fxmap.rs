@@ -75,6 +75,7 @@ impl<T> Default for DenseMap<T> {
 const DENSE_FLOOR: usize = 1 << 16;
 
 impl<T> DenseMap<T> {
+    #[inline]
     pub fn get(&self, i: u32) -> Option<&T> {
         match self.dense.get(i as usize) {
             Some(v) => v.as_ref(),
@@ -82,6 +83,7 @@ impl<T> DenseMap<T> {
         }
     }
 
+    #[inline]
     pub fn get_mut(&mut self, i: u32) -> Option<&mut T> {
         match self.dense.get_mut(i as usize) {
             Some(v) => v.as_mut(),
@@ -89,9 +91,18 @@ impl<T> DenseMap<T> {
         }
     }
 
+    #[inline]
     fn grow_for(&mut self, i: u32) {
         let u = i as usize;
-        if u >= self.dense.len() && (u < DENSE_FLOOR || u <= self.dense.len() * 2) {
+        if u >= self.dense.len() {
+            self.grow_slow(u);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_slow(&mut self, u: usize) {
+        if u < DENSE_FLOOR || u <= self.dense.len() * 2 {
             let old = self.dense.len();
             self.dense.resize_with(u + 1, || None);
             if !self.sparse.is_empty() {

@@ -97,6 +97,9 @@ impl<'w> Export<'w> {
         let mut an = Analyzer::new(&self.analysis);
         while let Some(rec) = next {
             an.record(rec, sink)?;
+            if let Some(v) = an.spare_events() {
+                reader.recycle(v);
+            }
             next = reader.next_record()?;
         }
         let a = an.finish(reader.truncated(), sink)?;

@@ -127,7 +127,7 @@ pub fn skim<R: Read + Seek>(mut input: R) -> Result<Skim, ReadError> {
             if crate::crc::crc32_parts(&[&head[..8], &payload]) != crc {
                 return Err(corrupt(offset, "checksum mismatch"));
             }
-            let rec = decode_chunk(kind, &payload, version)
+            let rec = decode_chunk(kind, &payload, version, &mut Vec::new())
                 .map_err(|e| corrupt(offset, &format!("chunk kind {kind}: {}", e.0)))?;
             match rec {
                 Some(Record::Info(i)) => s.info = i,
