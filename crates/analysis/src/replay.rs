@@ -170,7 +170,8 @@ fn step<S: FrameSink + ?Sized>(
                 reveal_above(st, cx, sink, 0, before)?;
             }
             if e.sp != 0 {
-                reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
+                let keep = link::suspended_callers(st, cx, gone_from(st, |sp| sp <= e.sp));
+                reveal_above(st, cx, sink, keep, before)?;
             }
             let prefer = match link::stale_below(st, cx, e.func.0) {
                 Some((i, call)) => {
@@ -251,12 +252,16 @@ fn reveal<S: FrameSink + ?Sized>(
     gone: impl Fn(u64) -> bool,
     ns: u64,
 ) -> Result<(), AnalysisError> {
-    let keep = st
-        .stack
+    let keep = gone_from(st, gone);
+    reveal_above(st, cx, sink, keep, ns)
+}
+
+/// The index of the lowest frame above every frame that `gone(frame sp)` keeps.
+fn gone_from(st: &ThreadState, gone: impl Fn(u64) -> bool) -> usize {
+    st.stack
         .iter()
         .rposition(|o| o.sp == 0 || !gone(o.sp))
-        .map_or(0, |i| i + 1);
-    reveal_above(st, cx, sink, keep, ns)
+        .map_or(0, |i| i + 1)
 }
 
 /// Pops the frames at `keep` and above as ended without a Leave at `ns`: segments of async

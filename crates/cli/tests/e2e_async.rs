@@ -230,24 +230,97 @@ fn classic_work(mode: Mode) {
     );
 }
 
-modes!(work, configure_await);
+fn plain_await(mode: Mode) {
+    let r = record_async(mode, "plain-await").report();
+    assert_balanced(&r);
+    let n = "AsyncScenarios.PlainAwaitScenario.";
+    // Plain is not async: the runtime's async variant of it (marked by the profiler's token
+    // lookup) is a segment like any other; on .NET 10 it calls the Task-returning Plain
+    // (`Plain [thunk]`, an ordinary frame). 3 calls of 2 segments each.
+    assert_eq!(css(&r, &format!("{n}Outer")), (3, 6, 3));
+    assert_eq!(css(&r, &format!("{n}Plain")), (3, 6, 3));
+    assert_eq!(css(&r, &format!("{n}Inner")), (3, 6, 3));
+    assert_no_pending(&r);
+}
 
-// Not exact on .NET 11.0.0 yet (issue 14 point 2: CoreLib's runtime-async dispatch, resumes on
-// other threads); measured on 11, 15 recordings each (5 runs, 3 modes): sync-caller 15 of 15
-// wrong (Work 5/25/21 for 5/25/20, or a frame open at the end), exception 5 of 15, nested 2 of
-// 15. The same tests on .NET 10 run as they are.
+/// Every async function's calls completed and none was a guess between a call and a resume.
+fn assert_no_pending(r: &Report) {
+    for f in r.functions() {
+        if let Some(a) = f.get("async").filter(|a| a.is_object()) {
+            assert_eq!(uint(a, "pending_at_end"), 0, "{f}");
+            assert_eq!(uint(a, "ambiguous_calls"), 0, "{f}");
+        }
+    }
+    assert_eq!(r.trace_uint("open_frames_at_end"), 0, "{}", r.trace());
+}
+
 modes!(
-    net11: #[ignore = "not exact on .NET 11.0.0 yet: Work's suspensions 21 for 20 (being fixed in the async work)"];
-    sync_caller
+    work,
+    sync_caller,
+    nested,
+    exception,
+    configure_await,
+    plain_await
 );
-modes!(
-    net11: #[ignore = "not exact on .NET 11.0.0 in about 1 of 3 runs (being fixed in the async work)"];
-    exception
-);
-modes!(
-    net11: #[ignore = "not exact on .NET 11.0.0 in about 1 of 8 runs (being fixed in the async work)"];
-    nested
-);
+
+// Tiering and on-stack replacement (issue 13.3): each scenario runs long enough for tiered
+// compilation to replace the methods' code, and the thread pool's dispatch loop to move to
+// OSR code (its resumes then come 0x40 deeper, below suspended segments), with default
+// tiering. Fast path only (hundreds of thousands of events; the slow path adds minutes), on
+// each runtime.
+/// `name::net10` and `name::net11`: the fast path of `name` on each runtime.
+macro_rules! fast_on_each_runtime {
+    ($($name:ident),*) => {
+        $(
+            mod $name {
+                use crate::common::recording::Mode;
+                use crate::common::runtimes::{Runtime, on};
+                #[test]
+                fn net10() {
+                    on(Runtime::Net10, || super::$name(Mode::Fast));
+                }
+                #[test]
+                fn net11() {
+                    on(Runtime::Net11, || super::$name(Mode::Fast.on(Runtime::Net11)));
+                }
+            }
+        )*
+    };
+}
+fast_on_each_runtime!(tier_both, tier_caller, tier_callee);
+
+fn tier_both(mode: Mode) {
+    let r = record_async(mode, "tier-both").report();
+    assert_balanced(&r);
+    let n = "AsyncScenarios.TierBothScenario.";
+    assert_eq!(css(&r, &format!("{n}Loop")), (1, 2001, 2000));
+    assert_eq!(css(&r, &format!("{n}Step")), (2000, 16000, 14000));
+    assert_eq!(css(&r, &format!("{n}Middle")), (14000, 28000, 14000));
+    assert_eq!(css(&r, &format!("{n}Leaf")), (14000, 56000, 42000));
+    assert_no_pending(&r);
+}
+
+fn tier_caller(mode: Mode) {
+    let r = record_async(mode, "tier-caller").report();
+    assert_balanced(&r);
+    let n = "AsyncScenarios.TierCallerScenario.";
+    assert_eq!(css(&r, &format!("{n}Loop")), (1, 10001, 10000));
+    assert_eq!(css(&r, &format!("{n}Step")), (10000, 20000, 10000));
+    assert_eq!(css(&r, &format!("{n}Leaf")), (10000, 40000, 30000));
+    assert_no_pending(&r);
+}
+
+fn tier_callee(mode: Mode) {
+    let r = record_async(mode, "tier-callee").report();
+    assert_balanced(&r);
+    let n = "AsyncScenarios.TierCalleeScenario.";
+    assert_eq!(css(&r, &format!("{n}Outer [thunk]")), (40, 40, 0));
+    assert_eq!(css(&r, &format!("{n}Outer")), (40, 120, 80));
+    assert_eq!(css(&r, &format!("{n}Spin")), (40, 40040, 40000));
+    assert_eq!(css(&r, &format!("{n}Hot")), (40, 120, 80));
+    assert_eq!(uint(func(&r, &format!("{n}Work")), "calls"), 400_000);
+    assert_no_pending(&r);
+}
 
 modes!(classic_work);
 

@@ -268,16 +268,12 @@ fn same_with_suspension_leaves(rt: Runtime, scenario: &str, record_args: &[&str]
     (guessed, same_counts)
 }
 
-runtimes!(work, work_with_values, nested, configure_await);
-
-// The .NET 11 analyses of these scenarios are not exact yet (e2e_async): the reference the
-// rewritten trace is compared with is wrong there (issue 14 point 2).
 runtimes!(
-    net11: #[ignore = "sync-caller is not exact on .NET 11.0.0 yet (being fixed in the async work)"];
-    sync_caller
-);
-runtimes!(
-    net11: #[ignore = "exception is not exact on .NET 11.0.0 in about 1 of 3 runs (being fixed in the async work)"];
+    work,
+    work_with_values,
+    nested,
+    configure_await,
+    sync_caller,
     exception
 );
 

@@ -31,6 +31,11 @@ struct Mapper {
     rec: &'static Recorder,
     /// FunctionIDs of sentinel functions (see [`SENTINEL_METHOD`]).
     sentinels: Mutex<Vec<u64>>,
+    /// (module, token) of methods without `METHOD_IMPL_ASYNC` whose async variant was seen:
+    /// their Task-returning FunctionID is then marked the thunk (see [`async_role`]).
+    variants: Mutex<Vec<(ModuleID, u32)>>,
+    /// The runtime's major version (0 when unknown).
+    runtime_major: u32,
 }
 
 /// The one mapper (set once, by [`install`]).
@@ -44,6 +49,8 @@ pub fn install(info: &'static Info, modules: &'static Modules, rec: &'static Rec
         modules,
         rec,
         sentinels: Mutex::new(Vec::new()),
+        variants: Mutex::new(Vec::new()),
+        runtime_major: runtime_major(&info.runtime_description().unwrap_or_default()),
     });
     info.set_function_id_mapper2(function_id_mapper)
 }
@@ -92,6 +99,11 @@ impl Mapper {
                 );
             }
         }
+        if hooked && self.runtime_major == 10 && await_helper(&record) {
+            // .NET 10 changes the program when these get probes: every await of the
+            // runtime-async caller then completes without suspending (docs/async-observations.md).
+            hooked = false;
+        }
         if hooked {
             record.flags.0 |= FunctionFlags::HOOKED;
             // Only selected functions: their events are what the analysis reads.
@@ -104,7 +116,7 @@ impl Mapper {
             record.flags.0 |= bits;
             record.state_machine = machine;
         }
-        record.flags.0 |= async_role(info, described.module_id, &record);
+        record.flags.0 |= self.async_role(described.module_id, &record, hooked, described.returns);
         if described.framework
             && record.module == SENTINEL_MODULE
             && record.type_name == SENTINEL_TYPE
@@ -148,19 +160,81 @@ unsafe extern "C" fn function_id_mapper(
     client
 }
 
-/// The runtime-async role of a function: for a method with impl flag `METHOD_IMPL_ASYNC`,
-/// `ASYNC_THUNK` when `GetFunctionFromToken(module, token)` returns this very FunctionID (the
-/// token maps to the Task-returning thunk), `ASYNC_VARIANT` when it returns another one (this
-/// one runs the method's code); nothing when the call fails (e.g. generic methods) or the
-/// method is not runtime-async. Called at mapper time, never on the hot path.
-fn async_role(info: &Info, module: ModuleID, record: &FunctionRecord) -> u32 {
-    if record.impl_flags & METHOD_IMPL_ASYNC == 0 || module == 0 {
-        return 0;
+impl Mapper {
+    /// The runtime-async role of a function. For a method with impl flag `METHOD_IMPL_ASYNC`:
+    /// `ASYNC_THUNK` when `GetFunctionFromToken(module, token)` returns this very FunctionID
+    /// (the token maps to the Task-returning thunk), `ASYNC_VARIANT` when it returns another
+    /// one (this one runs the method's code); nothing when the call fails (e.g. generic
+    /// methods) or the method is not runtime-async.
+    ///
+    /// The runtime also makes an async variant of a Task-returning method that is *not* async
+    /// when runtime-async code awaits it (`plain-await`; impl flags without the Async bit):
+    /// for a selected, non-generic method the token lookup tells it the same way (another
+    /// FunctionID than the token's), and the method's Task-returning FunctionID, mapped after
+    /// its variant, is marked its thunk. Generic methods and methods of generic types are
+    /// left out (an instantiation's FunctionID differs from the token's as well). Called at
+    /// mapper time, never on the hot path. A runtime-async method whose signature returns no
+    /// object (void, a generic parameter, a primitive) has no thunk: it is a variant.
+    fn async_role(
+        &self,
+        module: ModuleID,
+        record: &FunctionRecord,
+        hooked: bool,
+        returns: u8,
+    ) -> u32 {
+        if module == 0 {
+            return 0;
+        }
+        if record.impl_flags & METHOD_IMPL_ASYNC != 0 {
+            if !returns_object(returns) {
+                // No Task-returning thunk exists: the method is its own async code (CoreLib's
+                // `AsyncHelpers.TransparentAwait` and the like, .NET 11).
+                return FunctionFlags::ASYNC_VARIANT;
+            }
+            return role_from_lookup(
+                record.function_id,
+                self.info.function_from_token(module, record.token).ok(),
+            );
+        }
+        if !hooked || record.type_name.contains('`') || record.method.contains('`') {
+            return 0;
+        }
+        let by_token = self.info.function_from_token(module, record.token).ok();
+        let role = role_from_lookup(record.function_id, by_token);
+        let key = (module, record.token);
+        if role == FunctionFlags::ASYNC_VARIANT {
+            lock(&self.variants).push(key);
+            role
+        } else if role == FunctionFlags::ASYNC_THUNK && lock(&self.variants).contains(&key) {
+            role
+        } else {
+            0
+        }
     }
-    role_from_lookup(
-        record.function_id,
-        info.function_from_token(module, record.token).ok(),
-    )
+}
+
+/// Whether a signature's return element (`Described::returns`) can be a Task or ValueTask:
+/// a class, value type or generic instance (0, unknown, counts as one).
+pub fn returns_object(element: u8) -> bool {
+    matches!(element, 0 | 0x11 | 0x12 | 0x15)
+}
+
+/// CoreLib's `AsyncHelpers.AwaitAwaiter`/`UnsafeAwaitAwaiter` (the awaiter helpers that
+/// runtime-async code calls for an `await` of a custom awaiter such as `Task.Yield()`).
+fn await_helper(r: &FunctionRecord) -> bool {
+    r.module == "System.Private.CoreLib.dll"
+        && r.type_name == "System.Runtime.CompilerServices.AsyncHelpers"
+        && (r.method.starts_with("AwaitAwaiter") || r.method.starts_with("UnsafeAwaitAwaiter"))
+}
+
+/// The major version in a runtime description ("CoreCLR 10.0.12" → 10; 0 when none).
+pub fn runtime_major(description: &str) -> u32 {
+    description
+        .split_whitespace()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The role bits given this function's id and what the token lookup returned.
@@ -198,5 +272,29 @@ mod tests {
         );
         assert_eq!(role_from_lookup(0x200, None), 0);
         assert_eq!(role_from_lookup(0x200, Some(0)), 0);
+    }
+
+    #[test]
+    fn runtime_majors_and_return_elements() {
+        assert_eq!(runtime_major("CoreCLR 10.0.12"), 10);
+        assert_eq!(runtime_major("CoreCLR 11.0.0"), 11);
+        assert_eq!(runtime_major(""), 0);
+        // void, !!0 (MVAR) and int: no Task; a generic instance, a class: maybe.
+        assert!(!returns_object(0x01));
+        assert!(!returns_object(0x1e));
+        assert!(!returns_object(0x08));
+        assert!(returns_object(0x15));
+        assert!(returns_object(0x12));
+        use crate::com::resolve::return_element;
+        // DEFAULT, 1 parameter, returns void.
+        assert_eq!(return_element(&[0x00, 0x01, 0x01, 0x08]), 0x01);
+        // GENERIC, 1 type parameter, 1 parameter, returns !!0.
+        assert_eq!(
+            return_element(&[0x10, 0x01, 0x01, 0x1e, 0x00, 0x1e, 0x00]),
+            0x1e
+        );
+        // HASTHIS, 0 parameters, modreq(token) then GENERICINST.
+        assert_eq!(return_element(&[0x20, 0x00, 0x1f, 0x09, 0x15, 0x12]), 0x15);
+        assert_eq!(return_element(&[0x00]), 0);
     }
 }

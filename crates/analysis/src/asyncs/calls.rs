@@ -235,15 +235,18 @@ impl Calls {
     /// When `id` resumes, the calls it awaited are over, also those that never resumed (an
     /// exception can pass through a suspended async method without resuming it) and those
     /// whose last segment another thread has not been seen to end yet: removes and returns
-    /// every one still known.
+    /// every one still known, and the calls those awaited, and so on (.NET 11.0.0 resumes a
+    /// caller directly past callees that only return what they await: `Task.Delay`'s async
+    /// variants, chained three deep, are never resumed).
     pub fn finish_callees(&mut self, id: u64) -> Vec<(u64, Logical)> {
         let Some(l) = self.live.get_mut(&id) else {
             return Vec::new();
         };
-        let callees = std::mem::take(&mut l.callees);
+        let mut todo = std::mem::take(&mut l.callees);
         let mut done = Vec::new();
-        for c in callees {
-            if let Some(x) = self.finish(c) {
+        while let Some(c) = todo.pop() {
+            if let Some(mut x) = self.finish(c) {
+                todo.append(&mut x.callees);
                 done.push((c, x));
             }
         }

@@ -169,9 +169,45 @@ pub(crate) fn dispatched_below_segments(
             cx.calls.note_call_delta(f, d);
         }
     }
-    cx.calls
-        .call_deltas(f)
-        .is_some_and(|d| !d.contains(&(top.sp - e.sp)))
+    match cx.calls.call_deltas(f) {
+        Some(d) => !d.contains(&(top.sp - e.sp)),
+        None => dispatch_sp_ahead(cx, e, ahead),
+    }
+}
+
+/// Whether the thread's next events show Enter `e`'s stack pointer to be one where a
+/// dispatcher calls continuations: the frame `e` opens ends and the next event at or above
+/// its stack pointer is the Enter of a runtime-async variant at that very stack pointer,
+/// either at once (the segment suspended and the dispatcher ran the next one) or after the
+/// frame's own Leave there (it completed and the dispatcher resumed its caller at the same
+/// stack pointer, as it always does). A direct call from the segment below would have left
+/// its caller running instead. Measured where a dispatcher first resumed 0x40 deeper than
+/// before (the thread pool's dispatch loop moved to OSR code, or the last resume of a loop
+/// of `Task.Yield`s), over a suspended segment of the same method whose frame size was not
+/// known:
+///
+/// ```text
+/// T1 enter  Leaf    sp=0x840   a resume (nothing below)
+/// T1 enter  Leaf    sp=0x800   in question: a recursion or a resume?
+/// T1 leave  Leaf    sp=0x800   it completed ...
+/// T1 enter  Middle  sp=0x800   ... and its caller resumed at the same sp: a dispatch sp
+/// ```
+fn dispatch_sp_ahead(cx: &mut Ctx<'_>, e: &Event, ahead: Ahead<'_>) -> bool {
+    let mut left = false;
+    for next in ahead.events().take(LOOK_AHEAD) {
+        if next.sp == 0 || next.sp < e.sp {
+            continue;
+        }
+        match next.kind {
+            EventKind::Leave if !left && next.sp == e.sp && next.func == e.func => left = true,
+            EventKind::Enter => {
+                return next.sp == e.sp
+                    && cx.roles.get(&cx.tables.functions, next.func.0) == Role::Variant;
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// In a thread's event `e` and its next events: a frame of `f` (an Enter of `f` at P) whose
@@ -240,6 +276,41 @@ fn is_dispatch_sp(st: &ThreadState, sp: u64, calls: &Calls) -> bool {
                 .iter()
                 .any(|&delta| d.abs_diff(sp) == delta)
     })
+}
+
+/// The frames from `keep` up are gone without their Leave (an Enter reached or passed their
+/// stack pointer). Where the lowest of them is a runtime-async segment that thereby
+/// suspended and the frame below it is the runtime-async segment that called it (a variant
+/// calls its callee's variant only to await it), that caller suspended with it: a
+/// runtime-async method whose callee suspends suspends at once. Returns the index from which
+/// frames are gone, lowered over such callers.
+///
+/// This reveals the callers a dispatcher left behind when it resumes deeper than before, e.g.
+/// when the thread pool's dispatch loop was moved to on-stack-replacement code in the middle
+/// of the run (measured on .NET 10 and 11.0.0 with `tier-both`/`tier-caller`: resumes then
+/// come 0x40 deeper, between a suspended caller's frame and its callee's):
+///
+/// ```text
+/// T1 enter  Loop  sp=0x840    a resume (dispatch loop at tier 0)
+/// T1 enter  Step  sp=0x6b0    a first call from Loop's segment; Step suspends, so does Loop
+/// T1 enter  Leaf  sp=0x800    a resume by the OSR'd dispatch loop 0x40 deeper: Step's
+///                             segment is gone (sp), and with it Loop's, which awaited it
+/// ```
+#[inline]
+pub(crate) fn suspended_callers(st: &ThreadState, cx: &mut Ctx<'_>, keep: usize) -> usize {
+    let mut keep = keep;
+    while keep > 0 && keep < st.stack.len() {
+        let (below, gone) = (&st.stack[keep - 1], &st.stack[keep]);
+        let segment = |cx: &mut Ctx<'_>, o: &Open| {
+            o.segment.is_some() && cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
+        };
+        if segment(cx, gone) && segment(cx, below) {
+            keep -= 1;
+        } else {
+            break;
+        }
+    }
+    keep
 }
 
 /// Before a resume of runtime-async `f` is pushed: a segment of a running call of `f` lower

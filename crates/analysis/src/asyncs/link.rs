@@ -34,7 +34,7 @@ use crate::stats::Stats;
 
 pub(crate) use super::evidence::{
     Ctx, dispatched_below_segments, ended_without_leave, lowest_stale, note_returned_call,
-    stale_below,
+    stale_below, suspended_callers,
 };
 
 // ---- Roles decided by the next event ----

@@ -78,15 +78,18 @@ fn role_with(r: &FunctionRecord, iterator_by_name: bool) -> Role {
     }
 }
 
-/// Whether two records are the two halves (thunk and variant) of one runtime-async method.
+/// Whether two records are the two halves (thunk and variant) of one runtime-async method
+/// (both with the impl flag, or marked so by the profiler: the variant of a Task-returning
+/// method that is not async has no impl flag).
 pub fn same_async_method(a: &FunctionRecord, b: &FunctionRecord) -> bool {
     a.idx != b.idx
         && a.token == b.token
         && a.module == b.module
         && a.type_name == b.type_name
         && a.method == b.method
-        && a.impl_flags & IMPL_ASYNC != 0
-        && b.impl_flags & IMPL_ASYNC != 0
+        && (a.impl_flags & IMPL_ASYNC != 0 && b.impl_flags & IMPL_ASYNC != 0
+            || a.flags.async_thunk() && b.flags.async_variant()
+            || a.flags.async_variant() && b.flags.async_thunk())
 }
 
 /// Roles of the functions, decided from their records and learnt from the events.
@@ -174,21 +177,14 @@ impl Roles {
     }
 }
 
-/// Whether a runtime reports a Leave when a runtime-async method suspends: CoreCLR 11 and
-/// later do (dotnet/runtime's fix for issue 122488), 10 does not. The INFO key
-/// `async_suspend_leave` (`1`/`0`) overrides the version.
+/// Whether the runtime reports a Leave when a runtime-async method suspends: only when the
+/// trace's INFO says so (key `async_suspend_leave=1`). No released runtime does: .NET 10 and
+/// 11.0.0 give a suspending variant no Leave (measured, docs/async-observations.md), so the
+/// runtime's version decides nothing.
 pub fn runtime_reports_suspend_leaves(info: &TraceInfo) -> bool {
-    if let Some((_, v)) = info.extra.iter().find(|(k, _)| k == "async_suspend_leave") {
-        return v == "1";
-    }
-    let version = info
-        .runtime
-        .split_whitespace()
-        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()));
-    version
-        .and_then(|v| v.split('.').next())
-        .and_then(|m| m.parse::<u32>().ok())
-        .is_some_and(|major| major >= 11)
+    info.extra
+        .iter()
+        .any(|(k, v)| k == "async_suspend_leave" && v == "1")
 }
 
 #[cfg(test)]

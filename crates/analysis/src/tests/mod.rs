@@ -17,5 +17,7 @@ mod reorder;
 mod stats;
 /// The synchronous replay of one thread's stack, the sink and the call tree.
 mod sync;
+/// Runtime-async patterns of tiering, OSR'd dispatchers and .NET 11.0.0.
+mod tiering;
 /// Timeless traces (`record --timing none|sampled`) and the sampled-time estimator.
 mod timing;

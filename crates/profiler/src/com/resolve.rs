@@ -58,6 +58,9 @@ pub struct Described {
     pub module_id: ModuleID,
     /// The type-def that declares the method (0 when unknown or global).
     pub class: mdTypeDef,
+    /// The element type that the method's signature returns (after custom modifiers), e.g.
+    /// `0x01` void, `0x12` class, `0x15` generic instance; 0 when unknown.
+    pub returns: u8,
 }
 
 impl Default for Modules {
@@ -140,6 +143,7 @@ impl Modules {
             framework: false,
             module_id: 0,
             class: 0,
+            returns: 0,
         };
         let fi = match info.function_info(function) {
             Ok(fi) => fi,
@@ -168,6 +172,7 @@ impl Modules {
             }
         };
         d.record.impl_flags = props.impl_flags;
+        d.returns = return_element(&props.sig);
         let arity = md.generic_param_count(fi.token).unwrap_or(0);
         d.record.method = names::method_name(&props.name, arity);
         if props.class != GLOBAL_TYPE && props.class & 0x00FF_FFFF != 0 {
@@ -275,6 +280,32 @@ fn corelib_from_maps() -> Option<String> {
         .filter_map(|l| l.find('/').map(|i| &l[i..]))
         .find(|p| names::file_name(p) == CORELIB)
         .map(str::to_string)
+}
+
+/// The element type a method signature returns: after the calling convention, the generic
+/// parameter count (if generic) and the parameter count (compressed integers), skipping
+/// custom modifiers (`0x1f`/`0x20` + a compressed token). 0 when the blob ends early.
+pub fn return_element(sig: &[u8]) -> u8 {
+    let mut i = 1;
+    let skip = |i: &mut usize| match sig.get(*i) {
+        Some(b) if b & 0x80 == 0 => *i += 1,
+        Some(b) if b & 0xc0 == 0x80 => *i += 2,
+        Some(_) => *i += 4,
+        None => *i += 1,
+    };
+    if sig.first().is_some_and(|c| c & 0x10 != 0) {
+        skip(&mut i);
+    }
+    skip(&mut i);
+    while let Some(&b) = sig.get(i) {
+        if b == 0x1f || b == 0x20 {
+            i += 1;
+            skip(&mut i);
+        } else {
+            return b;
+        }
+    }
+    0
 }
 
 #[cfg(test)]
