@@ -5,7 +5,7 @@
 //! client id the hooks decode (hooks.rs). Runs at JIT time, never on the hot path.
 
 use core::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use eltrace_abi::*;
@@ -104,6 +104,9 @@ impl Mapper {
             // runtime-async caller then completes without suspending (docs/async-observations.md).
             hooked = false;
         }
+        if hooked && self.slow_path_vector_unsafe(rec, described.module_id, &record) {
+            hooked = false;
+        }
         if hooked {
             record.flags.0 |= FunctionFlags::HOOKED;
             // Only selected functions: their events are what the analysis reads.
@@ -135,6 +138,51 @@ impl Mapper {
         Some((idx, hooked))
     }
 }
+
+impl Mapper {
+    /// On the slow path (any WithInfo hooks), whether a selected function must go without
+    /// probes because its signature passes or returns a SIMD vector wider than 64 bits: the
+    /// runtime's Unix x64 stubs keep only the low 64 bits of XMM0–7, and the JIT holds such a
+    /// vector in XMM0/XMM1 across the Tailcall probe (docs/abi.md, "Vector values on the slow
+    /// path"). Each such function is counted and named in the trace's diagnostics. The fast
+    /// path's stubs keep the whole registers: it probes everything.
+    fn slow_path_vector_unsafe(
+        &self,
+        rec: &Recorder,
+        module: ModuleID,
+        record: &FunctionRecord,
+    ) -> bool {
+        if !matches!(rec.config.hooks, HookMode::Slow | HookMode::SlowEmpty) || module == 0 {
+            return false;
+        }
+        match values::vectors::method_has_wide_simd(self.info, self.modules, module, record.token) {
+            Ok(false) => false,
+            Ok(true) => {
+                let n = SLOW_VECTOR_UNPROBED.fetch_add(1, Ordering::Relaxed) + 1;
+                rec.note(
+                    "slow-path-vectors",
+                    &format!(
+                        "no probes for {} (unprobed #{n}): it passes or returns a SIMD vector \
+                         wider than 64 bits, which the runtime's slow-path ELT stubs do not keep \
+                         (docs/abi.md); record without --slow-path/--values to probe it",
+                        record.full_name()
+                    ),
+                );
+                true
+            }
+            Err(e) => {
+                rec.internal_error(
+                    "metadata",
+                    &format!("signature of {} (vector check): {e}", record.full_name()),
+                );
+                false
+            }
+        }
+    }
+}
+
+/// How many functions the slow path left without probes because of vector arguments.
+static SLOW_VECTOR_UNPROBED: AtomicU64 = AtomicU64::new(0);
 
 /// `FunctionIDMapper2`: returns `idx + 1` plus flags (never 0, see `hooks::client_id`) so the
 /// hooks get the index without a lookup; unselected functions get `*hook = FALSE`.

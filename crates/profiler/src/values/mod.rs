@@ -16,6 +16,7 @@
 
 mod render;
 mod sig;
+pub mod vectors;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
