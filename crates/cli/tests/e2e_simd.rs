@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::recording::{Mode, record_in};
+use common::recording::{Hooks, Mode, record_in};
 use common::report::uint;
 
 const S: &str = "Scenarios.SimdScenario";
@@ -46,8 +46,8 @@ fn simd(mode: Mode) {
         .iter()
         .filter(|d| d.starts_with("slow-path-vectors: no probes for Scenarios."))
         .collect();
-    match mode {
-        Mode::Slow => {
+    match mode.hooks {
+        Hooks::Slow => {
             for f in VECTOR_FUNCS {
                 let name = format!("{S}.{f}");
                 assert!(!r.has_function(&name), "{name} was probed on the slow path");
@@ -65,7 +65,7 @@ fn simd(mode: Mode) {
                 rec.stderr
             );
         }
-        Mode::Fast | Mode::FastTrash => {
+        Hooks::Fast | Hooks::FastTrash => {
             for f in VECTOR_FUNCS {
                 let name = format!("{S}.{f}");
                 assert_eq!(r.calls(&name), 1000, "{name}");
