@@ -11,7 +11,7 @@ namespace Scenarios;
 
 public static class CpuScenario
 {
-    public const int DefaultRounds = 4000;
+    public const int DefaultRounds = 12000;
 
     [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
     public static int Run(string[] args)
