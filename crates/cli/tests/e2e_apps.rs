@@ -12,20 +12,21 @@
 //! - `eltrace record -- dotnet test` of tests/apps/XunitSample: the test host's trace counts
 //!   each `[Fact]` once and the `[Theory]` once per case.
 //!
-//! The build and test projects are copied into the test's own temporary directory, so their
-//! `obj/` and `bin/` never collide with another test's; no build server is left running
-//! (`dotnet_command`: node reuse off, no MSBuild server, no shared compilation).
+//! Every project is copied into a directory of its own before it is built (Web and Load once
+//! per test process, the others per test), so no two builds share an `obj/` or `bin/`; no
+//! build server is left running (node reuse off, no MSBuild server, no shared compilation).
 
 mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::apps::{dotnet_command, load_dll, web_dll};
+use common::apps::dotnet_command;
 use common::processes::{ChildGuard, TempDir, eltrace, profiler_library, repo_root, run_captured};
 use common::recording::{Mode, Recording};
 use common::report::{Report, string, uint};
@@ -45,6 +46,68 @@ const CONNECTIONS: u64 = 16;
 /// hooks really wait for the writer (the lossless path) instead of the default 2 MiB rings
 /// absorbing the whole run.
 const WEB_RING_EVENTS: &str = "4096";
+
+/// Builds a copy of tests/apps/NAME once per test process (in a directory of its own, so two
+/// test processes never share an `obj/`), under [`SDK_TIMEOUT`]; returns NAME.dll.
+fn built(cell: &'static OnceLock<Result<PathBuf, String>>, name: &str) -> &'static Path {
+    let built = cell.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("apps-build");
+        remove_dead_builds(&root);
+        let dir = root.join(format!("{}", std::process::id()));
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let project = copy_project(name, &dir);
+        let out = dir.join(format!("{name}-out"));
+        let mut cmd = dotnet_command();
+        cmd.args([
+            "build",
+            "-c",
+            "Release",
+            "-nodeReuse:false",
+            "-nologo",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&project)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(dir.join(format!("{name}.build.log"))).map_err(|e| e.to_string())?)
+        .stderr(Stdio::null());
+        let status = ChildGuard::spawn(&mut cmd).wait(SDK_TIMEOUT, &format!("dotnet build {name}"));
+        if !status.success() {
+            let log = fs::read_to_string(dir.join(format!("{name}.build.log"))).unwrap_or_default();
+            return Err(format!("dotnet build of {name} failed ({status}):\n{log}"));
+        }
+        Ok(out.join(format!("{name}.dll")))
+    });
+    match built {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Removes the build directories of test processes that are gone (the builds of a live one
+/// stay: another test process may be running now).
+fn remove_dead_builds(root: &Path) {
+    for entry in fs::read_dir(root).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn web_dll() -> &'static Path {
+    static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    built(&DLL, "Web")
+}
+
+fn load_dll() -> &'static Path {
+    static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    built(&DLL, "Load")
+}
 
 #[test]
 fn web_under_load_fast() {

@@ -1,6 +1,6 @@
 //! The C# programs under tests/apps, each built once per test run with `dotnet build`:
-//! Scenarios (the e2e scenarios), Async (runtime async on), Probes (`eltrace check` and
-//! `record --values`), Web and Load (the ASP.NET Core app under load, e2e_apps.rs).
+//! Scenarios (the e2e scenarios), Async (runtime async on) and Probes (`eltrace check` and
+//! `record --values`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -40,18 +40,6 @@ pub fn async_dll() -> &'static Path {
 pub fn probes_dll() -> &'static Path {
     static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     app_dll(&DLL, "Probes")
-}
-
-/// Builds tests/apps/Web (an ASP.NET Core minimal API) once per test run; returns Web.dll.
-pub fn web_dll() -> &'static Path {
-    static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    app_dll(&DLL, "Web")
-}
-
-/// Builds tests/apps/Load (the HTTP load client) once per test run; returns Load.dll.
-pub fn load_dll() -> &'static Path {
-    static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    app_dll(&DLL, "Load")
 }
 
 /// Builds tests/apps/NAME once (per `cell`); returns the path of NAME.dll. The build's output
