@@ -73,11 +73,19 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PATTERN")]
     pub only: Option<String>,
     /// The dotnet executable that builds and runs the probes (default: `dotnet` on PATH).
+    /// With --runtime: the SDK's dotnet, which builds the probes and whose host the laid-out
+    /// runtimes copy.
     #[arg(long, value_name = "PATH")]
     pub dotnet: Option<PathBuf>,
     /// The profiler library (default: as for `record`).
     #[arg(long, value_name = "PATH")]
     pub profiler: Option<PathBuf>,
+    /// Check on these runtimes, one column each: majors (8, 9, 10, 11: the SDK's own, else the
+    /// newest X.0.x that NuGet serves), exact versions (11.0.0), comma-separated, or `all`
+    /// (8,9,10,11). Runtimes the SDK lacks are laid out into eltrace's cache from the NuGet
+    /// runtime pack on first use.
+    #[arg(long, value_name = "LIST")]
+    pub runtime: Option<String>,
 }
 
 impl From<CheckArgs> for CheckOptions {
@@ -87,6 +95,7 @@ impl From<CheckArgs> for CheckOptions {
             only: a.only,
             dotnet: a.dotnet,
             profiler: a.profiler,
+            runtime: a.runtime,
         }
     }
 }

@@ -118,3 +118,79 @@ fn only_runs_the_selected_checks_and_exits_0_without_fails() {
     );
     assert_eq!(code, 0, "stderr:\n{stderr}\n{json}");
 }
+
+/// `check --runtime 10,11`: one column per runtime, each with every check, and the measured
+/// .NET 11 difference: `regs.slow.async-rcx` PASSes on 11.0 (the slow-path Leave stub no longer
+/// hands a clobbered RCX to a runtime-async caller) and DIFFERS on 10. Every other verdict is
+/// the same on both. Uses eltrace's own cache (not a temporary one): scripts/setup.sh lays out
+/// 11.0.0 there, and a missing one is laid out on first use (from the NuGet global packages
+/// folder, or downloaded).
+#[test]
+fn check_runtime_10_11_gives_one_column_per_runtime() {
+    let dir = TempDir::new("check-runtimes");
+    let mut cmd = Command::new(eltrace());
+    cmd.args(["check", "--json", "--runtime", "10,11", "--profiler"])
+        .arg(profiler_library());
+    let (status, stdout, stderr) = run_captured(&mut cmd, dir.path(), "check-runtimes");
+    let json: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("no JSON from eltrace check ({e}):\n{stdout}\n{stderr}"));
+    let runtimes = json["runtimes"].as_array().expect("runtimes array");
+    let versions: Vec<&str> = runtimes
+        .iter()
+        .map(|r| r["version"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(versions.len(), 2, "{versions:?}; stderr:\n{stderr}");
+    assert!(
+        versions[0].starts_with("10.0.") && versions[1].starts_with("11.0."),
+        "{versions:?}"
+    );
+    for (rt, v) in runtimes.iter().zip(&versions) {
+        let major = &v[..v.find('.').unwrap() + 1];
+        assert!(
+            rt["runtime"]
+                .as_str()
+                .is_some_and(|r| r.starts_with(&format!("CoreCLR {major}"))),
+            "column {v} ran on {}",
+            rt["runtime"]
+        );
+        assert_eq!(rt["probes"], "net10.0");
+    }
+    let column = |i: usize| -> Vec<(String, String)> {
+        runtimes[i]["checks"]
+            .as_array()
+            .expect("checks array")
+            .iter()
+            .map(|c| {
+                assert!(c["observed"].as_str().is_some_and(|s| !s.is_empty()), "{c}");
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["verdict"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let want = |rcx: &str| -> Vec<(String, String)> {
+        NET10
+            .iter()
+            .map(|(n, v)| {
+                let v = if *n == "regs.slow.async-rcx" { rcx } else { v };
+                (n.to_string(), v.to_string())
+            })
+            .collect()
+    };
+    let pretty = || serde_json::to_string_pretty(&json).unwrap();
+    assert_eq!(column(0), want("DIFFERS"), "10:\n{}", pretty());
+    assert_eq!(column(1), want("PASS"), "11:\n{}", pretty());
+    let varies: Vec<&Value> = json["matrix"]
+        .as_array()
+        .expect("matrix array")
+        .iter()
+        .filter(|m| m["varies"] == true)
+        .collect();
+    assert_eq!(varies.len(), 1, "{varies:?}");
+    assert_eq!(varies[0]["name"], "regs.slow.async-rcx");
+    assert_eq!(varies[0]["verdicts"][versions[0]], "DIFFERS");
+    assert_eq!(varies[0]["verdicts"][versions[1]], "PASS");
+    assert_eq!(json["summary"]["fail"], 0);
+    assert_eq!(shell_status(status), 0, "exit status; stderr:\n{stderr}");
+}

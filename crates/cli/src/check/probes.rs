@@ -1,9 +1,10 @@
 //! The bundled probe program (tests/apps/Probes, embedded at compile time): written to a cache
-//! directory keyed by a hash of the sources and built there once with `dotnet build -c
-//! Release`; later runs find the prebuilt `Probes.dll`.
+//! directory keyed by a hash of the sources (and the target framework) and built there once
+//! with `dotnet build -c Release`; later runs find the prebuilt `Probes.dll`. The default
+//! build is net10.0 (runtime async compiled in); .NET 8 and 9 run a net8.0 build without the
+//! runtime-async probes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::util::{Fail, io_msg};
@@ -19,8 +20,8 @@ pub const SOURCES: &[(&str, &str)] = &[
         include_str!("../../../../tests/apps/Probes/Program.cs"),
     ),
     (
-        "AsyncProbe.cs",
-        include_str!("../../../../tests/apps/Probes/AsyncProbe.cs"),
+        "RuntimeAsync/AsyncProbe.cs",
+        include_str!("../../../../tests/apps/Probes/RuntimeAsync/AsyncProbe.cs"),
     ),
     (
         "TailProbe.cs",
@@ -73,18 +74,32 @@ pub fn cache_root() -> PathBuf {
     if let Some(d) = env("XDG_CACHE_HOME") {
         return d.join("eltrace");
     }
-    if let Some(h) = env("HOME") {
-        return h.join(".cache").join("eltrace");
+    if std::env::var_os("HOME").is_some_and(|h| !h.is_empty()) {
+        return home().join(".cache").join("eltrace");
     }
     std::env::temp_dir().join("eltrace-cache")
 }
 
-/// The built `Probes.dll`, building it first if the cache has none. The build happens in a
-/// private directory renamed into place at the end, so concurrent runs never see half a
-/// build (the loser of a race uses the winner's).
-pub fn ensure_built(dotnet: &Path) -> Result<PathBuf, Fail> {
+/// `$HOME`, else the temporary directory.
+pub fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map_or_else(std::env::temp_dir, PathBuf::from)
+}
+
+/// The default target framework of the probes (its cache directory has no suffix).
+pub const DEFAULT_TFM: &str = "net10.0";
+
+/// The built `Probes.dll` for the target framework `tfm`, building it first if the cache has
+/// none. The build happens in a private directory renamed into place at the end, so
+/// concurrent runs never see half a build (the loser of a race uses the winner's).
+pub fn ensure_built(dotnet: &Path, tfm: &str) -> Result<PathBuf, Fail> {
     let root = cache_root();
-    let name = format!("probes-{:016x}", sources_hash());
+    let mut name = format!("probes-{:016x}", sources_hash());
+    if tfm != DEFAULT_TFM {
+        name.push('-');
+        name.push_str(tfm);
+    }
     let dir = root.join(&name);
     let dll = |d: &Path| d.join("bin").join("Probes.dll");
     if dll(&dir).is_file() {
@@ -92,7 +107,7 @@ pub fn ensure_built(dotnet: &Path) -> Result<PathBuf, Fail> {
     }
     let tmp = root.join(format!("{name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    build_in(dotnet, &tmp)?;
+    build_in(dotnet, &tmp, tfm)?;
     if std::fs::rename(&tmp, &dir).is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
@@ -106,41 +121,49 @@ pub fn ensure_built(dotnet: &Path) -> Result<PathBuf, Fail> {
     }
 }
 
-fn build_in(dotnet: &Path, dir: &Path) -> Result<(), Fail> {
+fn build_in(dotnet: &Path, dir: &Path, tfm: &str) -> Result<(), Fail> {
     let src = dir.join("src");
     let fail = |what: &str, e: std::io::Error| {
         Fail::new(format!("{what} {}: {}", src.display(), io_msg(&e)))
     };
     std::fs::create_dir_all(&src).map_err(|e| fail("cannot create", e))?;
     for (name, text) in SOURCES {
-        std::fs::write(src.join(name), text).map_err(|e| fail("cannot write into", e))?;
+        let file = src.join(name);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| fail("cannot create", e))?;
+        }
+        std::fs::write(file, text).map_err(|e| fail("cannot write into", e))?;
     }
-    eprintln!("eltrace: building the probe programs in {}", dir.display());
+    eprintln!(
+        "eltrace: building the probe programs ({tfm}) in {}",
+        dir.display()
+    );
     let log = dir.join("build.log");
     let out = std::fs::File::create(&log).map_err(|e| fail("cannot write the log in", e))?;
     let err = out
         .try_clone()
         .map_err(|e| fail("cannot write the log in", e))?;
-    let mut cmd = Command::new(dotnet);
+    // No build servers left running after the build.
+    let mut cmd = super::runtimes::dotnet_command(dotnet);
     cmd.arg("build")
         .arg(src.join("Probes.csproj"))
-        .args(["-c", "Release", "--nologo", "-nodeReuse:false", "-o"])
+        .args(["-c", "Release", "--nologo", "-nodeReuse:false"])
+        .arg(format!("-p:ProbesTargetFramework={tfm}"))
+        .arg("-o")
         .arg(dir.join("bin"))
-        // No build servers left running after the build.
-        .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
-        .env("DOTNET_NOLOGO", "1")
-        .env("DOTNET_SKIP_FIRST_TIME_EXPERIENCE", "1")
-        .env("MSBUILDDISABLENODEREUSE", "1")
-        .env("DOTNET_CLI_USE_MSBUILD_SERVER", "0")
-        .env("UseSharedCompilation", "false")
-        .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
     let status = super::run::run_with_timeout(&mut cmd, BUILD_TIMEOUT)
         .map_err(|e| Fail::new(format!("cannot run {}: {e}", dotnet.display())))?;
     if status.code != Some(0) || !dir.join("bin").join("Probes.dll").is_file() {
+        let hint = if tfm == DEFAULT_TFM {
+            String::new()
+        } else {
+            // The SDK has only its own reference pack; older ones come from NuGet.
+            format!(" (a {tfm} build needs NuGet once, for Microsoft.NETCore.App.Ref)")
+        };
         return Err(Fail::new(format!(
-            "building the probe programs failed ({}); see {}",
+            "building the probe programs failed ({}){hint}; see {}",
             status.describe(),
             log.display()
         )));

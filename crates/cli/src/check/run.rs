@@ -68,6 +68,8 @@ unsafe extern "C" {
 /// What the runner needs to start a probe.
 pub struct Setup {
     pub dotnet: PathBuf,
+    /// Extra environment (a laid-out runtime's `DOTNET_ROOT`, `DOTNET_ROLL_FORWARD`).
+    pub env: Vec<(&'static str, String)>,
     pub probes_dll: PathBuf,
     pub profiler: PathBuf,
     pub work_dir: PathBuf,
@@ -98,6 +100,7 @@ pub fn run_experiment(setup: &Setup, name: &str, mode: &str, record: bool) -> Ob
         .env_remove(env::CHECK)
         .env_remove(env::INCLUDE)
         .env_remove(env::EXCLUDE)
+        .envs(setup.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(so)
         .stderr(se);

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use super::checks::{CHECKS, Phase, Verdict, phases};
-use super::evaluate;
+use super::checks::{CHECKS, NEED_RUNTIME_ASYNC, Phase, Verdict, phases};
 use super::obs::Observations;
+use super::{evaluate, evaluate_on, wanted_experiments};
 
 fn fixture(name: &str) -> Observations {
     let text = match name {
@@ -139,6 +139,52 @@ fn fixtures_give_the_net10_verdicts() {
     let rows = evaluate(&all, None);
     let got: Vec<(&str, Verdict)> = rows.iter().map(|r| (r.name, r.verdict)).collect();
     assert_eq!(got, NET10, "rows: {rows:#?}");
+}
+
+#[test]
+fn without_runtime_async_its_checks_are_na_and_its_probes_do_not_run() {
+    let all: BTreeMap<String, Observations> = super::EXPERIMENTS
+        .iter()
+        .map(|(name, ..)| (name.to_string(), fixture(name)))
+        .collect();
+    let rows = evaluate_on(&all, None, false);
+    for (r, (name, on10)) in rows.iter().zip(NET10) {
+        assert_eq!(r.name, *name);
+        let want = if NEED_RUNTIME_ASYNC.contains(name) {
+            Verdict::NotApplicable
+        } else {
+            *on10
+        };
+        assert_eq!(r.verdict, want, "{r:?}");
+    }
+    for name in NEED_RUNTIME_ASYNC {
+        assert!(CHECKS.iter().any(|c| c.name == *name), "no check {name}");
+    }
+    let modes: Vec<&str> = wanted_experiments(None, false)
+        .iter()
+        .map(|(_, mode, _)| *mode)
+        .collect();
+    assert!(
+        !modes.contains(&"async") && modes.contains(&"info"),
+        "{modes:?}"
+    );
+    assert_eq!(
+        wanted_experiments(None, true).len(),
+        super::EXPERIMENTS.len()
+    );
+    // Only N/A checks selected: nothing to run on .NET 8/9.
+    assert!(wanted_experiments(Some("async.*"), false).is_empty());
+}
+
+#[test]
+fn undisturbed_accepts_a_probe_build_without_runtime_async_only_when_it_says_so() {
+    let mut o = fixture("info");
+    o.lines.retain(|(k, _)| !k.starts_with("probe.async."));
+    assert_eq!(verdict("info.undisturbed", &o), Verdict::Fail);
+    o.push("probe.runtime-async", "0");
+    assert_eq!(verdict("info.undisturbed", &o), Verdict::Pass);
+    remove_first(&mut o, "probe.tail.result", "42");
+    assert_eq!(verdict("info.undisturbed", &o), Verdict::Fail);
 }
 
 #[test]
