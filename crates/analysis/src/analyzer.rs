@@ -13,7 +13,9 @@
 use std::collections::HashSet;
 use std::io::Read;
 
-use eltrace_trace::{EndRecord, Event, Record, ThreadIdx, TraceReader};
+use std::sync::mpsc;
+
+use eltrace_trace::{EndRecord, Event, ReadError, Record, ThreadIdx, TraceReader};
 
 use crate::analysis::Analysis;
 use crate::model::Tables;
@@ -112,7 +114,7 @@ impl Analyzer {
                 self.tables.functions.insert(f);
             }
             Record::Thread(t) => self.tables.threads.insert(t),
-            Record::Events { thread, events } => self.enqueue(thread, &events, sink)?,
+            Record::Events { thread, events } => self.enqueue(thread, events, sink)?,
             Record::Dropped { thread, count } => {
                 let selected = self.selected(thread);
                 self.stats.dropped(thread, count, selected);
@@ -146,7 +148,7 @@ impl Analyzer {
     fn enqueue<S: FrameSink + ?Sized>(
         &mut self,
         thread: ThreadIdx,
-        events: &[Event],
+        events: Vec<Event>,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
         let (Some(first), Some(last)) = (events.first(), events.last()) else {
@@ -157,6 +159,7 @@ impl Analyzer {
         self.stats.chunk_read(n, first, last, !self.seen_events);
         self.seen_events = true;
         if !self.selected(thread) {
+            self.reorder.recycle(events);
             return Ok(());
         }
         self.stats.chunk_analysed(thread, n, first);
@@ -165,6 +168,12 @@ impl Analyzer {
             info.ticks_to_ns(ts.saturating_sub(origin))
         });
         self.drain(limit, sink)
+    }
+
+    /// An emptied event vector that the reader can decode its next chunk into
+    /// ([`TraceReader::recycle`]), so that a long trace does not allocate one per chunk.
+    pub fn spare_events(&mut self) -> Option<Vec<Event>> {
+        self.reorder.spare()
     }
 
     /// Analyses the queued events up to time `limit`, in time order across threads.
@@ -213,20 +222,67 @@ impl Analyzer {
 }
 
 /// Analyses a whole trace.
-pub fn analyze<R: Read>(input: R, opts: &Options) -> Result<Analysis, AnalysisError> {
+pub fn analyze<R: Read + Send>(input: R, opts: &Options) -> Result<Analysis, AnalysisError> {
     analyze_with(input, opts, &mut NullSink)
 }
 
 /// Analyses a whole trace, handing every frame to `sink` as it closes.
-pub fn analyze_with<R: Read, S: FrameSink + ?Sized>(
+///
+/// The trace is read, checked and decoded on a second thread while this one analyses (the
+/// records keep their file order, so the result is the same as reading on one thread); the
+/// decoded chunks' vectors go back to the reader for reuse.
+pub fn analyze_with<R: Read + Send, S: FrameSink + ?Sized>(
     input: R,
     opts: &Options,
     sink: &mut S,
 ) -> Result<Analysis, AnalysisError> {
     let mut reader = TraceReader::new(input)?;
     let mut an = Analyzer::new(opts);
-    while let Some(rec) = reader.next_record()? {
-        an.record(rec, sink)?;
-    }
-    an.finish(reader.truncated(), sink)
+    let (records, received) = mpsc::sync_channel::<Result<Record, ReadError>>(READ_AHEAD);
+    let (spares, spare_rx) = mpsc::channel::<Vec<Event>>();
+    std::thread::scope(|scope| {
+        let read = scope.spawn(move || {
+            loop {
+                while let Ok(v) = spare_rx.try_recv() {
+                    reader.recycle(v);
+                }
+                match reader.next_record() {
+                    Ok(Some(rec)) => {
+                        if records.send(Ok(rec)).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        let _ = records.send(Err(e));
+                        break;
+                    }
+                }
+            }
+            reader.truncated()
+        });
+        let mut failed = None;
+        for rec in received.iter() {
+            let step = rec
+                .map_err(AnalysisError::from)
+                .and_then(|rec| an.record(rec, sink));
+            if let Err(e) = step {
+                failed = Some(e);
+                break;
+            }
+            if let Some(v) = an.spare_events() {
+                let _ = spares.send(v);
+            }
+        }
+        // Stops the reader if the analysis failed first.
+        drop(received);
+        let truncated = read.join().unwrap_or(true);
+        match failed {
+            Some(e) => Err(e),
+            None => an.finish(truncated, sink),
+        }
+    })
 }
+
+/// Records decoded ahead of the analysis at most.
+const READ_AHEAD: usize = 32;

@@ -5,6 +5,8 @@
 //! ```text
 //! FUNCTION #0 … FUNCTION #1122     DenseMap: slots 0..=1122 of its vector
 //! FUNCTION #4000000000             DenseMap: its hash map (no 4-billion-slot vector)
+//! FUNCTION #2^16, #2^17 … #2^31     DenseMap: its hash map (the vector never outgrows twice
+//!                                   the entries present, so doubling indices cannot grow it)
 //! ```
 
 use std::collections::HashMap;
@@ -60,6 +62,8 @@ pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 pub struct DenseMap<T> {
     dense: Vec<Option<T>>,
     sparse: FxHashMap<u32, T>,
+    /// Entries present (dense and sparse): the vector grows only up to twice this.
+    present: usize,
 }
 
 impl<T> Default for DenseMap<T> {
@@ -67,6 +71,7 @@ impl<T> Default for DenseMap<T> {
         DenseMap {
             dense: Vec::new(),
             sparse: FxHashMap::default(),
+            present: 0,
         }
     }
 }
@@ -75,6 +80,7 @@ impl<T> Default for DenseMap<T> {
 const DENSE_FLOOR: usize = 1 << 16;
 
 impl<T> DenseMap<T> {
+    #[inline]
     pub fn get(&self, i: u32) -> Option<&T> {
         match self.dense.get(i as usize) {
             Some(v) => v.as_ref(),
@@ -82,6 +88,7 @@ impl<T> DenseMap<T> {
         }
     }
 
+    #[inline]
     pub fn get_mut(&mut self, i: u32) -> Option<&mut T> {
         match self.dense.get_mut(i as usize) {
             Some(v) => v.as_mut(),
@@ -89,9 +96,18 @@ impl<T> DenseMap<T> {
         }
     }
 
+    #[inline]
     fn grow_for(&mut self, i: u32) {
         let u = i as usize;
-        if u >= self.dense.len() && (u < DENSE_FLOOR || u <= self.dense.len() * 2) {
+        if u >= self.dense.len() {
+            self.grow_slow(u);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_slow(&mut self, u: usize) {
+        if u < DENSE_FLOOR || u <= self.present * 2 {
             let old = self.dense.len();
             self.dense.resize_with(u + 1, || None);
             if !self.sparse.is_empty() {
@@ -109,20 +125,30 @@ impl<T> DenseMap<T> {
     pub fn entry(&mut self, i: u32, make: impl FnOnce() -> T) -> &mut T {
         self.grow_for(i);
         match self.dense.get_mut(i as usize) {
-            Some(slot) => slot.get_or_insert_with(make),
-            None => self.sparse.entry(i).or_insert_with(make),
+            Some(slot) => {
+                if slot.is_none() {
+                    self.present += 1;
+                }
+                slot.get_or_insert_with(make)
+            }
+            None => match self.sparse.entry(i) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    self.present += 1;
+                    e.insert(make())
+                }
+            },
         }
     }
 
     /// Sets the entry for `i`.
     pub fn insert(&mut self, i: u32, v: T) {
         self.grow_for(i);
-        match self.dense.get_mut(i as usize) {
-            Some(slot) => *slot = Some(v),
-            None => {
-                self.sparse.insert(i, v);
-            }
-        }
+        let new = match self.dense.get_mut(i as usize) {
+            Some(slot) => slot.replace(v).is_none(),
+            None => self.sparse.insert(i, v).is_none(),
+        };
+        self.present += usize::from(new);
     }
 
     /// Entries in index order.
@@ -139,10 +165,43 @@ impl<T> DenseMap<T> {
     }
 
     pub fn len(&self) -> usize {
-        self.dense.iter().filter(|v| v.is_some()).count() + self.sparse.len()
+        self.present
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubling_indices_stay_sparse() {
+        let mut m = DenseMap::default();
+        for b in 16..31 {
+            m.insert(1u32 << b, b);
+        }
+        m.insert(i32::MAX as u32, 31);
+        *m.entry(u32::MAX, || 0) += 1;
+        assert_eq!(m.len(), 17);
+        assert!(m.dense.len() <= DENSE_FLOOR, "{}", m.dense.len());
+        assert_eq!(m.get(1 << 20), Some(&20));
+        let keys: Vec<u32> = m.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys.len(), 17);
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn dense_indices_stay_dense() {
+        let mut m = DenseMap::default();
+        for i in 0..200_000u32 {
+            m.insert(i, i);
+        }
+        m.insert(5, 6);
+        assert_eq!(m.len(), 200_000);
+        assert!(m.sparse.is_empty());
+        assert_eq!(m.get(199_999), Some(&199_999));
     }
 }

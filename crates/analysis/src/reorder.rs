@@ -5,6 +5,10 @@
 //! newest event read (or the queue holds [`REORDER_MAX`] events). Each thread's run of items
 //! is handed on as a [`Batch`], which also shows the thread's next events ([`Ahead`]).
 //!
+//! A chunk's events are queued as the chunk's own vector (no copy per event), their
+//! timestamps turned into ns in place; a vector whose events were all handed on goes to a
+//! small pool that the reader fills its next chunk into ([`Reorder::spare`]).
+//!
 //! ```text
 //! in the file:  T1 [t=100 enter A, t=300 leave A]    handed on:  T1 t=100 enter A
 //! in the file:  T2 [t=200 enter B, t=250 leave B]                T2 t=200 enter B
@@ -23,8 +27,10 @@ use crate::fxmap::DenseMap;
 const REORDER_NS: u64 = 250_000_000;
 /// How many events may wait at most.
 const REORDER_MAX: usize = 4 << 20;
-/// An empty thread queue keeps at most this capacity.
-const QUEUE_KEEP: usize = 256;
+/// An empty thread queue keeps at most this capacity (in runs).
+const RUNS_KEEP: usize = 16;
+/// Events (capacity) kept for reuse at most in emptied vectors: 1 M events, 24 MiB.
+const POOL_KEEP: usize = 1 << 20;
 
 /// One queued item of a thread.
 #[derive(Debug, Clone, Copy)]
@@ -34,11 +40,36 @@ pub(crate) enum Item {
     Dropped(u64),
 }
 
-/// A thread's items read but not handed on yet, with their times in ns.
+/// A run of a thread's queued items: a chunk's events (from `pos` on, `ts` in ns), or a drop
+/// at `ns`.
+#[derive(Debug)]
+enum Run {
+    Events { events: Vec<Event>, pos: usize },
+    Dropped { ns: u64, count: u64 },
+}
+
+impl Run {
+    /// The time of the run's next item.
+    #[inline(always)]
+    fn first_ns(&self) -> Option<u64> {
+        match self {
+            Run::Events { events, pos } => events.get(*pos).map(|e| e.ts),
+            Run::Dropped { ns, .. } => Some(*ns),
+        }
+    }
+}
+
+/// A thread's items read but not handed on yet.
 #[derive(Debug, Default)]
 struct Queue {
-    items: VecDeque<(u64, Item)>,
+    runs: VecDeque<Run>,
     last_ns: u64,
+}
+
+impl Queue {
+    fn first_ns(&self) -> Option<u64> {
+        self.runs.front().and_then(Run::first_ns)
+    }
 }
 
 /// The queues of every thread.
@@ -51,34 +82,67 @@ pub(crate) struct Reorder {
     /// Items queued in all.
     items: usize,
     newest_ns: u64,
+    /// Emptied event vectors, for the reader to reuse.
+    pool: Pool,
+}
+
+/// Emptied event vectors, at most [`POOL_KEEP`] events' capacity in all.
+#[derive(Debug, Default)]
+struct Pool {
+    vecs: Vec<Vec<Event>>,
+    capacity: usize,
+}
+
+impl Pool {
+    fn put(&mut self, mut events: Vec<Event>) {
+        let cap = events.capacity();
+        if cap > 0 && self.capacity + cap <= POOL_KEEP {
+            events.clear();
+            self.capacity += cap;
+            self.vecs.push(events);
+        }
+    }
+
+    fn take(&mut self) -> Option<Vec<Event>> {
+        let v = self.vecs.pop()?;
+        self.capacity -= v.capacity();
+        Some(v)
+    }
 }
 
 impl Reorder {
-    /// Queues a chunk of a thread's events (`to_ns` converts their ticks); returns the time
-    /// up to which the queued items can be handed on now.
+    /// Queues a chunk of a thread's events (`to_ns` converts their ticks; the events' `ts`
+    /// become ns); returns the time up to which the queued items can be handed on now.
     pub fn push_events(
         &mut self,
         thread: ThreadIdx,
-        events: &[Event],
+        mut events: Vec<Event>,
         to_ns: impl Fn(u64) -> u64,
     ) -> u64 {
+        let Some(last) = events.last() else {
+            self.recycle(events);
+            return self.limit();
+        };
+        self.newest_ns = self.newest_ns.max(to_ns(last.ts));
         let q = self.queues.entry(thread.0, Queue::default);
-        let was_empty = q.items.is_empty();
-        for e in events {
-            // Time never goes backwards within a thread, also across chunks.
-            let ns = to_ns(e.ts).max(q.last_ns);
-            q.last_ns = ns;
-            q.items.push_back((ns, Item::Event(*e)));
+        let was_empty = q.runs.is_empty();
+        // Time never goes backwards within a thread, also across chunks.
+        let mut prev = q.last_ns;
+        for e in &mut events {
+            let ns = to_ns(e.ts).max(prev);
+            e.ts = ns;
+            prev = ns;
         }
-        if was_empty {
-            if let Some(&(ns, _)) = q.items.front() {
-                self.ready.push(Reverse((ns, thread.0)));
-            }
-        }
+        q.last_ns = prev;
         self.items += events.len();
-        if let Some(last) = events.last() {
-            self.newest_ns = self.newest_ns.max(to_ns(last.ts));
+        if was_empty {
+            self.ready.push(Reverse((events[0].ts, thread.0)));
         }
+        q.runs.push_back(Run::Events { events, pos: 0 });
+        self.limit()
+    }
+
+    fn limit(&self) -> u64 {
         if self.items > REORDER_MAX {
             u64::MAX
         } else {
@@ -89,11 +153,24 @@ impl Reorder {
     /// Queues a drop of a thread's events, after its last queued event.
     pub fn push_dropped(&mut self, thread: ThreadIdx, count: u64) {
         let q = self.queues.entry(thread.0, Queue::default);
-        if q.items.is_empty() {
+        if q.runs.is_empty() {
             self.ready.push(Reverse((q.last_ns, thread.0)));
         }
-        q.items.push_back((q.last_ns, Item::Dropped(count)));
+        q.runs.push_back(Run::Dropped {
+            ns: q.last_ns,
+            count,
+        });
         self.items += 1;
+    }
+
+    /// Keeps an event vector for reuse (if the pool is not full).
+    pub fn recycle(&mut self, events: Vec<Event>) {
+        self.pool.put(events);
+    }
+
+    /// An emptied event vector to decode the next chunk into, if one is free.
+    pub fn spare(&mut self) -> Option<Vec<Event>> {
+        self.pool.take()
     }
 
     /// Hands on the queued items up to time `limit`, in time order across threads: `run`
@@ -115,15 +192,16 @@ impl Reorder {
             let mut batch = Batch {
                 queue: q,
                 items: &mut self.items,
+                pool: &mut self.pool,
                 until: second.min(limit),
                 first: true,
             };
             run(ThreadIdx(t), &mut batch)?;
-            match q.items.front() {
-                Some(&(n, _)) => self.ready.push(Reverse((n, t))),
-                // A thread's burst can queue many events: give the memory back (a trace may
+            match q.first_ns() {
+                Some(n) => self.ready.push(Reverse((n, t))),
+                // A thread's burst can queue many runs: give the memory back (a trace may
                 // have thousands of short-lived threads).
-                None if q.items.capacity() > QUEUE_KEEP => q.items = VecDeque::new(),
+                None if q.runs.capacity() > RUNS_KEEP => q.runs = VecDeque::new(),
                 None => {}
             }
         }
@@ -134,7 +212,15 @@ impl Reorder {
     /// be handed on (tests: memory stays bounded by what is queued).
     #[cfg(test)]
     pub fn queued_capacity(&self) -> (usize, usize) {
-        let cap = self.queues.iter().map(|(_, q)| q.items.capacity()).sum();
+        let cap = self
+            .queues
+            .iter()
+            .flat_map(|(_, q)| q.runs.iter())
+            .map(|r| match r {
+                Run::Events { events, .. } => events.capacity(),
+                Run::Dropped { .. } => 1,
+            })
+            .sum();
         (cap, self.ready.len())
     }
 }
@@ -143,6 +229,7 @@ impl Reorder {
 pub(crate) struct Batch<'a> {
     queue: &'a mut Queue,
     items: &'a mut usize,
+    pool: &'a mut Pool,
     until: u64,
     first: bool,
 }
@@ -151,33 +238,56 @@ impl Batch<'_> {
     /// The next item and its time, `None` past the batch's end.
     #[inline(always)]
     pub fn next_item(&mut self) -> Option<(u64, Item)> {
-        let &(ns, item) = self.queue.items.front()?;
-        if ns > self.until && !self.first {
-            return None;
-        }
+        let run = self.queue.runs.front_mut()?;
+        let (ns, item, spent) = match run {
+            Run::Events { events, pos } => {
+                let e = *events.get(*pos)?;
+                if e.ts > self.until && !self.first {
+                    return None;
+                }
+                *pos += 1;
+                (e.ts, Item::Event(e), *pos == events.len())
+            }
+            Run::Dropped { ns, count } => {
+                if *ns > self.until && !self.first {
+                    return None;
+                }
+                (*ns, Item::Dropped(*count), true)
+            }
+        };
         self.first = false;
-        self.queue.items.pop_front();
         *self.items -= 1;
+        if spent {
+            self.pop_run();
+        }
         Some((ns, item))
+    }
+
+    /// Removes the front run, keeping its vector for reuse.
+    #[cold]
+    fn pop_run(&mut self) {
+        if let Some(Run::Events { events, .. }) = self.queue.runs.pop_front() {
+            self.pool.put(events);
+        }
     }
 
     /// The thread's items queued after the one just taken.
     #[inline]
     pub fn ahead(&self) -> Ahead<'_> {
-        Ahead(&self.queue.items)
+        Ahead(&self.queue.runs)
     }
 }
 
 /// A thread's items queued after the one being replayed: its next events, as far as read.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Ahead<'a>(&'a VecDeque<(u64, Item)>);
+pub(crate) struct Ahead<'a>(&'a VecDeque<Run>);
 
 impl<'a> Ahead<'a> {
     /// The next event, if the next item is one.
     #[inline]
     pub fn next_event(self) -> Option<&'a Event> {
         match self.0.front() {
-            Some((_, Item::Event(e))) => Some(e),
+            Some(Run::Events { events, pos }) => events.get(*pos),
             _ => None,
         }
     }
@@ -185,9 +295,12 @@ impl<'a> Ahead<'a> {
     /// The next events, up to a drop (after which the thread's stack is unknown).
     #[inline]
     pub fn events(self) -> impl Iterator<Item = &'a Event> {
-        self.0.iter().map_while(|(_, item)| match item {
-            Item::Event(e) => Some(e),
-            Item::Dropped(_) => None,
-        })
+        self.0
+            .iter()
+            .map_while(|run| match run {
+                Run::Events { events, pos } => Some(&events[*pos..]),
+                Run::Dropped { .. } => None,
+            })
+            .flatten()
     }
 }

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use eltrace_export::{ExportOptions, FoldedValue, Format, TimeWindow};
+use eltrace_export::{ExportOptions, FoldedRecursion, FoldedValue, Format, TimeWindow};
 
 use crate::check::CheckOptions;
 use crate::dump::DumpOptions;
-use crate::export::{ExportCmd, Output, parse_time};
+use crate::export::{ExportCmd, Output, parse_size, parse_time};
 use crate::record::RecordOptions;
 use crate::report::{ReportOptions, SortBy};
 
@@ -237,6 +237,14 @@ pub struct ExportArgs {
     /// (`main_(4242);App.Program.Main 1200`) instead of merging the threads.
     #[arg(long)]
     pub thread_root: bool,
+    /// Folded stacks: write a run of one function calling itself directly up to N frames
+    /// deep; deeper frames of the run count as its N-th (0: write every frame).
+    #[arg(long, value_name = "N", default_value_t = FoldedRecursion::DEFAULT.0)]
+    pub fold_recursion: u32,
+    /// Stop with an error rather than write more than SIZE (`500M`, `2G`; 0: no limit).
+    /// The default is 64 times the size of the traces, and at least 256 MiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_output: Option<u64>,
 }
 
 fn thread_filter(tids: Vec<u64>) -> Option<Vec<u64>> {
@@ -302,7 +310,10 @@ impl From<ExportArgs> for ExportCmd {
                     to: a.to.unwrap_or(u64::MAX),
                 },
                 thread_root: a.thread_root,
+                folded_recursion: FoldedRecursion(a.fold_recursion),
+                max_output: None,
             },
+            max_output: a.max_output,
         }
     }
 }

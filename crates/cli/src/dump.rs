@@ -1,7 +1,9 @@
 //! `eltrace dump`: prints a trace's records as text, one line each, in file order (events with
 //! their thread, time, kind, function and stack pointer). For looking at exactly what the
-//! runtime reported; `report` is the place for statistics.
+//! runtime reported; `report` is the place for statistics. The function and thread tables are
+//! kept by the indices present (hash maps), so an index the file makes up costs one entry.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -26,8 +28,8 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
     let mut reader = TraceReader::new(input).map_err(|e| Fail::new(format!("{shown}: {e}")))?;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut names: Vec<String> = Vec::new();
-    let mut tids: Vec<u64> = Vec::new();
+    let mut names: HashMap<u32, String> = HashMap::new();
+    let mut tids: HashMap<u32, u64> = HashMap::new();
     let mut origin = 0u64;
     let mut ns_per_tick = 1.0f64;
     let mut printed = 0u64;
@@ -50,26 +52,19 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
                 );
             }
             Record::Function(f) => {
-                let i = f.idx.0 as usize;
-                if names.len() <= i {
-                    names.resize(i + 1, String::new());
-                }
-                names[i] = f.full_name();
+                let name = names.entry(f.idx.0).or_default();
+                *name = f.full_name();
                 let _ = write!(
                     line,
                     "function {} {} [{}] token={:#x} impl={:#x} flags={:#x} id={:#x}",
-                    f.idx.0, names[i], f.module, f.token, f.impl_flags, f.flags.0, f.function_id
+                    f.idx.0, name, f.module, f.token, f.impl_flags, f.flags.0, f.function_id
                 );
                 if !f.state_machine.is_empty() {
                     let _ = write!(line, " state_machine={}", f.state_machine);
                 }
             }
             Record::Thread(t) => {
-                let i = t.idx.0 as usize;
-                if tids.len() <= i {
-                    tids.resize(i + 1, 0);
-                }
-                tids[i] = t.os_tid;
+                tids.insert(t.idx.0, t.os_tid);
                 let _ = write!(
                     line,
                     "thread {} tid={} name={:?}",
@@ -166,12 +161,12 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn tid_of(tids: &[u64], t: ThreadIdx) -> u64 {
-    tids.get(t.0 as usize).copied().unwrap_or(0)
+fn tid_of(tids: &HashMap<u32, u64>, t: ThreadIdx) -> u64 {
+    tids.get(&t.0).copied().unwrap_or(0)
 }
 
-fn name_of(names: &[String], f: FunctionIdx) -> &str {
-    match names.get(f.0 as usize) {
+fn name_of(names: &HashMap<u32, String>, f: FunctionIdx) -> &str {
+    match names.get(&f.0) {
         Some(n) if !n.is_empty() => n,
         _ if f.0 == u32::MAX => "-",
         _ => "<unknown function>",

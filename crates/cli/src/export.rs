@@ -1,18 +1,20 @@
 //! `eltrace export`: runs an exporter of `eltrace-export` over the traces given — each one
 //! standing for its recording session, kept to the processes `--pid` names — into one output:
-//! a file (written beside the target and renamed when complete) or stdout. Several processes
+//! a file (written beside the target and renamed when complete, see `outfile`) or stdout.
+//! An export writes at most 64 times the size of its traces (at least 256 MiB) unless
+//! `--max-output` says otherwise: past that it stops with a message. Several processes
 //! share the output's timeline by their traces' wall-clock starts. Reading a big trace shows
 //! its progress on a terminal (see `util::open_trace`); Chrome JSON past about 1 GB gets a
 //! warning that points to `--format perfetto` and the time window.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use eltrace_analysis::AnalysisError;
-use eltrace_export::{Export, ExportOptions, FoldedValue, Format, ProcessMeta};
+use eltrace_export::{Export, ExportOptions, FoldedValue, Format, OverBudget, ProcessMeta};
 
+use crate::outfile::OutFile;
 use crate::session::{self, ProcessTrace};
 use crate::util::{
     Fail, analysis_fail, fmt_bytes, io_msg, open_trace, warn_incomplete, warn_truncated,
@@ -33,6 +35,8 @@ pub struct ExportCmd {
     pub format: Format,
     pub output: Output,
     pub options: ExportOptions,
+    /// `--max-output`: the most bytes to write (`Some(0)`: no limit; `None`: the default).
+    pub max_output: Option<u64>,
 }
 
 /// Chrome JSON output past this size gets a warning: Perfetto loads such files slowly if at
@@ -70,7 +74,14 @@ struct Watch<W> {
     written: u64,
     /// `None` once warned or when the format is not Chrome JSON.
     limit: Option<u64>,
+    /// Writing past this many bytes fails with [`OverBudget`].
+    budget: Option<u64>,
 }
+
+/// Without `--max-output`, an export may write this many times the size of its traces…
+const BUDGET_FACTOR: u64 = 64;
+/// …and at least this much.
+const BUDGET_FLOOR: u64 = 256 << 20;
 
 impl<W: Write> Watch<W> {
     fn new(inner: W, format: Format, limit: u64) -> Self {
@@ -78,12 +89,19 @@ impl<W: Write> Watch<W> {
             inner,
             written: 0,
             limit: (format == Format::Chrome).then_some(limit),
+            budget: None,
         }
     }
 }
 
 impl<W: Write> Write for Watch<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self
+            .budget
+            .is_some_and(|b| self.written + buf.len() as u64 > b)
+        {
+            return Err(io::Error::other(OverBudget));
+        }
         let n = self.inner.write(buf)?;
         self.written += n as u64;
         if self.limit.is_some_and(|l| self.written > l) {
@@ -179,7 +197,7 @@ fn warn_same_pids(traces: &[ProcessTrace]) {
     }
 }
 
-pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
+pub fn export(mut cmd: ExportCmd) -> Result<ExitCode, Fail> {
     let window = cmd.options.window;
     if window.from >= window.to {
         return Err(Fail::with_code(
@@ -189,29 +207,8 @@ pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
     }
     let traces = session::select(&cmd.paths, cmd.pids.as_deref())?;
     warn_same_pids(&traces);
-    match &cmd.output {
-        Output::Stdout => {
-            let stdout = io::stdout();
-            let mut out = Watch::new(
-                BufWriter::with_capacity(1 << 20, stdout.lock()),
-                cmd.format,
-                CHROME_WARN_BYTES,
-            );
-            match write_processes(&cmd, &traces, &mut out)
-                .and_then(|_| out.flush().map_err(Stop::Write))
-            {
-                Ok(()) => Ok(ExitCode::SUCCESS),
-                // `| head` closed the pipe: not an error.
-                Err(Stop::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(Stop::Write(e)) => Err(Fail::new(format!(
-                    "writing to stdout failed: {}",
-                    io_msg(&e)
-                ))),
-                Err(Stop::Fail(f)) => Err(f),
-            }
-        }
+    let sink = match &cmd.output {
+        Output::Stdout => OutFile::stdout(),
         Output::File(target) => {
             let same =
                 traces
@@ -226,58 +223,98 @@ pub fn export(cmd: ExportCmd) -> Result<ExitCode, Fail> {
                     target.display()
                 )));
             }
-            let mut partial = target.clone().into_os_string();
-            partial.push(".partial");
-            let partial = PathBuf::from(partial);
-            let file = File::create(&partial).map_err(|e| {
-                Fail::new(format!(
-                    "cannot create {}: {}",
-                    partial.display(),
-                    io_msg(&e)
-                ))
-            })?;
-            let mut out = Watch::new(
-                BufWriter::with_capacity(1 << 20, file),
-                cmd.format,
-                CHROME_WARN_BYTES,
-            );
-            let result = write_processes(&cmd, &traces, &mut out)
-                .and_then(|w| out.flush().map(|()| w).map_err(Stop::Write));
-            drop(out);
-            let written = match result {
-                Ok(w) => w,
-                Err(e) => {
-                    let _ = std::fs::remove_file(&partial);
-                    return Err(match e {
-                        Stop::Write(e) => Fail::new(format!(
-                            "writing {} failed: {}",
-                            target.display(),
-                            io_msg(&e)
-                        )),
-                        Stop::Fail(f) => f,
-                    });
-                }
-            };
-            std::fs::rename(&partial, target).map_err(|e| {
-                let _ = std::fs::remove_file(&partial);
-                Fail::new(format!("cannot write {}: {}", target.display(), io_msg(&e)))
-            })?;
-            let size = std::fs::metadata(target).map_or(0, |m| m.len());
-            let processes = match written.processes {
-                1 => String::new(),
-                n => format!("{n} processes, "),
-            };
-            eprintln!(
-                "eltrace: wrote {} ({}, {processes}{} frames, {}{})",
-                target.display(),
-                cmd.format.name(),
-                written.frames,
-                fmt_bytes(size),
-                value_note(&cmd)
-            );
-            Ok(ExitCode::SUCCESS)
+            OutFile::create(target)?
         }
+    };
+    let shown = match (&cmd.output, sink.is_stdout()) {
+        (Output::File(t), false) => t.display().to_string(),
+        _ => "stdout".to_owned(),
+    };
+    let input: u64 = traces
+        .iter()
+        .map(|t| std::fs::metadata(&t.path).map_or(0, |m| m.len()))
+        .sum();
+    let budget = match cmd.max_output {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None => Some((input.saturating_mul(BUDGET_FACTOR)).max(BUDGET_FLOOR)),
+    };
+    cmd.options.max_output = budget;
+    let mut out = Watch::new(
+        BufWriter::with_capacity(1 << 20, sink),
+        cmd.format,
+        CHROME_WARN_BYTES,
+    );
+    out.budget = budget;
+    let result = write_processes(&cmd, &traces, &mut out)
+        .and_then(|w| out.flush().map(|()| w).map_err(Stop::Write));
+    // Flushed above when all went well; after a failure what is left unwritten is dropped.
+    let (sink, _) = out.inner.into_parts();
+    let written = match result {
+        Ok(w) => w,
+        // `| head` closed the pipe: not an error.
+        Err(Stop::Write(e)) if sink.is_stdout() && e.kind() == io::ErrorKind::BrokenPipe => {
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => {
+            sink.abandon();
+            return Err(match e {
+                Stop::Write(e) => write_failed(&shown, &e, budget),
+                Stop::Fail(f) => f,
+            });
+        }
+    };
+    let Some(size) = sink.commit()? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let processes = match written.processes {
+        1 => String::new(),
+        n => format!("{n} processes, "),
+    };
+    eprintln!(
+        "eltrace: wrote {shown} ({}, {processes}{} frames, {}{})",
+        cmd.format.name(),
+        written.frames,
+        fmt_bytes(size),
+        value_note(&cmd)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The message of a failed write; passing the output budget says how to raise it.
+fn write_failed(shown: &str, e: &io::Error, budget: Option<u64>) -> Fail {
+    if e.get_ref().is_some_and(|i| i.is::<OverBudget>()) {
+        return Fail::new(format!(
+            "stopped writing {shown}: the export would pass {} ({BUDGET_FACTOR} times the \
+             trace, at least {}); export less (--from/--to, --thread) or raise the limit with \
+             --max-output SIZE (0: no limit)",
+            fmt_bytes(budget.unwrap_or(0)),
+            fmt_bytes(BUDGET_FLOOR)
+        ));
     }
+    Fail::new(format!("writing {shown} failed: {}", io_msg(e)))
+}
+
+/// Parses a size of `--max-output`: a number with an optional `K`, `M` or `G` (binary
+/// units, an optional `iB`/`B` after them).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit = unit.trim().to_ascii_uppercase();
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("'{text}' is not a size (e.g. 500M, 2G, 0)")),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (e.g. 500M, 2G, 0)"))?;
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("'{text}' is out of range"))
 }
 
 #[cfg(test)]
@@ -308,5 +345,26 @@ mod tests {
         assert_eq!(w.written, 11);
         let w = Watch::new(Vec::new(), Format::Perfetto, 10);
         assert!(w.limit.is_none(), "only Chrome JSON is watched");
+    }
+
+    #[test]
+    fn budget_stops_the_write() {
+        let mut w = Watch::new(Vec::new(), Format::Folded, 10);
+        w.budget = Some(8);
+        w.write_all(b"12345678").unwrap();
+        let e = w.write_all(b"9").unwrap_err();
+        assert!(e.get_ref().unwrap().is::<OverBudget>());
+        assert!(write_failed("x", &e, Some(8)).msg.contains("--max-output"));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("500M"), Ok(500 << 20));
+        assert_eq!(parse_size("2g"), Ok(2 << 30));
+        assert_eq!(parse_size("3KiB"), Ok(3 << 10));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999999T").is_err());
     }
 }

@@ -5,6 +5,7 @@ mod check;
 mod cli;
 mod dump;
 mod export;
+mod outfile;
 mod record;
 mod report;
 mod session;

@@ -12,6 +12,11 @@
 //! a name become `_`. With a time window, a frame's time is the part of it inside the window
 //! (on the session's timeline), minus the same of its children.
 //!
+//! Direct recursion deeper than [`FoldedRecursion`] (64 frames by default) is collapsed: the
+//! frames of a run of one function past that depth count as the run's last written frame,
+//! with their callees below it. Without this the output grows with the square of the depth
+//! (a 100,000-deep recursion would be 100,000 lines of up to 100,000 frames, ~60 GB).
+//!
 //! A process's lines are made when its analysis ends (they need its call tree) and kept
 //! until the end, when it is known whether the process roots are needed: the memory is that
 //! of the output, which follows the number of call paths, not of events.
@@ -24,7 +29,7 @@ use eltrace_analysis::{
 };
 
 use crate::labels::{ProcessMeta, thread_label};
-use crate::{ExportOptions, Exporter, FoldedValue, TimeWindow};
+use crate::{ExportOptions, Exporter, FoldedRecursion, FoldedValue, OverBudget, TimeWindow};
 
 /// The key of the values of all threads together (no thread root).
 const ALL_THREADS: u32 = u32::MAX;
@@ -35,6 +40,9 @@ pub struct Folded<'w> {
     value: FoldedValue,
     window: TimeWindow,
     thread_root: bool,
+    recursion: FoldedRecursion,
+    /// The most bytes of lines kept (`ExportOptions::max_output`).
+    max_bytes: u64,
     /// The current process, and (thread or [`ALL_THREADS`], call-tree node) → (exclusive ns
     /// in the window, calls) of its frames.
     process: ProcessMeta,
@@ -53,6 +61,8 @@ impl<'w> Folded<'w> {
             value: opts.folded_value,
             window: opts.window,
             thread_root: opts.thread_root,
+            recursion: opts.folded_recursion,
+            max_bytes: opts.max_output.unwrap_or(u64::MAX),
             process: ProcessMeta::from_info(&Default::default()),
             values: HashMap::new(),
             children: HashMap::new(),
@@ -119,8 +129,13 @@ impl Exporter for Folded<'_> {
     }
 
     fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
-        let mut lines = Vec::new();
+        let kept: usize = self.blocks.iter().map(|(_, l)| l.len()).sum();
+        let mut lines = Capped {
+            buf: Vec::new(),
+            room: self.max_bytes.saturating_sub(kept as u64),
+        };
         self.write_process(&mut lines, a)?;
+        let lines = lines.buf;
         let root = clean(&self.process.label());
         self.blocks.push((root, lines));
         Ok(())
@@ -155,7 +170,7 @@ impl Exporter for Folded<'_> {
 
 impl Folded<'_> {
     /// The current process's lines, sorted.
-    fn write_process(&self, out: &mut Vec<u8>, a: &Analysis) -> io::Result<()> {
+    fn write_process(&self, out: &mut dyn Write, a: &Analysis) -> io::Result<()> {
         let Some(tree) = a.call_tree() else {
             return Ok(());
         };
@@ -165,7 +180,7 @@ impl Folded<'_> {
         };
         if !self.thread_root {
             let value = |id: u32| self.values.get(&(ALL_THREADS, id)).map(pick);
-            return write_sorted(out, a, tree, "", &value);
+            return write_sorted(out, a, tree, "", self.recursion, &value);
         }
         // One root per thread label (threads whose tid was reused share one), sorted as
         // the lines' prefixes `label;` sort.
@@ -184,8 +199,28 @@ impl Folded<'_> {
                     .filter_map(|&t| self.values.get(&(t, id)).map(pick))
                     .reduce(|x, y| x + y)
             };
-            write_sorted(out, a, tree, prefix, &value)?;
+            write_sorted(out, a, tree, prefix, self.recursion, &value)?;
         }
+        Ok(())
+    }
+}
+
+/// A buffer of lines that fails with [`OverBudget`] past `room` bytes.
+struct Capped {
+    buf: Vec<u8>,
+    room: u64,
+}
+
+impl Write for Capped {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.buf.len() as u64 + data.len() as u64 > self.room {
+            return Err(io::Error::other(OverBudget));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
 }
@@ -203,18 +238,24 @@ struct Level {
     pos: usize,
     /// Length of the path before this group's names.
     path_len: usize,
+    /// The last name of that path and how many times it ends the path in a row.
+    last: Option<usize>,
+    run: u32,
 }
 
 /// Writes the lines in lexical order without materialising them: a depth-first walk where
 /// each sibling group is sorted by `name` for a node's own line and by `name;` for the block
 /// of its descendants, which is exactly the lexical order of the full lines. Every line
 /// starts with `prefix`; nodes without a value (no frame in the window, on these threads)
-/// are left out, with their subtrees.
+/// are left out, with their subtrees. A node whose name would end the path for the
+/// `recursion`-th time in a row takes in its descendants of the same name (down every chain
+/// of that name): their values add to its line, their other callees are its children.
 fn write_sorted(
     out: &mut dyn Write,
     a: &Analysis,
     tree: &CallTree,
     prefix: &str,
+    recursion: FoldedRecursion,
     value: &dyn Fn(u32) -> Option<u64>,
 ) -> io::Result<()> {
     let n = tree.len();
@@ -286,11 +327,28 @@ fn write_sorted(
         entries
     };
 
+    // The ids and their descendants through children of the same name.
+    let chain = |ids: &[u32], name: usize| -> Vec<u32> {
+        let mut all = ids.to_vec();
+        let mut i = 0;
+        while let Some(&id) = all.get(i) {
+            i += 1;
+            for &k in kids(id) {
+                if node_name[k as usize] == name && value(k).is_some() {
+                    all.push(k);
+                }
+            }
+        }
+        all
+    };
+
     let mut path = prefix.to_owned();
     let mut stack = vec![Level {
         entries: group(&mut roots.into_iter()),
         pos: 0,
         path_len: prefix.len(),
+        last: None,
+        run: 0,
     }];
     while let Some(level) = stack.last_mut() {
         let Some(e) = level.entries.get(level.pos) else {
@@ -298,20 +356,41 @@ fn write_sorted(
             continue;
         };
         level.pos += 1;
+        let run = if level.last == Some(e.name) {
+            level.run + 1
+        } else {
+            1
+        };
         path.truncate(level.path_len);
         if level.path_len > prefix.len() {
             path.push(';');
         }
         path.push_str(&names[e.name]);
+        let collapse = recursion.0 > 0 && run >= recursion.0;
+        let collapsed;
+        let ids: &[u32] = if collapse {
+            collapsed = chain(&e.ids, e.name);
+            &collapsed
+        } else {
+            &e.ids
+        };
         if e.own {
-            let v: u64 = e.ids.iter().filter_map(|&i| value(i)).sum();
+            let v: u64 = ids.iter().filter_map(|&i| value(i)).sum();
             writeln!(out, "{path} {v}")?;
         } else {
-            let entries = group(&mut e.ids.iter().flat_map(|&i| kids(i).iter().copied()));
+            let name = e.name;
+            let below = ids.iter().flat_map(|&i| kids(i).iter().copied());
+            let entries = if collapse {
+                group(&mut below.filter(|&k| node_name[k as usize] != name))
+            } else {
+                group(&mut below.into_iter())
+            };
             stack.push(Level {
                 entries,
                 pos: 0,
                 path_len: path.len(),
+                last: Some(name),
+                run,
             });
         }
     }

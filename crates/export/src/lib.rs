@@ -97,6 +97,9 @@ impl<'w> Export<'w> {
         let mut an = Analyzer::new(&self.analysis);
         while let Some(rec) = next {
             an.record(rec, sink)?;
+            if let Some(v) = an.spare_events() {
+                reader.recycle(v);
+            }
             next = reader.next_record()?;
         }
         let a = an.finish(reader.truncated(), sink)?;
@@ -120,6 +123,39 @@ pub enum FoldedValue {
     Calls,
 }
 
+/// Folded stacks: the longest run of one function calling itself directly that is written
+/// frame by frame. Deeper frames of the run count as its last written frame (their time and
+/// calls add to it, their callees hang below it), so a 100,000-deep recursion gives a few
+/// dozen lines, not 100,000 lines of up to 100,000 frames. `FoldedRecursion(0)` keeps every
+/// frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FoldedRecursion(pub u32);
+
+impl FoldedRecursion {
+    /// The default: runs up to 64 frames are written as they are.
+    pub const DEFAULT: FoldedRecursion = FoldedRecursion(64);
+}
+
+impl Default for FoldedRecursion {
+    fn default() -> Self {
+        FoldedRecursion::DEFAULT
+    }
+}
+
+/// The error (inside an `io::Error`) of an export that would write more than
+/// [`ExportOptions::max_output`]: an exporter that builds its output in memory first (folded
+/// stacks) stops there, before the memory is spent.
+#[derive(Debug)]
+pub struct OverBudget;
+
+impl std::fmt::Display for OverBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the output would pass its size limit")
+    }
+}
+
+impl std::error::Error for OverBudget {}
+
 /// Options shared by the exporters.
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
@@ -131,6 +167,11 @@ pub struct ExportOptions {
     /// Folded stacks: one root frame per thread (`main_(1234);Main;Run 100`), under the
     /// process's when there are several.
     pub thread_root: bool,
+    /// Folded stacks: how deep a run of direct recursion is written (see [`FoldedRecursion`]).
+    pub folded_recursion: FoldedRecursion,
+    /// The most bytes the output may hold (`None`: no limit); the caller counts what is
+    /// written, exporters that buffer check their buffers against it ([`OverBudget`]).
+    pub max_output: Option<u64>,
 }
 
 /// The export formats.

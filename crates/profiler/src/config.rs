@@ -116,6 +116,13 @@ impl Config {
         });
         let include = get(env::INCLUDE).unwrap_or_default();
         let exclude = get(env::EXCLUDE).unwrap_or_default();
+        for (name, list) in [(env::INCLUDE, &include), (env::EXCLUDE, &exclude)] {
+            if list.contains('\u{FFFD}') {
+                warnings.push(format!(
+                    "{name} is not valid UTF-8: its globs with invalid bytes match no function"
+                ));
+            }
+        }
         let selection = Selection::parse(&include, &exclude);
 
         let mut hooks = match get(env::HOOKS).as_deref().map(str::trim) {
@@ -362,6 +369,13 @@ mod tests {
         assert!(!c.selection.selects("App", "A.B.get_X", false));
         assert!(c.selection.selects("Lib", "Foo.Bar", false));
         assert!(!c.selection.selects("Lib", "Bar.Foo", false));
+        let c = cfg(&[(env::INCLUDE, "App\u{FFFD}*")]);
+        assert!(
+            c.warnings[0].contains("not valid UTF-8"),
+            "{:?}",
+            c.warnings
+        );
+        assert!(!c.selection.selects("App", "A.B.C", false));
         let c = cfg(&[(env::EXCLUDE, "Demo.*")]);
         assert!(!c.selection.selects("App", "Demo.X.Y", false));
         assert!(c.selection.selects("App", "Other.X.Y", false));

@@ -86,7 +86,9 @@ impl Profiler {
             // SAFETY: forwarded from the runtime.
             return unsafe { crate::check::initialize(unk, &experiment) };
         }
-        let config = Config::from_env(|k| std::env::var(k).ok());
+        // Not valid UTF-8: read lossily, so that the configuration can name the variable.
+        let config =
+            Config::from_env(|k| std::env::var_os(k).map(|v| v.to_string_lossy().into_owned()));
         if config.disable {
             say(&format!(
                 "{} is set; the profiler declines to load",

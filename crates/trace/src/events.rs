@@ -69,17 +69,22 @@ pub(crate) fn encode(p: &mut Vec<u8>, events: &[Event]) {
     }
 }
 
-/// Decodes `count` events starting at `base_ts` (the chunk header is already read).
+/// Decodes `count` events starting at `base_ts` (the chunk header is already read) into
+/// `events` (emptied first: a vector given back for reuse).
 pub(crate) fn decode(
     c: &mut Cursor<'_>,
     count: u64,
     base_ts: u64,
     version: u16,
+    mut events: Vec<Event>,
 ) -> Result<Vec<Event>, DecodeError> {
     let mut ts = base_ts;
     let mut sp = 0u64;
     let mut shadow = Shadow::default();
-    let mut events = Vec::with_capacity(count as usize);
+    events.clear();
+    // The count comes from the file: reserve no more than a writer's chunk holds and let
+    // the vector grow by the events actually decoded.
+    events.reserve((count as usize).min(crate::MAX_EVENTS_PER_CHUNK));
     for _ in 0..count {
         let head = c.u64()?;
         let (code, predicted, dts) = if version == crate::FORMAT_VERSION_1 {

@@ -5,7 +5,7 @@ use std::io::{self, Read};
 
 use crate::crc::crc32_parts;
 use crate::model::{
-    EndReason, EndRecord, FunctionFlags, FunctionIdx, FunctionRecord, Record, ThreadIdx,
+    EndReason, EndRecord, Event, FunctionFlags, FunctionIdx, FunctionRecord, Record, ThreadIdx,
     ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
 use crate::varint::{Cursor, DecodeError};
@@ -59,6 +59,8 @@ pub struct TraceReader<R: Read> {
     ended: bool,
     done: bool,
     version: u16,
+    /// A vector the next EVENTS chunk is decoded into (see [`TraceReader::recycle`]).
+    spare: Vec<Event>,
 }
 
 /// Reads until `buf` is full or the input ends; returns how many bytes were read.
@@ -101,6 +103,7 @@ impl<R: Read> TraceReader<R> {
             ended: false,
             done: false,
             version,
+            spare: Vec::new(),
         })
     }
 
@@ -123,6 +126,14 @@ impl<R: Read> TraceReader<R> {
     /// Byte offset of the next chunk.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// Gives back the events of an EVENTS record that are no longer needed: the next EVENTS
+    /// chunk is decoded into this vector instead of a new one.
+    pub fn recycle(&mut self, events: Vec<Event>) {
+        if events.capacity() > self.spare.capacity() {
+            self.spare = events;
+        }
     }
 
     /// The next record, `Ok(None)` at the end of the trace (check [`TraceReader::truncated`]).
@@ -171,7 +182,8 @@ impl<R: Read> TraceReader<R> {
                 offset: start,
                 reason: format!("chunk kind {kind}: {}", e.0),
             };
-            let rec = decode_chunk(kind, &self.payload, self.version).map_err(corrupt)?;
+            let rec = decode_chunk(kind, &self.payload, self.version, &mut self.spare)
+                .map_err(corrupt)?;
             let first = start == 12;
             if first != matches!(rec, Some(Record::Info(_))) {
                 return Err(ReadError::Corrupt {
@@ -196,10 +208,12 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
+/// Decodes a chunk's payload; an EVENTS chunk's events go into `spare` (taken from it).
 pub(crate) fn decode_chunk(
     kind: u8,
     payload: &[u8],
     version: u16,
+    spare: &mut Vec<Event>,
 ) -> Result<Option<Record>, DecodeError> {
     let mut c = Cursor::new(payload);
     let rec = match kind {
@@ -257,7 +271,8 @@ pub(crate) fn decode_chunk(
                 return Err(DecodeError("event count larger than the chunk"));
             }
             let base_ts = c.u64()?;
-            let events = crate::events::decode(&mut c, count, base_ts, version)?;
+            let events =
+                crate::events::decode(&mut c, count, base_ts, version, std::mem::take(spare))?;
             Record::Events { thread, events }
         }
         tag::DROPPED => Record::Dropped {

@@ -2,12 +2,15 @@
 //! counts, drops and waits, the diagnostics and the END record. EVENTS chunks are skipped
 //! with a seek after their first bytes (thread and count), so skimming a multi-GB trace
 //! reads a few MB; their checksums are not verified (a full read does that). `eltrace
-//! record` uses it for the summary it prints when the program exits.
+//! record` uses it for the summary it prints when the program exits. The tables hold the
+//! indices present, in the order they first appear (an index the file makes up costs one
+//! entry, not a table that long).
 //!
 //! ```text
 //! header | INFO | FUNCTION ×n | THREAD | EVENTS (read 2 varints, seek) | ... | WAITS | END
 //! ```
 
+use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::model::{EndRecord, FunctionRecord, Record, ThreadIdx, ThreadRecord, TraceInfo};
@@ -32,10 +35,14 @@ pub struct ThreadSkim {
 #[derive(Debug, Clone, Default)]
 pub struct Skim {
     pub info: TraceInfo,
-    /// The function table by index (the latest record of each index).
+    /// The function table: the latest record of each index present, in order of first
+    /// appearance (by index for a profiler's trace, whose indices are dense from 0).
     pub functions: Vec<FunctionRecord>,
-    /// Threads by index.
+    /// The threads present, in order of first appearance.
     pub threads: Vec<ThreadSkim>,
+    /// Table index → position in `functions` / `threads`.
+    function_at: HashMap<u32, usize>,
+    thread_at: HashMap<u32, usize>,
     pub diagnostics: Vec<String>,
     pub values: u64,
     pub end: Option<EndRecord>,
@@ -58,11 +65,22 @@ impl Skim {
     }
 
     fn thread(&mut self, idx: ThreadIdx) -> &mut ThreadSkim {
-        let i = idx.0 as usize;
-        if self.threads.len() <= i {
-            self.threads.resize_with(i + 1, ThreadSkim::default);
+        let n = self.threads.len();
+        let at = *self.thread_at.entry(idx.0).or_insert(n);
+        if at == n {
+            self.threads.push(ThreadSkim::default());
         }
-        &mut self.threads[i]
+        &mut self.threads[at]
+    }
+
+    fn function(&mut self, f: FunctionRecord) {
+        let n = self.functions.len();
+        let at = *self.function_at.entry(f.idx.0).or_insert(n);
+        if at == n {
+            self.functions.push(f);
+        } else {
+            self.functions[at] = f;
+        }
     }
 }
 
@@ -127,17 +145,11 @@ pub fn skim<R: Read + Seek>(mut input: R) -> Result<Skim, ReadError> {
             if crate::crc::crc32_parts(&[&head[..8], &payload]) != crc {
                 return Err(corrupt(offset, "checksum mismatch"));
             }
-            let rec = decode_chunk(kind, &payload, version)
+            let rec = decode_chunk(kind, &payload, version, &mut Vec::new())
                 .map_err(|e| corrupt(offset, &format!("chunk kind {kind}: {}", e.0)))?;
             match rec {
                 Some(Record::Info(i)) => s.info = i,
-                Some(Record::Function(f)) => {
-                    let i = f.idx.0 as usize;
-                    if s.functions.len() <= i {
-                        s.functions.resize_with(i + 1, FunctionRecord::default);
-                    }
-                    s.functions[i] = f;
-                }
+                Some(Record::Function(f)) => s.function(f),
                 Some(Record::Thread(t)) => {
                     let idx = t.idx;
                     s.thread(idx).record = t;

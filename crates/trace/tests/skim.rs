@@ -98,3 +98,31 @@ fn skim_rejects_what_is_not_a_trace() {
         Err(ReadError::Corrupt { .. })
     ));
 }
+
+/// Indices the file makes up (huge, doubling) cost an entry each, not a table that long.
+#[test]
+fn sparse_indices_cost_their_entries() {
+    let mut bytes = Vec::new();
+    let mut w = TraceWriter::new(&mut bytes, &TraceInfo::new(1)).unwrap();
+    let mut idx: Vec<u32> = (16..31).map(|b| 1u32 << b).collect();
+    idx.push(u32::MAX - 1);
+    for &i in &idx {
+        w.write_function(&FunctionRecord::new(FunctionIdx(i)))
+            .unwrap();
+        w.write_thread(&ThreadRecord::new(ThreadIdx(i), u64::from(i)))
+            .unwrap();
+        w.write_dropped(ThreadIdx(i), 1).unwrap();
+    }
+    w.write_function(&FunctionRecord {
+        method: "again".into(),
+        ..FunctionRecord::new(FunctionIdx(1 << 20))
+    })
+    .unwrap();
+    drop(w);
+    let s = skim(Cursor::new(bytes)).unwrap();
+    assert_eq!(s.functions.len(), 16);
+    assert_eq!(s.functions[4].method, "again");
+    assert_eq!(s.threads.len(), 16);
+    assert_eq!(s.threads[15].record.os_tid, u64::from(u32::MAX - 1));
+    assert_eq!(s.dropped(), 16);
+}

@@ -37,11 +37,13 @@ public static class Program
             case "classic-tier": return ClassicTierScenario.Run(args);
             case "osr-sync": return OsrSyncScenario.Run(args);
             case "soak": return SoakScenario.Run(args);
+            case "many-threads": return MemoryScenario.ManyThreads(args);
+            case "busy": return MemoryScenario.Busy(args);
             default:
                 Console.Error.WriteLine(
                     "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
                     "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls|soak [SECONDS]|" +
-                    "tail-loop [N]|classic-tier [N]|osr-sync [N]|iterators|async-shapes>");
+                    "tail-loop [N]|classic-tier [N]|osr-sync [N]|iterators|async-shapes|many-threads [N] [STEPS]|busy [SECONDS] [THREADS]>");
                 return 2;
         }
     }

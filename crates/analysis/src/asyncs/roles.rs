@@ -99,10 +99,18 @@ pub struct Roles {
 }
 
 impl Roles {
+    #[inline]
     pub fn get(&mut self, functions: &FunctionTable, f: u32) -> Role {
-        if let Some(r) = self.roles.get(f) {
-            return *r;
+        match self.roles.get(f) {
+            Some(r) => *r,
+            None => self.decide(functions, f),
         }
+    }
+
+    /// A function's role the first time it is asked for (kept from then on).
+    #[cold]
+    #[inline(never)]
+    fn decide(&mut self, functions: &FunctionTable, f: u32) -> Role {
         let r = functions
             .get(FunctionIdx(f))
             .map_or(Role::Plain, |r| role_with(r, self.iterator_by_name(r)));

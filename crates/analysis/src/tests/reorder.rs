@@ -122,9 +122,17 @@ fn reorder_hands_items_on_in_time_order() {
     };
     let mut r = Reorder::default();
     // Nothing is 250 ms older than the newest event: nothing may be handed on yet.
-    let limit = r.push_events(ThreadIdx(1), &[ev(100, Enter, 0), ev(300, Leave, 0)], |t| t);
+    let limit = r.push_events(
+        ThreadIdx(1),
+        vec![ev(100, Enter, 0), ev(300, Leave, 0)],
+        |t| t,
+    );
     assert_eq!(limit, 0);
-    r.push_events(ThreadIdx(2), &[ev(200, Enter, 1), ev(250, Leave, 1)], |t| t);
+    r.push_events(
+        ThreadIdx(2),
+        vec![ev(200, Enter, 1), ev(250, Leave, 1)],
+        |t| t,
+    );
     let mut runs: Vec<(u32, Vec<u64>, Option<u64>)> = Vec::new();
     let mut run = |t: ThreadIdx, b: &mut crate::reorder::Batch<'_>| {
         let mut items = Vec::new();

@@ -209,7 +209,7 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
         (None, None) => 1,
     };
     drop(reservation);
-    summary::summarize(&output, &session, &shown_cmd, !opts.include.is_empty());
+    summary::summarize(&output, &session, &shown_cmd, &opts.include, &opts.exclude);
     Ok(ExitCode::from(code))
 }
 

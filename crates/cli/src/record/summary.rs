@@ -8,21 +8,47 @@
 //! eltrace: trace written to app.eltrace (12.1 MiB)
 //! eltrace: 3,120,455 events, 41 functions probed, 6 threads, 0 dropped events, 0 waits
 //! eltrace: selected 41 functions in 2 modules (Web, Shared); not selected: 2,596 framework functions …
+//! eltrace: warning: --include 'Nope.*' matched none of the 2,637 functions the program compiled
 //! ```
+//!
+//! A trace that is empty or cut short on a file system with no room left is said to be so
+//! (`the disk is full`), not read as a broken file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use eltrace_trace::{FunctionFlags, Skim, skim};
+use eltrace_trace::protocol::LIST_SEPARATOR;
+use eltrace_trace::{FunctionFlags, Skim, glob, skim};
 
 use crate::session::{ProcessTrace, expand, orphans};
 use crate::util::{fmt_bytes, fmt_ns};
 
 /// Prints the summary of the session whose main trace is `output` on stderr.
-pub fn summarize(output: &Path, session: &str, shown_cmd: &str, explicit_include: bool) {
+pub fn summarize(
+    output: &Path,
+    session: &str,
+    shown_cmd: &str,
+    include: &[String],
+    exclude: &[String],
+) {
+    let explicit_include = !include.is_empty();
     let main_empty = std::fs::metadata(output).map_or(true, |m| m.len() == 0);
+    if let Some(free) = full_disk(output) {
+        eprintln!(
+            "eltrace: error: the disk holding {} is full ({free} bytes free): the trace is {}",
+            output.display(),
+            if main_empty {
+                "empty"
+            } else {
+                "cut short where the disk filled up"
+            }
+        );
+        if main_empty {
+            return;
+        }
+    }
     let traces = if main_empty {
         // The command's own process wrote nothing: it did not load the profiler.
         let _ = std::fs::remove_file(output);
@@ -70,6 +96,77 @@ pub fn summarize(output: &Path, session: &str, shown_cmd: &str, explicit_include
         }
     }
     print_selection(&all, explicit_include);
+    warn_unmatched(&all, "--include", include);
+    warn_unmatched(&all, "--exclude", exclude);
+}
+
+/// Free bytes of the file system holding `path` when it is (nearly) full: less than 64 KiB
+/// for the user (the profiler writes 256 KiB blocks). `None` when there is room or it is
+/// unknown.
+fn full_disk(path: &Path) -> Option<u64> {
+    /// `struct statvfs` on Linux x86-64.
+    #[repr(C)]
+    #[derive(Default)]
+    struct StatVfs {
+        bsize: u64,
+        frsize: u64,
+        blocks: u64,
+        bfree: u64,
+        bavail: u64,
+        files: u64,
+        ffree: u64,
+        favail: u64,
+        fsid: u64,
+        flag: u64,
+        namemax: u64,
+        spare: [i32; 6],
+    }
+    unsafe extern "C" {
+        fn statvfs(path: *const std::ffi::c_char, buf: *mut StatVfs) -> i32;
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty())?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = StatVfs::default();
+    // SAFETY: `c` is a NUL-terminated path and `st` a writable struct of statvfs's layout.
+    if unsafe { statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    let free = st.bavail.saturating_mul(st.frsize);
+    (free < 64 << 10).then_some(free)
+}
+
+/// Warns about each glob of `flag` that matched none of the functions the processes
+/// compiled (the profiler names every function it sees in the trace, selected or not).
+fn warn_unmatched(all: &[Skim], flag: &str, globs: &[String]) {
+    let total: usize = all.iter().map(|s| s.functions.len()).sum();
+    if all.is_empty() || total == 0 {
+        return;
+    }
+    for g in globs
+        .iter()
+        .flat_map(|g| g.split(LIST_SEPARATOR))
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+    {
+        let hit = all.iter().flat_map(|s| &s.functions).any(|f| {
+            let name = f.full_name();
+            if g.contains('!') {
+                let module = f.module.strip_suffix(".dll").unwrap_or(&f.module);
+                let module = module.strip_suffix(".exe").unwrap_or(module);
+                glob::matches(g, &format!("{module}!{name}"))
+            } else {
+                glob::matches(g, &name)
+            }
+        });
+        if !hit {
+            eprintln!(
+                "eltrace: warning: {flag} '{g}' matched none of the {total} functions the program \
+                 compiled (globs match `Namespace.Type.Method`, or `Module!Namespace.Type.Method` \
+                 with a `!`)"
+            );
+        }
+    }
 }
 
 fn skim_file(path: &Path) -> Result<Skim, String> {

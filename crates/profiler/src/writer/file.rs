@@ -11,6 +11,8 @@ use eltrace_trace::{TraceInfo, TraceWriter};
 
 use crate::recorder::Recorder;
 
+/// `ENOSPC` on Linux: no space left on the device.
+const ENOSPC: i32 = 28;
 /// Encoded bytes are handed to the I/O thread in blocks of this size.
 const IO_BLOCK: usize = 256 * 1024;
 /// Blocks that may wait for the I/O thread (bounds memory if the disk is slow).
@@ -77,10 +79,16 @@ fn io_thread(mut file: File, rx: Receiver<IoMsg>, free: SyncSender<Vec<u8>>) {
                     if !failed {
                         failed = true;
                         if let Some(rec) = Recorder::global() {
-                            rec.internal_error(
-                                "io",
-                                &format!("writing the trace file failed: {e}"),
-                            );
+                            // Counted as an internal error; the trace ends at its last whole
+                            // chunk on disk (readers see it truncated).
+                            let msg = if e.raw_os_error() == Some(ENOSPC) {
+                                "the disk is full (ENOSPC): the trace ends here, later \
+                                 events are lost"
+                                    .to_owned()
+                            } else {
+                                format!("writing the trace file failed: {e}")
+                            };
+                            rec.internal_error("io", &msg);
                         }
                     }
                 }
