@@ -26,8 +26,11 @@ mkdir -p "$OUT"
 
 start=$SECONDS
 note "oracle: building the tool and the corpus"
-dotnet build "$REPO_ROOT/tests/oracle/oracle.slnx" -c Release --artifacts-path "$OUT/build" \
-    -nologo -clp:NoSummary -v:q >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log" >&2; die "dotnet build failed"; }
+# No build server may outlive the build (the suite runs this script): no MSBuild node reuse,
+# no MSBuild server, no shared compilation (VBCSCompiler).
+DOTNET_CLI_USE_MSBUILD_SERVER=0 MSBUILDDISABLENODEREUSE=1 \
+    dotnet build "$REPO_ROOT/tests/oracle/oracle.slnx" -c Release --artifacts-path "$OUT/build" \
+    -nologo -clp:NoSummary -v:q -nodeReuse:false -p:UseSharedCompilation=false >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log" >&2; die "dotnet build failed"; }
 ORACLE=(dotnet "$OUT/build/bin/Oracle/release/Oracle.dll")
 for asm in Corpus CorpusRA; do
     "${ORACLE[@]}" instrument "$OUT/build/bin/$asm/release/$asm.dll" "$OUT/instrumented/$asm"
