@@ -12,8 +12,9 @@ use serde_json::Value;
 
 use crate::common::apps::dotnet_command;
 use crate::common::processes::{ChildGuard, eltrace, profiler_library, repo_root};
-use crate::common::recording::Mode;
+use crate::common::recording::{Hooks, Mode};
 use crate::common::report::{Report, string, uint};
+use crate::common::runtimes::Runtime;
 
 /// How long a `dotnet build` or `dotnet test` under `record` may take: the SDK's processes
 /// all run with the profiler loaded, on a machine that runs other tests at the same time.
@@ -86,12 +87,18 @@ pub fn record_command(mode: Mode) -> Command {
     profiler_library();
     let mut cmd = Command::new(eltrace());
     cmd.arg("record");
-    match mode {
-        Mode::Fast => {}
-        Mode::Slow => {
+    // The apps run with the SDK's `dotnet` (dotnet build, dotnet test need an SDK): .NET 10.
+    assert_eq!(
+        mode.runtime,
+        Runtime::Net10,
+        "the app tests run on the SDK's runtime"
+    );
+    match mode.hooks {
+        Hooks::Fast => {}
+        Hooks::Slow => {
             cmd.arg("--slow-path");
         }
-        Mode::FastTrash => panic!("the app tests run in the fast and the slow mode only"),
+        Hooks::FastTrash => panic!("the app tests run in the fast and the slow mode only"),
     }
     // The mode comes from the arguments above, not from the test runner's environment.
     cmd.env_remove("ELTRACE_HOOKS")
