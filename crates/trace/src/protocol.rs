@@ -33,6 +33,13 @@ pub mod env {
     pub const DOTNET_TAIL_CALL_LOOP_OPT: &str = "DOTNET_TailCallLoopOpt";
     /// The same setting under the runtime's older prefix.
     pub const COMPLUS_TAIL_CALL_LOOP_OPT: &str = "COMPlus_TailCallLoopOpt";
+    /// Read by VSTest (`dotnet test`): how many milliseconds it lets a test host take to exit
+    /// after the run before it kills it (default 100 ms). `eltrace record` sets
+    /// [`VSTEST_SHUTDOWN_MS`] unless the user's environment does, so that a test host under
+    /// the profiler finishes its trace (a kill before the END record truncates it).
+    pub const VSTEST_TESTHOST_SHUTDOWN_TIMEOUT: &str = "VSTEST_TESTHOST_SHUTDOWN_TIMEOUT";
+    /// The value `eltrace record` gives [`VSTEST_TESTHOST_SHUTDOWN_TIMEOUT`].
+    pub const VSTEST_SHUTDOWN_MS: &str = "60000";
 
     // Read by the profiler (`eltrace record` and `eltrace check` set them; so may a user).
 

@@ -185,6 +185,14 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     if let Some(v) = tail_loop_setting(opts.keep_tail_loops, user_set) {
         cmd.env(env::DOTNET_TAIL_CALL_LOOP_OPT, v);
     }
+    // `dotnet test`: VSTest kills its test host 100 ms after the run by default, which can
+    // come before the profiler has written the host's trace to its end.
+    if std::env::var_os(env::VSTEST_TESTHOST_SHUTDOWN_TIMEOUT).is_none() {
+        cmd.env(
+            env::VSTEST_TESTHOST_SHUTDOWN_TIMEOUT,
+            env::VSTEST_SHUTDOWN_MS,
+        );
+    }
     let spawned = cmd.spawn();
     if spawned.is_err() {
         // Nothing will fill the reserved file.
