@@ -1,6 +1,12 @@
 // Scenario `plain-await`: a runtime-async method (Outer) awaits a method that is not async but
 // returns a Task (Plain), whose task completes later (Plain returns Inner's task; Inner awaits
-// Task.Yield()). Run from sync code 3 times.
+// a gate that Run opens only once Outer has returned its task). Run from sync code 3 times.
+//
+// The gate makes the suspensions deterministic. With `await Task.Yield()` in Inner the thread
+// pool could finish Inner before Plain's variant looked at Inner's task on .NET 10 (a plain Task
+// await, not a runtime-async call): then neither Plain nor Outer suspended (2 segments fewer
+// each), in about 1 run of 25 on the slow path under load. eltrace counted that correctly; the
+// test's expectation was the program's race.
 //
 // What the runtime does with it: an `await` of a Task-returning call inside runtime-async code
 // calls the callee's *async variant*, which the runtime also makes for a method that is not
@@ -25,13 +31,19 @@ public static class PlainAwaitScenario
 {
     public const int Runs = 3;
 
+    /// Opened by Run after Outer returned its (suspended) task; Inner resumes on the pool.
+    private static TaskCompletionSource gate = new();
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     public static int Run()
     {
         long total = 0;
         for (int i = 0; i < Runs; i++)
         {
-            long r = Outer(i).GetAwaiter().GetResult();
+            gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Task<long> pending = Outer(i);
+            gate.SetResult();
+            long r = pending.GetAwaiter().GetResult();
             Check.Equal("Outer", r, i + 1L);
             total += r;
         }
@@ -54,7 +66,7 @@ public static class PlainAwaitScenario
     [MethodImpl(MethodImplOptions.NoInlining)]
     public static async Task<long> Inner(int i)
     {
-        await Task.Yield();
+        await gate.Task;
         return i;
     }
 }
