@@ -14,6 +14,7 @@
 pub mod catapult;
 pub mod cdp;
 pub mod perfetto_ui;
+pub mod queries;
 pub mod server;
 pub mod speedscope;
 
