@@ -115,11 +115,12 @@ impl Replay {
             let (st, mut cx) = self.thread(tables, stats, ThreadIdx(k));
             let cx = &mut cx;
             link::resolve_at_end(st, cx);
-            // A segment whose call went on elsewhere suspended: it and the frames above it
-            // ended with the thread's last activity.
+            // A segment whose call went on elsewhere suspended: it, the frames above it and
+            // the callers that awaited it ended with the thread's last activity.
             if let Some(i) = link::lowest_stale(st, cx) {
                 let at = st.last_ns;
-                reveal_above(st, cx, sink, i, at)?;
+                let keep = link::suspended_callers(st, cx, i);
+                reveal_above(st, cx, sink, keep, at)?;
             }
             let open = close_all(st, cx, sink, last, EndKind::OpenAtEnd)?;
             cx.stats.count(ThreadIdx(k), Count::OpenAtEnd, open);
@@ -157,14 +158,15 @@ fn step<S: FrameSink + ?Sized>(
     let before = st.last_ns;
     st.last_ns = ns;
     if st.stack.last().is_some_and(|o| o.unresolved) {
-        link::resolve_top(st, cx, e);
+        link::resolve_top(st, cx, e, ahead.events(), None, None);
     }
     let after_completion = st.after_completion.take();
     st.last_left = None;
     match e.kind {
         EventKind::Enter => {
             if let Some(i) = link::lowest_stale(st, cx) {
-                reveal_above(st, cx, sink, i, before)?;
+                let keep = link::suspended_callers(st, cx, i);
+                reveal_above(st, cx, sink, keep, before)?;
             }
             if link::dispatched_below_segments(st, cx, e, ahead) {
                 reveal_above(st, cx, sink, 0, before)?;
@@ -180,7 +182,7 @@ fn step<S: FrameSink + ?Sized>(
                 }
                 None => None,
             };
-            enter(st, cx, e, ns, after_completion, prefer);
+            enter(st, cx, e, ns, after_completion, prefer, ahead);
         }
         EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
             if e.sp != 0 {
@@ -297,12 +299,13 @@ fn enter(
     ns: u64,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
+    ahead: Ahead<'_>,
 ) {
     let parent_node = st.stack.last().and_then(|o| o.node);
     let node = cx.stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
     st.push(e.func.0, ns, e.sp, node);
     cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
-    link::entered(st, cx, e, after_completion, prefer);
+    link::entered(st, cx, e, after_completion, prefer, ahead);
     let (mut env, roles) = iter_env(cx);
     iterators::entered(st, &mut env, e.func.0, ns, |r| roles.machine_kind(r));
 }

@@ -162,7 +162,7 @@ pub(crate) fn dispatched_below_segments(
     // Where no call from f has returned yet, the thread's next events may show one (f's
     // frame size is the same in every frame of f of one compilation).
     if top.func != f {
-        return false;
+        return resumed_below_caller(cx, e, top, ahead);
     }
     if cx.calls.call_deltas(f).is_none() {
         if let Some(d) = call_delta_ahead(e, ahead, f) {
@@ -173,6 +173,37 @@ pub(crate) fn dispatched_below_segments(
         Some(d) => !d.contains(&(top.sp - e.sp)),
         None => dispatch_sp_ahead(cx, e, ahead),
     }
+}
+
+/// Rule (b) for a top segment of another method `g`: Enter `e` of variant `f` is deeper
+/// below it than any direct call from `g` goes (`g`'s frame size, from calls that returned
+/// into `g` or variants `g` certainly called, else from the thread's next events), and a
+/// call of `f` can be resumed: `e` came through frames without probes, a dispatcher's resume
+/// below `g`'s segment, which suspended. Measured on .NET 10 (the oracle's `runtime-async`):
+/// `RunAsync` awaits `Task.WhenAll` of 12 `Leaf`s (started through their thunks), and the
+/// timer queue resumes the `Leaf`s on the pool thread where `RunAsync`'s segment suspended,
+/// 0x490 below it, where `RunAsync`'s direct calls enter 0x430 below it. Without a known
+/// frame size of `g` the Enter stays a first call.
+///
+/// ```text
+/// T0 enter  RunAsync  sp=0x3450    (below: its thunk) a first call
+/// T0 enter  Chain     sp=0x3020    no Chain call live: a direct call, 0x430 below RunAsync
+/// T2 enter  RunAsync  sp=0x5840    a resume; it calls 12 Leaf thunks, awaits them, suspends
+/// T2 enter  Leaf      sp=0x53b0    0x490 below RunAsync, 12 Leaf calls suspended: a resume
+/// ```
+fn resumed_below_caller(cx: &mut Ctx<'_>, e: &Event, top: &Open, ahead: Ahead<'_>) -> bool {
+    let (f, g) = (e.func.0, top.func);
+    if !cx.calls.resumable(f, cx.thread.0) {
+        return false;
+    }
+    if cx.calls.call_deltas(g).is_none() {
+        if let Some(d) = call_delta_ahead(e, ahead, g) {
+            cx.calls.note_call_delta(g, d);
+        }
+    }
+    cx.calls
+        .call_deltas(g)
+        .is_some_and(|d| !d.contains(&(top.sp - e.sp)))
 }
 
 /// Whether the thread's next events show Enter `e`'s stack pointer to be one where a

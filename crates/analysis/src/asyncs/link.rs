@@ -29,6 +29,7 @@ use super::calls::{CallState, Calls};
 use super::evidence::{initial_evidence, note_dispatch_sp};
 use super::roles::{Role, same_async_method};
 use crate::model::{EndKind, SegmentRef, Tables};
+use crate::reorder::Ahead;
 use crate::stack::{Completed, Open, ThreadState};
 use crate::stats::Stats;
 
@@ -40,7 +41,16 @@ pub(crate) use super::evidence::{
 // ---- Roles decided by the next event ----
 
 /// The top frame is a runtime-async function whose role was unknown: the event after its
-/// Enter decides. A thunk's next event is the Enter of its own variant.
+/// Enter (`e`, followed by `rest`) decides. A thunk's next event is the Enter of its own
+/// variant, which the thunk calls (below its stack pointer), and when the thunk's next events
+/// are known, the first of them at or above its stack pointer is its own Leave there (the
+/// variant returned, by suspending or completing, and so did the thunk). Another FunctionID
+/// of the same method entered next is not always the thunk's variant: e.g. the variants of
+/// two instantiations of a generic type's method (`AsyncBox<int>.GetAsync` and
+/// `AsyncBox<string>.GetAsync`, both awaited directly, so neither thunk is ever called), the
+/// one resumed by the timer queue after the other suspended, at or below it. A variant's
+/// segment starts or resumes a call; `after_completion` and `prefer` as for [`entered`]
+/// (none when `e` is the event being replayed).
 ///
 /// ```text
 /// T0 enter  X  sp=0x8f00     impl 0x2000, no role flag: unresolved
@@ -48,19 +58,30 @@ pub(crate) use super::evidence::{
 ///                            this one the variant (a first call)
 /// T0 leave  X  sp=0x8f00     (had anything else come next, the first X was the variant)
 /// ```
-pub(crate) fn resolve_top(st: &mut ThreadState, cx: &mut Ctx<'_>, e: &Event) {
+pub(crate) fn resolve_top<'e>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    e: &Event,
+    rest: impl Iterator<Item = &'e Event>,
+    after_completion: Option<Completed>,
+    prefer: Option<u64>,
+) {
     let Some(top) = st.stack.last() else {
         return;
     };
     let f = top.func;
+    let top_sp = top.sp;
+    let below = e.sp == 0 || top_sp == 0 || e.sp < top_sp;
     let thunk = e.kind == EventKind::Enter
+        && below
         && match (
             cx.tables.functions.get(FunctionIdx(f)),
             cx.tables.functions.get(e.func),
         ) {
             (Some(a), Some(b)) => same_async_method(a, b),
             _ => false,
-        };
+        }
+        && thunk_leaves_first(f, top_sp, rest) != Some(false);
     if thunk {
         cx.roles.learn(&mut cx.tables.functions, f, Role::Thunk);
         cx.roles
@@ -71,7 +92,7 @@ pub(crate) fn resolve_top(st: &mut ThreadState, cx: &mut Ctx<'_>, e: &Event) {
         // A thunk is an ordinary frame: its call was not counted yet.
     } else {
         cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
-        classify_top(st, cx, e.sp, None, None);
+        classify_top(st, cx, top_sp, after_completion, prefer);
     }
 }
 
@@ -85,11 +106,26 @@ pub(crate) fn resolve_at_end(st: &mut ThreadState, cx: &mut Ctx<'_>) {
     }
 }
 
+/// Whether the first of a frame's next events (`rest`) at or above its stack pointer `sp` is
+/// its own Leave there, as a thunk's is; `None` when the known events do not reach one.
+fn thunk_leaves_first<'e>(f: u32, sp: u64, rest: impl Iterator<Item = &'e Event>) -> Option<bool> {
+    if sp == 0 {
+        return None;
+    }
+    let next = rest
+        .take(LOOK_AHEAD)
+        .find(|n| n.kind != EventKind::Value && n.sp != 0 && n.sp >= sp)?;
+    Some(next.kind == EventKind::Leave && next.func.0 == f && next.sp == sp)
+}
+
+/// How many queued events [`thunk_leaves_first`] looks at.
+const LOOK_AHEAD: usize = 4096;
+
 // ---- Initial call or resume, and which call ----
 
 /// A frame of `e`'s function was just pushed for Enter `e`: a segment of an async method
 /// starts a logical call or resumes one (see [`classify_top`]); a runtime-async function of
-/// unknown role waits for the next event.
+/// unknown role is decided by the thread's next event (in `ahead`, else when it comes).
 #[inline(always)]
 pub(crate) fn entered(
     st: &mut ThreadState,
@@ -97,12 +133,19 @@ pub(crate) fn entered(
     e: &Event,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
+    ahead: Ahead<'_>,
 ) {
     match cx.roles.get(&cx.tables.functions, e.func.0) {
         Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion, prefer),
         Role::Unresolved => {
             if let Some(top) = st.stack.last_mut() {
                 top.unresolved = true;
+            }
+            // The thread's next event, when already read, decides at once: a resume of this
+            // segment's call on another thread, analysed before that event, finds the call.
+            let mut events = ahead.events().filter(|n| n.kind != EventKind::Value);
+            if let Some(next) = events.next() {
+                resolve_top(st, cx, next, events, after_completion, prefer);
             }
         }
         Role::Plain | Role::Thunk => {}
@@ -141,8 +184,7 @@ fn classify_top(
     let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
     let resumed = match initial_caller {
         Some(_) => None,
-        None => link_resume(cx, f, sp, after_completion, prefer)
-            .or_else(|| cx.calls.pick_running_elsewhere(f, cx.thread.0)),
+        None => link_resume(cx, f, sp, after_completion, prefer),
     };
     if initial_caller.is_some() && role == Role::Variant {
         if let Some(p) = parent.filter(|p| p.func == f && p.sp > top_sp && top_sp != 0) {
@@ -154,6 +196,15 @@ fn classify_top(
             if unknown && only_segments && !cx.calls.has_waiting(f) {
                 cx.stats.function(f).ambiguous_calls += 1;
             }
+        }
+    }
+    if let (Some(Some(_)), Some(p)) = (initial_caller, parent) {
+        // A variant with no call that could be resumed is entered by a call: a direct call
+        // from the variant segment below, whose frame size it shows (see
+        // `dispatched_below_segments`). Not from a frame of the same method (a resume of a
+        // call lower on this stack is the case in question there).
+        if p.func != f && p.sp > top_sp && top_sp != 0 && cx.calls.none_live(f) {
+            cx.calls.note_call_delta(p.func, p.sp - top_sp);
         }
     }
     let (call, index, inferred) = match (initial_caller, resumed) {
@@ -237,7 +288,7 @@ fn link_resume(
             }
             (c.caller, false, cx.calls.take(c.caller)?)
         }
-        None => cx.calls.pick(f)?,
+        None => cx.calls.pick(f, cx.thread.0)?,
     };
     if prev == CallState::LeftOpen {
         // The Leave that ended its last segment was a suspension after all: no completion
@@ -367,6 +418,9 @@ pub(crate) fn end_segment(
             out.completion = false;
         }
         _ => {
+            if matches!(kind, EndKind::Unwind | EndKind::Catch) {
+                cx.calls.note_threw(seg.call);
+            }
             if let Some(l) = cx.calls.finish(seg.call) {
                 cx.stats.settle(cx.tables, l.summary(seg.call), false);
             }
