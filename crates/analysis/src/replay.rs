@@ -35,6 +35,9 @@ pub(crate) struct Replay {
     suspend_leaves: bool,
     /// Iterators' enumerations.
     iters: Iterators,
+    /// `(thread, function)`: runtime-async frames of unknown role waiting for their thread's
+    /// next event (see `link::resolve_elsewhere`).
+    unresolved: Vec<(u32, u32)>,
 }
 
 impl Replay {
@@ -64,6 +67,7 @@ impl Replay {
             suspend_leaves: self.suspend_leaves,
             thread,
             iters: &mut self.iters,
+            unresolved: &mut self.unresolved,
         };
         (st, cx)
     }
@@ -77,9 +81,14 @@ impl Replay {
         batch: &mut Batch<'_>,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        let (st, mut cx) = self.thread(tables, stats, thread);
-        let cx = &mut cx;
         while let Some((ns, item)) = batch.next_item() {
+            if let Item::Event(e) = &item {
+                if e.kind == EventKind::Enter && !self.unresolved.is_empty() {
+                    self.resolve_elsewhere(tables, stats, thread, e, batch.ahead());
+                }
+            }
+            let (st, mut cx) = self.thread(tables, stats, thread);
+            let cx = &mut cx;
             match item {
                 Item::Event(e) => step(st, cx, sink, &e, ns, batch.ahead())?,
                 Item::Dropped(count) => {
@@ -93,10 +102,47 @@ impl Replay {
                 }
             }
         }
-        if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
-            ts.last_ns = st.last_ns;
+        let last_ns = self.states.get(thread.0).map_or(0, |st| st.last_ns);
+        if let Some(ts) = stats.threads.get_mut(thread.0) {
+            ts.last_ns = last_ns;
         }
         Ok(())
+    }
+
+    /// Before thread `thread` replays Enter `e` (its next events `ahead`): other threads'
+    /// top frames of `e`'s function whose role waits for their next event are decided by
+    /// this one (`link::resolve_elsewhere`). Entries of frames decided since are dropped.
+    #[cold]
+    fn resolve_elsewhere(
+        &mut self,
+        tables: &mut Tables,
+        stats: &mut Stats,
+        thread: ThreadIdx,
+        e: &Event,
+        ahead: Ahead<'_>,
+    ) {
+        let waiting = std::mem::take(&mut self.unresolved);
+        let mut keep = Vec::with_capacity(waiting.len());
+        for (t, f) in waiting {
+            let open = self
+                .states
+                .get(t)
+                .and_then(|st| st.stack.last())
+                .is_some_and(|o| o.unresolved && o.func == f);
+            if !open {
+                continue;
+            }
+            if t == thread.0 || f != e.func.0 {
+                keep.push((t, f));
+                continue;
+            }
+            let (st, mut cx) = self.thread(tables, stats, ThreadIdx(t));
+            if !link::resolve_elsewhere(st, &mut cx, e, ahead) {
+                keep.push((t, f));
+            }
+        }
+        keep.append(&mut self.unresolved);
+        self.unresolved = keep;
     }
 
     /// At the end of the trace (its last timestamp `last`): closes every thread's frames

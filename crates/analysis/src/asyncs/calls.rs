@@ -79,6 +79,11 @@ pub struct Calls {
     /// runtime-async variants (e.g. the thread pool's and the timer queue's). Thread-pool
     /// threads run the same code, so a distance seen on one holds on the others.
     pub dispatch_deltas: Vec<u64>,
+    /// Where in a page of the stack (`sp % STACK_PAGE`) a dispatcher resumed a variant with
+    /// nothing below it, on any thread: thread-pool threads run the same code from stacks
+    /// laid out alike (each a whole number of pages), so their dispatch stack pointers agree
+    /// there, e.g. 0x…3b0 for the timer queue's resumes on every pool thread of .NET 10.
+    dispatch_offsets: Vec<u64>,
     /// Per function: how far below a frame's stack pointer its direct callees entered (a
     /// method's frame size; a few values, e.g. before and after tiered recompilation).
     call_deltas: FxHashMap<u32, Vec<u64>>,
@@ -89,6 +94,9 @@ const CALL_DELTAS: usize = 4;
 
 /// How many callees a call notes before it forgets those that are over.
 const CALLEES: usize = 16;
+
+/// The page size that [`Calls::dispatch_offsets`] are taken in.
+const STACK_PAGE: u64 = 0x1000;
 
 /// How many dispatch distances are kept.
 const DISPATCH_DELTAS: usize = 16;
@@ -103,6 +111,23 @@ impl Calls {
             self.dispatch_deltas.remove(0);
         }
         self.dispatch_deltas.push(delta);
+    }
+
+    /// Notes a stack pointer where a dispatcher resumed a variant with nothing below it.
+    pub fn note_dispatch_offset(&mut self, sp: u64) {
+        let off = sp % STACK_PAGE;
+        if sp == 0 || self.dispatch_offsets.contains(&off) {
+            return;
+        }
+        if self.dispatch_offsets.len() == DISPATCH_DELTAS {
+            self.dispatch_offsets.remove(0);
+        }
+        self.dispatch_offsets.push(off);
+    }
+
+    /// Whether `sp` lies where some thread's dispatcher resumed a variant, within a page.
+    pub fn at_dispatch_offset(&self, sp: u64) -> bool {
+        sp != 0 && self.dispatch_offsets.contains(&(sp % STACK_PAGE))
     }
 
     /// Notes that a direct call from `func` entered `delta` bytes below its frame's sp.

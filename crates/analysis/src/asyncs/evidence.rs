@@ -36,6 +36,9 @@ pub(crate) struct Ctx<'a> {
     pub thread: ThreadIdx,
     /// The iterator model's enumerations (`iterators`).
     pub iters: &'a mut Iterators,
+    /// `(thread, function)`: top frames of runtime-async functions of unknown role whose
+    /// thread's next event was not read yet (see `link::entered`).
+    pub unresolved: &'a mut Vec<(u32, u32)>,
 }
 
 /// How many dispatch stack pointers a thread remembers.
@@ -171,7 +174,7 @@ pub(crate) fn dispatched_below_segments(
     }
     match cx.calls.call_deltas(f) {
         Some(d) => !d.contains(&(top.sp - e.sp)),
-        None => dispatch_sp_ahead(cx, e, ahead),
+        None => dispatch_sp_ahead(cx, e, ahead) || cx.calls.at_dispatch_offset(e.sp),
     }
 }
 
@@ -201,9 +204,10 @@ fn resumed_below_caller(cx: &mut Ctx<'_>, e: &Event, top: &Open, ahead: Ahead<'_
             cx.calls.note_call_delta(g, d);
         }
     }
-    cx.calls
-        .call_deltas(g)
-        .is_some_and(|d| !d.contains(&(top.sp - e.sp)))
+    match cx.calls.call_deltas(g) {
+        Some(d) => !d.contains(&(top.sp - e.sp)),
+        None => cx.calls.at_dispatch_offset(e.sp),
+    }
 }
 
 /// Whether the thread's next events show Enter `e`'s stack pointer to be one where a
@@ -242,9 +246,10 @@ fn dispatch_sp_ahead(cx: &mut Ctx<'_>, e: &Event, ahead: Ahead<'_>) -> bool {
 }
 
 /// In a thread's event `e` and its next events: a frame of `f` (an Enter of `f` at P) whose
-/// next event is an Enter of another method at Q below P, and that callee's Leave at Q before
-/// anything comes back up to P: a direct call from `f` that returned, `P - Q` below `f`'s
-/// stack pointer.
+/// next event is an Enter of another method at Q below P, and that callee's Leave at Q (or
+/// its Unwind) before anything comes back up to P: a direct call from `f` that returned (or
+/// threw), `P - Q` below `f`'s stack pointer. Measured: `Fails` resumed by the timer queue
+/// 0x50 below its own suspended segment, where it calls `Thrower` 0x70 deep, which throws.
 ///
 /// ```text
 /// T1 enter  L3  sp=0x3b0     in question: a recursion or a resume? (no call from L3 seen yet)
@@ -271,11 +276,13 @@ fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
             continue;
         }
         for later in &events[i + 2..] {
-            if later.kind == EventKind::Leave && later.sp == callee.sp && later.func == callee.func
-            {
+            let returned = later.kind == EventKind::Leave && later.sp == callee.sp;
+            // An exception ends the callee's frame too (Unwind events carry no sp).
+            let unwound = later.kind == EventKind::Unwind && later.sp == 0;
+            if (returned || unwound) && later.func == callee.func {
                 return Some(e.sp - callee.sp);
             }
-            if later.sp >= e.sp {
+            if later.sp != 0 && later.sp >= e.sp {
                 break;
             }
         }
@@ -285,6 +292,7 @@ fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
 
 /// Remembers a dispatch stack pointer of a thread, and its distances to the others in `calls`.
 pub(crate) fn note_dispatch_sp(st: &mut ThreadState, sp: u64, calls: &mut Calls) {
+    calls.note_dispatch_offset(sp);
     if sp == 0 || st.dispatch_sps.contains(&sp) {
         return;
     }

@@ -71,17 +71,7 @@ pub(crate) fn resolve_top<'e>(
     };
     let f = top.func;
     let top_sp = top.sp;
-    let below = e.sp == 0 || top_sp == 0 || e.sp < top_sp;
-    let thunk = e.kind == EventKind::Enter
-        && below
-        && match (
-            cx.tables.functions.get(FunctionIdx(f)),
-            cx.tables.functions.get(e.func),
-        ) {
-            (Some(a), Some(b)) => same_async_method(a, b),
-            _ => false,
-        }
-        && thunk_leaves_first(f, top_sp, rest) != Some(false);
+    let thunk = calls_own_variant(cx, f, top_sp, e, rest);
     if thunk {
         cx.roles.learn(&mut cx.tables.functions, f, Role::Thunk);
         cx.roles
@@ -94,6 +84,70 @@ pub(crate) fn resolve_top<'e>(
         cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
         classify_top(st, cx, top_sp, after_completion, prefer);
     }
+}
+
+/// Whether a frame of runtime-async `f` at `sp` of unknown role is its thunk, by the events
+/// that follow its Enter: `e`, then `rest` (see [`resolve_top`]).
+pub(crate) fn calls_own_variant<'e>(
+    cx: &Ctx<'_>,
+    f: u32,
+    sp: u64,
+    e: &Event,
+    rest: impl Iterator<Item = &'e Event>,
+) -> bool {
+    let below = e.sp == 0 || sp == 0 || e.sp < sp;
+    e.kind == EventKind::Enter
+        && below
+        && match (
+            cx.tables.functions.get(FunctionIdx(f)),
+            cx.tables.functions.get(e.func),
+        ) {
+            (Some(a), Some(b)) => same_async_method(a, b),
+            _ => false,
+        }
+        && thunk_leaves_first(f, sp, rest) != Some(false)
+}
+
+/// Another thread enters runtime-async `f` (Enter `e`, then that thread's queued events
+/// `ahead`) while thread `st`'s top frame is one of `f` whose role waits for `st`'s next
+/// event. When this Enter shows `f` to be a variant, `st`'s frame is a variant segment as
+/// well, and it came first: it is classified now, so that a resume here finds its call.
+/// Measured on .NET 10: `AsyncBox<string>.GetAsync` (no role flag) called on T2, which had no
+/// further event for a while, and resumed by the timer queue on T1: counted as a call of its
+/// own, and T2's segment as another.
+///
+/// ```text
+/// T2 enter  GetAsync  sp=0x5140   unresolved, T2's next event not read yet
+/// T1 enter  GetAsync  sp=0x53b0   its next event is its Leave: a variant, so T2's frame too;
+/// T1 leave  GetAsync  sp=0x53b0   this resumes the call T2's segment started
+/// ```
+pub(crate) fn resolve_elsewhere(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    e: &Event,
+    ahead: Ahead<'_>,
+) -> bool {
+    let f = e.func.0;
+    let Some(top) = st.stack.last().filter(|o| o.unresolved && o.func == f) else {
+        return false;
+    };
+    let top_sp = top.sp;
+    let variant = match cx.roles.get(&cx.tables.functions, f) {
+        Role::Variant => true,
+        Role::Unresolved => {
+            let mut events = ahead.events().filter(|n| n.kind != EventKind::Value);
+            match events.next() {
+                Some(next) => !calls_own_variant(cx, f, e.sp, next, events),
+                None => false,
+            }
+        }
+        _ => false,
+    };
+    if variant {
+        cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
+        classify_top(st, cx, top_sp, None, None);
+    }
+    variant
 }
 
 /// At the end of the trace, a top frame whose role is still unknown: no event followed, and
@@ -144,8 +198,9 @@ pub(crate) fn entered(
             // The thread's next event, when already read, decides at once: a resume of this
             // segment's call on another thread, analysed before that event, finds the call.
             let mut events = ahead.events().filter(|n| n.kind != EventKind::Value);
-            if let Some(next) = events.next() {
-                resolve_top(st, cx, next, events, after_completion, prefer);
+            match events.next() {
+                Some(next) => resolve_top(st, cx, next, events, after_completion, prefer),
+                None => cx.unresolved.push((cx.thread.0, e.func.0)),
             }
         }
         Role::Plain | Role::Thunk => {}

@@ -4,7 +4,7 @@
 //! below a suspended caller's segment, two instantiations of a generic method's variant (no
 //! role flags), and the caller of a segment that went on elsewhere.
 
-use eltrace_trace::EventKind::{self, Enter, Leave};
+use eltrace_trace::EventKind::{self, Catch, Enter, Leave, Throw, Unwind};
 use eltrace_trace::FunctionFlags;
 
 use super::build::*;
@@ -265,4 +265,136 @@ fn caller_of_a_segment_that_went_on_elsewhere_suspended_too() {
     assert_eq!(counts(&a, 4), (1, 2, 1, 0), "Echo {:?}", fs(&a, 4));
     assert_eq!(counts(&a, 5), (1, 2, 1, 0), "Get {:?}", fs(&a, 5));
     assert_eq!(counts(&a, 6), (1, 2, 1, 0), "Pre {:?}", fs(&a, 6));
+}
+
+/// `Fails` (called by RunAsync on a pool thread) awaits a `Task.Delay` and suspends; the
+/// timer queue resumes it on the same thread 0x50 below its own suspended segment, where it
+/// calls `Thrower` 0x70 deep, which throws: Fails' frame size is 0x70 (a callee that ends by
+/// an Unwind shows it as well as one that returns), so the Enter 0x50 deep is no recursion
+/// but a resume. (Before: taken for a recursive call, `Fails` 4 calls instead of 3 in some
+/// runs.)
+#[test]
+fn timer_resume_just_below_its_own_segment_before_a_throw() {
+    let funcs = [
+        ("Run", 0x0600_0001, 0, 0),
+        ("RunAsync", 0x0600_0002, 0x2000, THUNK),
+        ("RunAsync", 0x0600_0002, 0x2000, VARIANT),
+        ("Fails", 0x0600_0003, 0x2000, VARIANT),
+        ("Thrower", 0x0600_0004, 0, 0),
+        ("Pre", 0x0600_0005, 0x2000, VARIANT),
+    ];
+    let main: &[Ev] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8ec0),
+        (30, Enter, 5, 0x8a90),
+        (40, Leave, 1, 0x8f00),
+        (9_000, Leave, 0, 0x9000),
+    ];
+    let pool: &[Ev] = &[
+        (100, Enter, 5, 0x7840),
+        (110, Leave, 5, 0x7840),
+        (120, Enter, 2, 0x7840),
+        (130, Enter, 3, 0x7410),
+        (200, Enter, 3, 0x73c0),
+        (210, Enter, 4, 0x7350),
+        (220, Throw, u32::MAX, 0),
+        (230, Unwind, 4, 0),
+        (240, Unwind, 3, 0),
+        (250, Enter, 2, 0x73b0),
+        (260, Throw, u32::MAX, 0),
+        (270, Catch, 2, 0),
+        (280, Leave, 2, 0x73b0),
+    ];
+    let a = run(&trace(&funcs, &[main, pool]));
+    exact(&a);
+    assert_eq!(counts(&a, 3), (1, 2, 1, 0), "Fails {:?}", fs(&a, 3));
+    assert_eq!(counts(&a, 2), (1, 3, 2, 0), "RunAsync {:?}", fs(&a, 2));
+}
+
+/// `Throttled` starts 3 `One`s (through their thunks); each awaits a semaphore, then a
+/// `Task.Delay`. On T2 the thread pool resumes two Ones at 0x6820, and the timer queue a third
+/// resume 0x470 below: One calls nothing probed, so its frame size is unknown, and the next
+/// events do not show 0x63b0 to be a dispatch sp (after its completion a work item comes at
+/// 0x6820). But T1's dispatcher resumed One at 0x73b0 with nothing below it: pool threads'
+/// stacks are laid out alike, so 0x…3b0 is where the timer queue resumes on every pool
+/// thread. (Before: a recursive call, `One` 12-14 calls instead of 10 in some runs.)
+#[test]
+fn resume_at_another_pool_threads_dispatch_offset() {
+    let funcs = [
+        ("Run", 0x0600_0001, 0, 0),
+        ("Throttled", 0x0600_0002, 0x2000, THUNK),
+        ("Throttled", 0x0600_0002, 0x2000, VARIANT),
+        ("One", 0x0600_0003, 0x2000, THUNK),
+        ("One", 0x0600_0003, 0x2000, VARIANT),
+    ];
+    let mut main: Vec<Ev> = vec![
+        (0, Enter, 0, 0x9000),
+        (10, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8ec0),
+    ];
+    for i in 0..3u64 {
+        let t = 30 + i * 10;
+        main.extend([
+            (t, Enter, 3, 0x8c00),
+            (t + 1, Enter, 4, 0x8bb0),
+            (t + 2, Leave, 3, 0x8c00),
+        ]);
+    }
+    main.extend([(60, Leave, 1, 0x8f00), (9_000, Leave, 0, 0x9000)]);
+    let t1: &[Ev] = &[(100, Enter, 4, 0x73b0), (110, Leave, 4, 0x73b0)];
+    let t2: &[Ev] = &[
+        (200, Enter, 4, 0x6820),
+        (210, Enter, 4, 0x6820),
+        (220, Enter, 4, 0x63b0),
+        (230, Leave, 4, 0x63b0),
+        (240, Enter, 4, 0x6820),
+        (250, Leave, 4, 0x6820),
+        (260, Enter, 2, 0x6820),
+        (270, Leave, 2, 0x6820),
+    ];
+    let a = run(&trace(&funcs, &[&main, t1, t2]));
+    exact(&a);
+    assert_eq!(counts(&a, 4), (3, 8, 5, 0), "One {:?}", fs(&a, 4));
+    assert_eq!(counts(&a, 2), (1, 2, 1, 0), "Throttled {:?}", fs(&a, 2));
+}
+
+/// `GetAsync` (no role flag) is called on T2, which has no further event: its role waits
+/// for T2's next event. The timer queue resumes it on T1, whose next event is its Leave: a
+/// variant, so T2's frame too, and it came first: classified before T1's Enter, which then
+/// resumes its call. (Before: T1's Enter counted as a call of its own, and T2's segment,
+/// decided at the end, as another: `GetAsync` 7 calls instead of 6, `Echo``1` likewise.)
+#[test]
+fn unresolved_frame_decided_by_another_threads_enter() {
+    let funcs = [
+        ("Run", 0x0600_0001, 0, 0),
+        ("Shapes", 0x0600_0002, 0x2000, THUNK),
+        ("Shapes", 0x0600_0002, 0x2000, VARIANT),
+        ("GetAsync", 0x0600_0010, 0x2000, 0),
+        ("Pre", 0x0600_0003, 0x2000, VARIANT),
+    ];
+    let main: &[Ev] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8ec0),
+        (30, Enter, 4, 0x8da0),
+        (40, Leave, 1, 0x8f00),
+        (9_000, Leave, 0, 0x9000),
+    ];
+    let t1: &[Ev] = &[
+        (300, Enter, 3, 0x53b0),
+        (310, Leave, 3, 0x53b0),
+        (320, Enter, 2, 0x53b0),
+        (330, Leave, 2, 0x53b0),
+    ];
+    let t2: &[Ev] = &[
+        (100, Enter, 4, 0x5840),
+        (110, Leave, 4, 0x5840),
+        (120, Enter, 2, 0x5840),
+        (130, Enter, 3, 0x5700),
+    ];
+    let a = run(&trace(&funcs, &[main, t1, t2]));
+    exact(&a);
+    assert_eq!(counts(&a, 3), (1, 2, 1, 0), "GetAsync {:?}", fs(&a, 3));
+    assert_eq!(counts(&a, 2), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 2));
 }
