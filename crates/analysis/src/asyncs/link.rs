@@ -2,9 +2,10 @@
 //! suspended (docs/design.md "Async methods: segments and logical calls"). The replay calls
 //! them at a few points:
 //!
-//! - before an Enter is pushed: [`lowest_stale`], [`dispatched_below_segments`] and
-//!   [`stale_below`] find segments that suspended although the stack pointer did not show it
-//!   (the evidence is in `evidence`, re-exported here);
+//! - before an Enter is pushed: [`resolve_elsewhere`] decides other threads' frames of its
+//!   function whose role waits; [`lowest_stale`] (with [`suspended_callers`]),
+//!   [`dispatched_below_segments`] and [`stale_below`] find segments that suspended although
+//!   the stack pointer did not show it (the evidence is in `evidence`, re-exported here);
 //! - after the push: [`entered`] decides whether the segment starts a call or resumes one
 //!   (and which), [`resolve_top`] when the role of a runtime-async function waits for the
 //!   next event;

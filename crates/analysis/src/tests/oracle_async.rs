@@ -363,7 +363,7 @@ fn resume_at_another_pool_threads_dispatch_offset() {
 /// for T2's next event. The timer queue resumes it on T1, whose next event is its Leave: a
 /// variant, so T2's frame too, and it came first: classified before T1's Enter, which then
 /// resumes its call. (Before: T1's Enter counted as a call of its own, and T2's segment,
-/// decided at the end, as another: `GetAsync` 7 calls instead of 6, `Echo``1` likewise.)
+/// decided at the end, as another: `GetAsync` 7 calls instead of 6, ``Echo``1`` likewise.)
 #[test]
 fn unresolved_frame_decided_by_another_threads_enter() {
     let funcs = [
