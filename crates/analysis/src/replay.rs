@@ -81,25 +81,29 @@ impl Replay {
         batch: &mut Batch<'_>,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        while let Some((ns, item)) = batch.next_item() {
-            if let Item::Event(e) = &item {
-                if e.kind == EventKind::Enter && !self.unresolved.is_empty() {
-                    self.resolve_elsewhere(tables, stats, thread, e, batch.ahead());
-                }
-            }
+        // An Enter that may decide another thread's frame of unknown role (rare) leaves the
+        // inner loop, whose borrows of the thread's state end there, and is replayed after.
+        let mut next = batch.next_item();
+        while next.is_some() {
             let (st, mut cx) = self.thread(tables, stats, thread);
             let cx = &mut cx;
-            match item {
-                Item::Event(e) => step(st, cx, sink, &e, ns, batch.ahead())?,
-                Item::Dropped(count) => {
-                    let at = st.last_ns;
-                    let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
-                    st.after_completion = None;
-                    st.last_left = None;
-                    cx.stats.count(thread, Count::Lost, lost);
-                    sink.dropped(cx.tables, thread, at, count)
-                        .map_err(AnalysisError::Sink)?;
+            while let Some((ns, item)) = next {
+                if let Item::Event(e) = &item {
+                    let other = |&(t, f): &(u32, u32)| t != thread.0 && f == e.func.0;
+                    if e.kind == EventKind::Enter && cx.unresolved.iter().any(other) {
+                        break;
+                    }
                 }
+                replay_item(st, cx, sink, ns, item, batch.ahead())?;
+                next = batch.next_item();
+            }
+            if let Some((ns, item)) = next {
+                if let Item::Event(e) = &item {
+                    self.resolve_elsewhere(tables, stats, thread, e, batch.ahead());
+                }
+                let (st, mut cx) = self.thread(tables, stats, thread);
+                replay_item(st, &mut cx, sink, ns, item, batch.ahead())?;
+                next = batch.next_item();
             }
         }
         let last_ns = self.states.get(thread.0).map_or(0, |st| st.last_ns);
@@ -179,6 +183,30 @@ impl Replay {
             thread: 0,
         });
         Ok(())
+    }
+}
+
+/// One queued item of a thread (an event or a drop) at `ns`; `ahead` holds the thread's next
+/// events already read.
+fn replay_item<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    ns: u64,
+    item: Item,
+    ahead: Ahead<'_>,
+) -> Result<(), AnalysisError> {
+    match item {
+        Item::Event(e) => step(st, cx, sink, &e, ns, ahead),
+        Item::Dropped(count) => {
+            let at = st.last_ns;
+            let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
+            st.after_completion = None;
+            st.last_left = None;
+            cx.stats.count(cx.thread, Count::Lost, lost);
+            sink.dropped(cx.tables, cx.thread, at, count)
+                .map_err(AnalysisError::Sink)
+        }
     }
 }
 
