@@ -84,6 +84,9 @@ pub struct Calls {
     /// laid out alike (each a whole number of pages), so their dispatch stack pointers agree
     /// there, e.g. 0x…3b0 for the timer queue's resumes on every pool thread of .NET 10.
     dispatch_offsets: Vec<u64>,
+    /// How far below a runtime-async thunk's stack pointer it entered its variant (the
+    /// thunks' frame sizes: small, the runtime makes them alike).
+    thunk_deltas: Vec<u64>,
     /// Per function: how far below a frame's stack pointer its direct callees entered (a
     /// method's frame size; a few values, e.g. before and after tiered recompilation).
     call_deltas: FxHashMap<u32, Vec<u64>>,
@@ -111,6 +114,23 @@ impl Calls {
             self.dispatch_deltas.remove(0);
         }
         self.dispatch_deltas.push(delta);
+    }
+
+    /// Notes that a thunk entered its variant `delta` bytes below its stack pointer.
+    pub fn note_thunk_delta(&mut self, delta: u64) {
+        if delta == 0 || self.thunk_deltas.contains(&delta) {
+            return;
+        }
+        if self.thunk_deltas.len() == DISPATCH_DELTAS {
+            self.thunk_deltas.remove(0);
+        }
+        self.thunk_deltas.push(delta);
+    }
+
+    /// Whether a thunk entered its variant `delta` bytes below it before; `None` when no
+    /// thunk was seen to.
+    pub fn thunk_delta_seen(&self, delta: u64) -> Option<bool> {
+        (!self.thunk_deltas.is_empty()).then(|| self.thunk_deltas.contains(&delta))
     }
 
     /// Notes a stack pointer where a dispatcher resumed a variant with nothing below it.

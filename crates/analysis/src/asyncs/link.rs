@@ -106,7 +106,13 @@ pub(crate) fn calls_own_variant<'e>(
             (Some(a), Some(b)) => same_async_method(a, b),
             _ => false,
         }
-        && thunk_leaves_first(f, sp, rest) != Some(false)
+        && match thunk_leaves_first(f, sp, rest) {
+            Some(leaves) => leaves,
+            // The events that would tell are not read yet: a thunk enters its variant at one
+            // of the distances thunks were seen to use, not e.g. 0x3b0 below like a timer's
+            // resume of another instantiation.
+            None => sp == 0 || e.sp == 0 || cx.calls.thunk_delta_seen(sp - e.sp) != Some(false),
+        }
 }
 
 /// Another thread enters runtime-async `f` (Enter `e`, then that thread's queued events
@@ -252,6 +258,12 @@ fn classify_top(
             if unknown && only_segments && !cx.calls.has_waiting(f) {
                 cx.stats.function(f).ambiguous_calls += 1;
             }
+        }
+    }
+    if let (Some(None), Some(p), Role::Variant) = (initial_caller, parent, role) {
+        // Below it its own thunk: the thunk's frame size.
+        if p.sp > top_sp && top_sp != 0 {
+            cx.calls.note_thunk_delta(p.sp - top_sp);
         }
     }
     if let (Some(Some(_)), Some(p)) = (initial_caller, parent) {
