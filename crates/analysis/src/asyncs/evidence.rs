@@ -168,7 +168,7 @@ pub(crate) fn dispatched_below_segments(
         return resumed_below_caller(cx, e, top, ahead);
     }
     if cx.calls.call_deltas(f).is_none() {
-        if let Some(d) = call_delta_ahead(e, ahead, f) {
+        if let Some(d) = call_delta_ahead(cx.calls, e, ahead, f) {
             cx.calls.note_call_delta(f, d);
         }
     }
@@ -200,7 +200,7 @@ fn resumed_below_caller(cx: &mut Ctx<'_>, e: &Event, top: &Open, ahead: Ahead<'_
         return false;
     }
     if cx.calls.call_deltas(g).is_none() {
-        if let Some(d) = call_delta_ahead(e, ahead, g) {
+        if let Some(d) = call_delta_ahead(cx.calls, e, ahead, g) {
             cx.calls.note_call_delta(g, d);
         }
     }
@@ -256,7 +256,7 @@ fn dispatch_sp_ahead(cx: &mut Ctx<'_>, e: &Event, ahead: Ahead<'_>) -> bool {
 /// T1 enter  L4  sp=0x290     queued next: L3 calls another method 0x120 below it
 /// T1 leave  L4  sp=0x290     which returns: L3's direct calls go 0x120 deep
 /// ```
-fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
+fn call_delta_ahead(calls: &Calls, e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
     let events: Vec<&Event> = std::iter::once(e)
         .chain(ahead.events().take(LOOK_AHEAD))
         .collect();
@@ -267,11 +267,14 @@ fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
         let Some(callee) = events.get(i + 1) else {
             break;
         };
-        // A deeper Enter of f itself is what is in question (a recursion or a resume).
+        // A deeper Enter of f itself is what is in question (a recursion or a resume), and
+        // so is one where a dispatcher resumes (a timer's resume of another method over a
+        // suspended segment of f would teach f a frame size it does not have).
         if callee.kind != EventKind::Enter
             || callee.sp == 0
             || callee.sp >= e.sp
             || callee.func.0 == f
+            || calls.at_dispatch_offset(callee.sp)
         {
             continue;
         }
@@ -410,7 +413,8 @@ pub(crate) fn ended_without_leave(cx: &mut Ctx<'_>, o: &Open) -> EndKind {
 /// Frame `callee` returned into `caller` (ended by `kind`): where it was a direct call that
 /// returned, its distance below its caller's stack pointer is a distance of the caller's
 /// direct calls (the caller's frame size). Not from a frame of the same method: that may be
-/// a resume below a suspended segment taken for a recursion.
+/// a resume below a suspended segment taken for a recursion; nor from a callee where some
+/// dispatcher resumes (see [`Calls::at_dispatch_offset`]): it may have been a resume too.
 ///
 /// ```text
 /// T0 enter  L3  sp=0x8eb0
@@ -423,6 +427,7 @@ pub(crate) fn note_returned_call(calls: &mut Calls, caller: &Open, callee: &Open
         && caller.sp > callee.sp
         && callee.sp != 0
         && caller.func != callee.func
+        && !calls.at_dispatch_offset(callee.sp)
     {
         calls.note_call_delta(caller.func, caller.sp - callee.sp);
     }
