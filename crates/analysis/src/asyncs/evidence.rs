@@ -151,10 +151,10 @@ pub(crate) fn dispatched_below_segments(
     if !all_segments {
         return false;
     }
-    let waiting = cx.calls.has_waiting(f);
     if is_dispatch_sp(st, e.sp, cx.calls) {
-        // Something to resume: a waiting call of f, or one whose segment is on this stack.
-        return waiting || st.stack.iter().any(|o| o.func == f);
+        // Something to resume: a waiting call of f, one still open on another thread, or one
+        // whose segment is on this stack.
+        return cx.calls.resumable(f, cx.thread.0) || st.stack.iter().any(|o| o.func == f);
     }
     // The top segment is of f itself, and f enters deeper than any direct call from f goes
     // (f's frame size, known from a direct callee that returned): it came through frames
