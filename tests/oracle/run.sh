@@ -13,7 +13,9 @@
 #
 # Environment: ELTRACE (default target/debug/eltrace; build the workspace first),
 # ORACLE_OUT (default out/oracle), ORACLE_MODES (default "fast slow"; also "trash": the fast
-# path with ELTRACE_TEST_TRASH_REGISTERS=1).
+# path with ELTRACE_TEST_TRASH_REGISTERS=1), ORACLE_RUNTIME (default 10: the SDK's runtime;
+# 11: .NET 11.0.0 from the root scripts/runtimes.sh lays out, the net10.0 corpus rolled forward
+# to it, runtime async on without DOTNET_RuntimeAsync).
 # Prints one line per program and mode, and closes with `oracle: N passed, N failed`.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
@@ -21,6 +23,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 ELTRACE="${ELTRACE:-$REPO_ROOT/target/debug/eltrace}"
 OUT="${ORACLE_OUT:-$REPO_ROOT/out/oracle}"
 MODES="${ORACLE_MODES:-fast slow}"
+# How the corpus runs: the SDK's dotnet, or .NET 11.0.0's own host with its root.
+case "${ORACLE_RUNTIME:-10}" in
+    10) RUN=(dotnet) ;;
+    11)
+        root="$(bash "$REPO_ROOT/scripts/runtimes.sh" 11.0.0)" || die "cannot lay out .NET 11.0.0"
+        RUN=(env DOTNET_ROOT="$root" DOTNET_ROLL_FORWARD=Major "$root/dotnet")
+        ;;
+    *) die "ORACLE_RUNTIME=$ORACLE_RUNTIME: 10 or 11" ;;
+esac
 [ -x "$ELTRACE" ] || die "no eltrace at $ELTRACE (cargo build --workspace first, or set ELTRACE)"
 mkdir -p "$OUT"
 
@@ -55,7 +66,7 @@ for p in "${programs[@]}"; do
     plain="$OUT/build/bin/$asm/release/$asm.dll"
     counts="$OUT/$p.oracle.tsv"
     rm -f "$counts"
-    if ! env "${penv[@]}" ORACLE_COUNTS="$counts" dotnet "$OUT/instrumented/$asm/$asm.dll" "$arg" >"$OUT/$p.oracle.out" 2>&1; then
+    if ! env "${penv[@]}" ORACLE_COUNTS="$counts" "${RUN[@]}" "$OUT/instrumented/$asm/$asm.dll" "$arg" >"$OUT/$p.oracle.out" 2>&1; then
         cat "$OUT/$p.oracle.out" >&2
         printf 'FAIL %s: the instrumented run failed\n' "$p"
         failed=$((failed + 1))
@@ -70,7 +81,7 @@ for p in "${programs[@]}"; do
             *) die "unknown mode $mode" ;;
         esac
         base="$OUT/$p.$mode"
-        if ! env "${penv[@]}" "${envs[@]}" "$ELTRACE" record "${args[@]}" -o "$base.eltrace" -- dotnet "$plain" "$arg" >"$base.out" 2>&1 ||
+        if ! env "${penv[@]}" "${envs[@]}" "$ELTRACE" record "${args[@]}" -o "$base.eltrace" -- "${RUN[@]}" "$plain" "$arg" >"$base.out" 2>&1 ||
             ! "$ELTRACE" report "$base.eltrace" --json --top 100000 >"$base.json" 2>>"$base.out"; then
             cat "$base.out" >&2
             printf 'FAIL %s %s: eltrace failed\n' "$p" "$mode"

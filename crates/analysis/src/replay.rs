@@ -35,6 +35,9 @@ pub(crate) struct Replay {
     suspend_leaves: bool,
     /// Iterators' enumerations.
     iters: Iterators,
+    /// `(thread, function)`: runtime-async frames of unknown role waiting for their thread's
+    /// next event (see `link::resolve_elsewhere`).
+    unresolved: Vec<(u32, u32)>,
 }
 
 impl Replay {
@@ -64,6 +67,7 @@ impl Replay {
             suspend_leaves: self.suspend_leaves,
             thread,
             iters: &mut self.iters,
+            unresolved: &mut self.unresolved,
         };
         (st, cx)
     }
@@ -77,26 +81,72 @@ impl Replay {
         batch: &mut Batch<'_>,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        let (st, mut cx) = self.thread(tables, stats, thread);
-        let cx = &mut cx;
-        while let Some((ns, item)) = batch.next_item() {
-            match item {
-                Item::Event(e) => step(st, cx, sink, &e, ns, batch.ahead())?,
-                Item::Dropped(count) => {
-                    let at = st.last_ns;
-                    let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
-                    st.after_completion = None;
-                    st.last_left = None;
-                    cx.stats.count(thread, Count::Lost, lost);
-                    sink.dropped(cx.tables, thread, at, count)
-                        .map_err(AnalysisError::Sink)?;
+        // An Enter that may decide another thread's frame of unknown role (rare) leaves the
+        // inner loop, whose borrows of the thread's state end there, and is replayed after.
+        let mut next = batch.next_item();
+        while next.is_some() {
+            let (st, mut cx) = self.thread(tables, stats, thread);
+            let cx = &mut cx;
+            while let Some((ns, item)) = next {
+                if let Item::Event(e) = &item {
+                    let other = |&(t, f): &(u32, u32)| t != thread.0 && f == e.func.0;
+                    if e.kind == EventKind::Enter && cx.unresolved.iter().any(other) {
+                        break;
+                    }
                 }
+                replay_item(st, cx, sink, ns, item, batch.ahead())?;
+                next = batch.next_item();
+            }
+            if let Some((ns, item)) = next {
+                if let Item::Event(e) = &item {
+                    self.resolve_elsewhere(tables, stats, thread, e, batch.ahead());
+                }
+                let (st, mut cx) = self.thread(tables, stats, thread);
+                replay_item(st, &mut cx, sink, ns, item, batch.ahead())?;
+                next = batch.next_item();
             }
         }
-        if let Some(ts) = cx.stats.threads.get_mut(thread.0) {
-            ts.last_ns = st.last_ns;
+        let last_ns = self.states.get(thread.0).map_or(0, |st| st.last_ns);
+        if let Some(ts) = stats.threads.get_mut(thread.0) {
+            ts.last_ns = last_ns;
         }
         Ok(())
+    }
+
+    /// Before thread `thread` replays Enter `e` (its next events `ahead`): other threads'
+    /// top frames of `e`'s function whose role waits for their next event are decided by
+    /// this one (`link::resolve_elsewhere`). Entries of frames decided since are dropped.
+    #[cold]
+    fn resolve_elsewhere(
+        &mut self,
+        tables: &mut Tables,
+        stats: &mut Stats,
+        thread: ThreadIdx,
+        e: &Event,
+        ahead: Ahead<'_>,
+    ) {
+        let waiting = std::mem::take(&mut self.unresolved);
+        let mut keep = Vec::with_capacity(waiting.len());
+        for (t, f) in waiting {
+            let open = self
+                .states
+                .get(t)
+                .and_then(|st| st.stack.last())
+                .is_some_and(|o| o.unresolved && o.func == f);
+            if !open {
+                continue;
+            }
+            if t == thread.0 || f != e.func.0 {
+                keep.push((t, f));
+                continue;
+            }
+            let (st, mut cx) = self.thread(tables, stats, ThreadIdx(t));
+            if !link::resolve_elsewhere(st, &mut cx, e, ahead) {
+                keep.push((t, f));
+            }
+        }
+        keep.append(&mut self.unresolved);
+        self.unresolved = keep;
     }
 
     /// At the end of the trace (its last timestamp `last`): closes every thread's frames
@@ -115,11 +165,12 @@ impl Replay {
             let (st, mut cx) = self.thread(tables, stats, ThreadIdx(k));
             let cx = &mut cx;
             link::resolve_at_end(st, cx);
-            // A segment whose call went on elsewhere suspended: it and the frames above it
-            // ended with the thread's last activity.
+            // A segment whose call went on elsewhere suspended: it, the frames above it and
+            // the callers that awaited it ended with the thread's last activity.
             if let Some(i) = link::lowest_stale(st, cx) {
                 let at = st.last_ns;
-                reveal_above(st, cx, sink, i, at)?;
+                let keep = link::suspended_callers(st, cx, i);
+                reveal_above(st, cx, sink, keep, at)?;
             }
             let open = close_all(st, cx, sink, last, EndKind::OpenAtEnd)?;
             cx.stats.count(ThreadIdx(k), Count::OpenAtEnd, open);
@@ -132,6 +183,30 @@ impl Replay {
             thread: 0,
         });
         Ok(())
+    }
+}
+
+/// One queued item of a thread (an event or a drop) at `ns`; `ahead` holds the thread's next
+/// events already read.
+fn replay_item<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    ns: u64,
+    item: Item,
+    ahead: Ahead<'_>,
+) -> Result<(), AnalysisError> {
+    match item {
+        Item::Event(e) => step(st, cx, sink, &e, ns, ahead),
+        Item::Dropped(count) => {
+            let at = st.last_ns;
+            let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
+            st.after_completion = None;
+            st.last_left = None;
+            cx.stats.count(cx.thread, Count::Lost, lost);
+            sink.dropped(cx.tables, cx.thread, at, count)
+                .map_err(AnalysisError::Sink)
+        }
     }
 }
 
@@ -157,14 +232,15 @@ fn step<S: FrameSink + ?Sized>(
     let before = st.last_ns;
     st.last_ns = ns;
     if st.stack.last().is_some_and(|o| o.unresolved) {
-        link::resolve_top(st, cx, e);
+        link::resolve_top(st, cx, e, ahead.events(), None, None);
     }
     let after_completion = st.after_completion.take();
     st.last_left = None;
     match e.kind {
         EventKind::Enter => {
             if let Some(i) = link::lowest_stale(st, cx) {
-                reveal_above(st, cx, sink, i, before)?;
+                let keep = link::suspended_callers(st, cx, i);
+                reveal_above(st, cx, sink, keep, before)?;
             }
             if link::dispatched_below_segments(st, cx, e, ahead) {
                 reveal_above(st, cx, sink, 0, before)?;
@@ -180,7 +256,7 @@ fn step<S: FrameSink + ?Sized>(
                 }
                 None => None,
             };
-            enter(st, cx, e, ns, after_completion, prefer);
+            enter(st, cx, e, ns, after_completion, prefer, ahead);
         }
         EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
             if e.sp != 0 {
@@ -297,12 +373,13 @@ fn enter(
     ns: u64,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
+    ahead: Ahead<'_>,
 ) {
     let parent_node = st.stack.last().and_then(|o| o.node);
     let node = cx.stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
     st.push(e.func.0, ns, e.sp, node);
     cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
-    link::entered(st, cx, e, after_completion, prefer);
+    link::entered(st, cx, e, after_completion, prefer, ahead);
     let (mut env, roles) = iter_env(cx);
     iterators::entered(st, &mut env, e.func.0, ns, |r| roles.machine_kind(r));
 }

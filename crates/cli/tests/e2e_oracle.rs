@@ -4,11 +4,10 @@
 //! `calls` in `eltrace report --json` of a plain run with the instrumented run's counts
 //! (tests/oracle/README.md).
 //!
-//! Every classic program of the corpus must be exact in both modes. The `runtime-async`
-//! program (the `async` program compiled with runtime async) runs too, but its counts are
-//! allowed to differ while eltrace's runtime-async linking is not exact (the README's "Known
-//! mismatches"): a mismatch there is printed, not failed. It must still run: a failed
-//! instrumented run, a failed `eltrace`, or a dropped event fails the test in every program.
+//! Every program of the corpus must be exact in both modes on .NET 10, the `runtime-async`
+//! program (the `async` program compiled with runtime async) included, and `runtime-async`
+//! also on .NET 11.0.0 when the run selects it (`ELTRACE_TEST_RUNTIMES`). A failed
+//! instrumented run, a failed `eltrace`, or a dropped event fails the test as well.
 
 mod common;
 
@@ -18,9 +17,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::processes::{ChildGuard, TempDir, eltrace, profiler_library, repo_root};
+use common::runtimes::Runtime;
 
-/// The corpus's classic programs (tests/oracle/Corpus/Program.cs); each must be exact.
-const CLASSIC: &[&str] = &[
+/// The corpus's programs (tests/oracle/Corpus/Program.cs, and `runtime-async`); each must be
+/// exact.
+const PROGRAMS: &[&str] = &[
     "recursion",
     "json",
     "interp",
@@ -30,15 +31,16 @@ const CLASSIC: &[&str] = &[
     "lambdas",
     "async",
     "tailrec",
+    "runtime-async",
 ];
 
-/// The program whose counts may differ for now (runtime-async linking, issue #13 item 3).
-const ALLOWED_TO_DIFFER: &str = "runtime-async";
+/// The program that also runs on .NET 11.0.0.
+const ON_NET11: &str = "runtime-async";
 
 const MODES: &[&str] = &["fast", "slow"];
 
 /// The build (the tool and two compilations of the corpus, Mono.Cecil restored from NuGet)
-/// and 2 × 10 recordings, on a loaded machine.
+/// and 2 × 10 recordings, on a loaded machine (per runtime).
 const TIMEOUT: Duration = Duration::from_secs(900);
 
 /// One program's result in one mode, as run.sh printed it.
@@ -87,48 +89,47 @@ fn parse(stdout: &str) -> BTreeMap<(String, String), Outcome> {
     results
 }
 
-/// Whether a failed comparison only says that counts differ: every detail line a mismatch
-/// or the comparison's summary with no dropped event (not an invalid run, not a failure to
-/// record or report).
-fn only_count_mismatches(o: &Outcome) -> bool {
-    let mut details = o.text.lines().skip(1).peekable();
-    details.peek().is_some()
-        && details.all(|l| {
-            l.starts_with("MISMATCH\t")
-                || (l.starts_with("oracle: ") && l.ends_with(", dropped events 0"))
-        })
-}
-
-#[test]
-fn oracle_corpus_counts_match_in_fast_and_slow_mode() {
-    profiler_library();
-    let dir = TempDir::new("oracle");
-    let out = dir.path().join("run.stdout");
-    let err = dir.path().join("run.stderr");
+/// Runs tests/oracle/run.sh for `programs` (all when empty) on .NET `runtime` in the fast and
+/// slow path, in a directory of its own; returns its outcomes and the run's output (for
+/// messages).
+fn run_oracle(
+    dir: &TempDir,
+    runtime: u32,
+    programs: &[&str],
+) -> (BTreeMap<(String, String), Outcome>, String) {
+    let base = dir.path().join(format!("net{runtime}"));
+    fs::create_dir_all(&base).expect("output directory");
+    let out = base.join("run.stdout");
+    let err = base.join("run.stderr");
     let mut cmd = Command::new("bash");
     cmd.arg(repo_root().join("tests/oracle/run.sh"))
+        .args(programs)
         .env("ELTRACE", eltrace())
-        .env("ORACLE_OUT", dir.path().join("out"))
+        .env("ORACLE_OUT", base.join("out"))
         .env("ORACLE_MODES", MODES.join(" "))
+        .env("ORACLE_RUNTIME", runtime.to_string())
         .env_remove("ELTRACE_HOOKS")
         .env_remove("ELTRACE_BUFFER_EVENTS")
         .env_remove("ELTRACE_LOSSY")
         .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
         .env("DOTNET_NOLOGO", "1")
         .env("DOTNET_SKIP_FIRST_TIME_EXPERIENCE", "1")
-        .current_dir(dir.path())
+        .current_dir(&base)
         .stdin(Stdio::null())
         .stdout(fs::File::create(&out).expect("stdout file"))
         .stderr(fs::File::create(&err).expect("stderr file"));
     let status = ChildGuard::spawn(&mut cmd).wait(TIMEOUT, "tests/oracle/run.sh");
     let stdout = fs::read_to_string(&out).unwrap_or_default();
     let stderr = fs::read_to_string(&err).unwrap_or_default();
-    let results = parse(&stdout);
-    let context = format!("run.sh ({status}) stdout:\n{stdout}\nstderr:\n{stderr}");
+    let context =
+        format!("run.sh on .NET {runtime} ({status}) stdout:\n{stdout}\nstderr:\n{stderr}");
+    (parse(&stdout), context)
+}
 
-    // Every classic program ran in both modes and matched exactly; nothing else failed.
+/// Every one of `programs` ran in both modes and matched exactly; nothing else failed.
+fn assert_exact(results: &BTreeMap<(String, String), Outcome>, programs: &[&str], context: &str) {
     let mut expected: BTreeSet<(String, String)> = BTreeSet::new();
-    for program in CLASSIC.iter().chain([&ALLOWED_TO_DIFFER]) {
+    for program in programs {
         for mode in MODES {
             expected.insert((program.to_string(), mode.to_string()));
         }
@@ -138,31 +139,27 @@ fn oracle_corpus_counts_match_in_fast_and_slow_mode() {
         .filter(|k| !results.contains_key(*k))
         .collect();
     assert!(missing.is_empty(), "no result for {missing:?}; {context}");
-    let mut allowed = Vec::new();
-    for ((program, mode), o) in &results {
-        if o.ok {
-            continue;
-        }
-        if program == ALLOWED_TO_DIFFER && only_count_mismatches(o) {
-            allowed.push(format!("{program} {mode}:\n{}", o.text));
-            continue;
-        }
-        panic!("{program} {mode} is not exact:\n{}\n\n{context}", o.text);
-    }
-    let exact = results.values().filter(|o| o.ok).count();
-    assert!(
-        exact >= CLASSIC.len() * MODES.len(),
-        "exact comparisons: {exact}; {context}"
-    );
-    // Visible with --nocapture (and in a failure's output): what differed but is allowed.
-    if allowed.is_empty() {
-        eprintln!("oracle: {exact} comparisons exact, {ALLOWED_TO_DIFFER} included");
-    } else {
-        eprintln!(
-            "oracle: {exact} comparisons exact; ALLOWED TO DIFFER (runtime-async linking is not \
-             exact yet, tests/oracle/README.md \"Known mismatches\"):\n{}",
-            allowed.join("\n")
+    for ((program, mode), o) in results {
+        assert!(
+            o.ok,
+            "{program} {mode} is not exact:\n{}\n\n{context}",
+            o.text
         );
+    }
+    assert_eq!(results.len(), expected.len(), "{context}");
+}
+
+#[test]
+fn oracle_corpus_counts_match_in_fast_and_slow_mode() {
+    profiler_library();
+    let dir = TempDir::new("oracle");
+    let (results, context) = run_oracle(&dir, 10, &[]);
+    assert_exact(&results, PROGRAMS, &context);
+    eprintln!("oracle: {} comparisons exact on .NET 10", results.len());
+    if Runtime::Net11.selected() {
+        let (results, context) = run_oracle(&dir, 11, &[ON_NET11]);
+        assert_exact(&results, &[ON_NET11], &context);
+        eprintln!("oracle: {ON_NET11} exact in both modes on .NET 11.0.0");
     }
 }
 
@@ -186,10 +183,8 @@ mod parsing {
         let get = |p: &str, m: &str| &r[&(p.to_string(), m.to_string())];
         assert!(get("json", "fast").ok);
         assert!(!get("runtime-async", "slow").ok);
-        assert!(only_count_mismatches(get("runtime-async", "slow")));
         assert!(!get("threads", "*").ok);
-        assert!(!only_count_mismatches(get("threads", "*")));
-        assert!(!only_count_mismatches(get("json", "slow")));
+        assert!(!get("json", "slow").ok);
         assert_eq!(r.len(), 4);
     }
 }

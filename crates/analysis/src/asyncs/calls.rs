@@ -44,6 +44,9 @@ pub struct Logical {
     pub thread: u32,
     /// Logical calls this one made (its async callees).
     pub callees: Vec<u64>,
+    /// A callee of it ended by an exception, which may pass this call without resuming it
+    /// (to its caller's handler): it no longer holds its caller (see [`Calls::pick`]).
+    pub callee_threw: bool,
     pub enter_value: Option<u32>,
     pub leave_value: Option<u32>,
 }
@@ -70,10 +73,20 @@ pub struct Calls {
     suspended: FxHashMap<u32, std::collections::VecDeque<u64>>,
     /// Per function: calls whose last segment ended with a Leave that may be a suspension.
     left_open: FxHashMap<u32, Vec<u64>>,
+    /// Per function: how many of its calls are live.
+    live_per_func: FxHashMap<u32, u32>,
     /// Distances between two stack pointers at which one thread's dispatchers resumed
     /// runtime-async variants (e.g. the thread pool's and the timer queue's). Thread-pool
     /// threads run the same code, so a distance seen on one holds on the others.
     pub dispatch_deltas: Vec<u64>,
+    /// Where in a page of the stack (`sp % STACK_PAGE`) a dispatcher resumed a variant with
+    /// nothing below it, on any thread: thread-pool threads run the same code from stacks
+    /// laid out alike (each a whole number of pages), so their dispatch stack pointers agree
+    /// there, e.g. 0x…3b0 for the timer queue's resumes on every pool thread of .NET 10.
+    dispatch_offsets: Vec<u64>,
+    /// How far below a runtime-async thunk's stack pointer it entered its variant (the
+    /// thunks' frame sizes: small, the runtime makes them alike).
+    thunk_deltas: Vec<u64>,
     /// Per function: how far below a frame's stack pointer its direct callees entered (a
     /// method's frame size; a few values, e.g. before and after tiered recompilation).
     call_deltas: FxHashMap<u32, Vec<u64>>,
@@ -81,6 +94,12 @@ pub struct Calls {
 
 /// How many call distances are kept per function.
 const CALL_DELTAS: usize = 4;
+
+/// How many callees a call notes before it forgets those that are over.
+const CALLEES: usize = 16;
+
+/// The page size that [`Calls::dispatch_offsets`] are taken in.
+const STACK_PAGE: u64 = 0x1000;
 
 /// How many dispatch distances are kept.
 const DISPATCH_DELTAS: usize = 16;
@@ -95,6 +114,40 @@ impl Calls {
             self.dispatch_deltas.remove(0);
         }
         self.dispatch_deltas.push(delta);
+    }
+
+    /// Notes that a thunk entered its variant `delta` bytes below its stack pointer.
+    pub fn note_thunk_delta(&mut self, delta: u64) {
+        if delta == 0 || self.thunk_deltas.contains(&delta) {
+            return;
+        }
+        if self.thunk_deltas.len() == DISPATCH_DELTAS {
+            self.thunk_deltas.remove(0);
+        }
+        self.thunk_deltas.push(delta);
+    }
+
+    /// Whether a thunk entered its variant `delta` bytes below it before; `None` when no
+    /// thunk was seen to.
+    pub fn thunk_delta_seen(&self, delta: u64) -> Option<bool> {
+        (!self.thunk_deltas.is_empty()).then(|| self.thunk_deltas.contains(&delta))
+    }
+
+    /// Notes a stack pointer where a dispatcher resumed a variant with nothing below it.
+    pub fn note_dispatch_offset(&mut self, sp: u64) {
+        let off = sp % STACK_PAGE;
+        if sp == 0 || self.dispatch_offsets.contains(&off) {
+            return;
+        }
+        if self.dispatch_offsets.len() == DISPATCH_DELTAS {
+            self.dispatch_offsets.remove(0);
+        }
+        self.dispatch_offsets.push(off);
+    }
+
+    /// Whether `sp` lies where some thread's dispatcher resumed a variant, within a page.
+    pub fn at_dispatch_offset(&self, sp: u64) -> bool {
+        sp != 0 && self.dispatch_offsets.contains(&(sp % STACK_PAGE))
     }
 
     /// Notes that a direct call from `func` entered `delta` bytes below its frame's sp.
@@ -122,9 +175,10 @@ impl Calls {
     pub fn start(&mut self, func: u32, caller: Option<u64>, ns: u64) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
-        if let Some(c) = caller.and_then(|c| self.live.get_mut(&c)) {
-            c.callees.push(id);
+        if let Some(c) = caller {
+            self.add_callee(c, id);
         }
+        *self.live_per_func.entry(func).or_default() += 1;
         self.live.insert(
             id,
             Logical {
@@ -139,11 +193,29 @@ impl Calls {
                 started: 0,
                 thread: u32::MAX,
                 callees: Vec::new(),
+                callee_threw: false,
                 enter_value: None,
                 leave_value: None,
             },
         );
         id
+    }
+
+    /// Notes `callee` as a call that `caller` made; forgets callees that are over once
+    /// there are many (a caller whose callees complete without suspending is not resumed).
+    fn add_callee(&mut self, caller: u64, callee: u64) {
+        let n = match self.live.get(&caller) {
+            Some(l) => l.callees.len(),
+            None => return,
+        };
+        if n >= CALLEES && n.is_power_of_two() {
+            let mut v = std::mem::take(&mut self.live.get_mut(&caller).expect("live").callees);
+            v.retain(|c| self.live.contains_key(c));
+            self.live.get_mut(&caller).expect("live").callees = v;
+        }
+        if let Some(l) = self.live.get_mut(&caller) {
+            l.callees.push(callee);
+        }
     }
 
     pub fn park_suspended(&mut self, id: u64) {
@@ -196,33 +268,74 @@ impl Calls {
         Some(prev)
     }
 
-    /// The waiting call a resume of `func` continues when nothing names it: the oldest call
-    /// that certainly suspended, else the newest one that left open. `(id, ambiguous, how it
-    /// stood)`.
-    pub fn pick(&mut self, func: u32) -> Option<(u64, bool, CallState)> {
-        let from_suspended = self
-            .suspended
-            .get(&func)
-            .and_then(|q| q.front().map(|&id| (id, q.len() > 1)));
-        let (id, ambiguous) = match from_suspended {
-            Some(x) => x,
-            None => self
-                .left_open
-                .get(&func)
-                .and_then(|v| v.last().map(|&id| (id, v.len() > 1)))?,
-        };
+    /// Whether call `id` awaits a callee that is not over: a direct callee (a variant calls
+    /// another variant only to await it) still live, running, suspended or left open by a
+    /// Leave that may have been a suspension. Such a call resumes only after that callee is
+    /// over, or when an exception passes the callee by: a callee whose own callee ended by an
+    /// exception does not hold it (the exception may pass it to its caller's handler).
+    fn blocked(&self, id: u64) -> bool {
+        self.live.get(&id).is_some_and(|l| {
+            l.callees
+                .iter()
+                .any(|c| self.live.get(c).is_some_and(|x| !x.callee_threw))
+        })
+    }
+
+    /// Notes that call `id` ended by an exception: its caller may be passed by it.
+    pub fn note_threw(&mut self, id: u64) {
+        let caller = self.live.get(&id).and_then(|l| l.caller);
+        if let Some(c) = caller.and_then(|c| self.live.get_mut(&c)) {
+            c.callee_threw = true;
+        }
+    }
+
+    /// The call a resume of `func` on `thread` continues when nothing names it, `(id,
+    /// ambiguous, how it stood)`. The candidates, in this order: the oldest call that certainly
+    /// suspended, the newest one that left open, the oldest one whose latest segment is still
+    /// open on another thread (a resume here shows that segment suspended without a Leave
+    /// that thread has not shown yet: its next event would); first among those that await no
+    /// callee that is not over ([`Calls::blocked`]), then among all. `ambiguous` when the
+    /// chosen kind had more than one candidate.
+    ///
+    /// ```text
+    /// T0 enter  Chain  sp=0x3020   call 1 (depth 5) awaits call 2 (depth 4) ... call 6 (depth 0)
+    /// T1 enter  Chain  sp=0x63b0   the timer resumes call 6; it completes
+    /// T1 enter  Chain  sp=0x63b0   call 5 resumes after it, awaits a Yield: suspended, unseen
+    /// T2 enter  Chain  sp=0x5840   calls 1-4 are suspended, but each awaits a callee not
+    ///                              over: this resumes call 5, still open on T1
+    /// ```
+    pub fn pick(&mut self, func: u32, thread: u32) -> Option<(u64, bool, CallState)> {
+        let (id, ambiguous) = self
+            .pick_among(func, thread, true)
+            .or_else(|| self.pick_among(func, thread, false))?;
         let prev = self.take(id)?;
         Some((id, ambiguous, prev))
     }
 
-    /// A call of `func` whose latest segment is still open on a thread other than `thread`:
-    /// a resume here shows that segment suspended without a Leave that thread has not shown
-    /// yet (its next event would). The oldest such call; `(id, ambiguous)`.
-    pub fn pick_running_elsewhere(&self, func: u32, thread: u32) -> Option<(u64, bool)> {
+    /// Whether a resume of `func` on `thread` would find a call to continue.
+    pub fn resumable(&self, func: u32, thread: u32) -> bool {
+        self.pick_among(func, thread, false).is_some()
+    }
+
+    /// [`Calls::pick`]'s choice among the calls that await nothing (`free`) or among all.
+    fn pick_among(&self, func: u32, thread: u32, free: bool) -> Option<(u64, bool)> {
+        let ok = |id: &u64| !free || !self.blocked(*id);
+        if let Some(q) = self.suspended.get(&func) {
+            let mut c = q.iter().filter(|id| ok(id));
+            if let Some(&id) = c.next() {
+                return Some((id, c.next().is_some()));
+            }
+        }
+        if let Some(v) = self.left_open.get(&func) {
+            let mut c = v.iter().rev().filter(|id| ok(id));
+            if let Some(&id) = c.next() {
+                return Some((id, c.next().is_some()));
+            }
+        }
         let mut found: Option<u64> = None;
         let mut n = 0;
         for (&id, l) in &self.live {
-            if l.func == func && l.state == CallState::Running && l.thread != thread {
+            if l.func == func && l.state == CallState::Running && l.thread != thread && ok(&id) {
                 n += 1;
                 if found.is_none_or(|f| id < f) {
                     found = Some(id);
@@ -256,13 +369,24 @@ impl Calls {
     /// Removes a call that is known to be finished.
     pub fn finish(&mut self, id: u64) -> Option<Logical> {
         let _ = self.take(id);
-        self.live.remove(&id)
+        let l = self.live.remove(&id)?;
+        if let Some(n) = self.live_per_func.get_mut(&l.func) {
+            *n = n.saturating_sub(1);
+        }
+        Some(l)
+    }
+
+    /// Whether `func` has no live call (none running, waiting or left open): an Enter of its
+    /// variant can only be a first call.
+    pub fn none_live(&self, func: u32) -> bool {
+        self.live_per_func.get(&func).is_none_or(|&n| n == 0)
     }
 
     /// Removes and returns every call still known, in id order.
     pub fn drain(&mut self) -> Vec<(u64, Logical)> {
         self.suspended.clear();
         self.left_open.clear();
+        self.live_per_func.clear();
         let mut v: Vec<(u64, Logical)> = self.live.drain().collect();
         v.sort_unstable_by_key(|(id, _)| *id);
         v

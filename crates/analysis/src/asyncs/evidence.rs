@@ -36,6 +36,9 @@ pub(crate) struct Ctx<'a> {
     pub thread: ThreadIdx,
     /// The iterator model's enumerations (`iterators`).
     pub iters: &'a mut Iterators,
+    /// `(thread, function)`: top frames of runtime-async functions of unknown role whose
+    /// thread's next event was not read yet (see `link::entered`).
+    pub unresolved: &'a mut Vec<(u32, u32)>,
 }
 
 /// How many dispatch stack pointers a thread remembers.
@@ -148,10 +151,10 @@ pub(crate) fn dispatched_below_segments(
     if !all_segments {
         return false;
     }
-    let waiting = cx.calls.has_waiting(f);
     if is_dispatch_sp(st, e.sp, cx.calls) {
-        // Something to resume: a waiting call of f, or one whose segment is on this stack.
-        return waiting || st.stack.iter().any(|o| o.func == f);
+        // Something to resume: a waiting call of f, one still open on another thread, or one
+        // whose segment is on this stack.
+        return cx.calls.resumable(f, cx.thread.0) || st.stack.iter().any(|o| o.func == f);
     }
     // The top segment is of f itself, and f enters deeper than any direct call from f goes
     // (f's frame size, known from a direct callee that returned): it came through frames
@@ -162,16 +165,48 @@ pub(crate) fn dispatched_below_segments(
     // Where no call from f has returned yet, the thread's next events may show one (f's
     // frame size is the same in every frame of f of one compilation).
     if top.func != f {
-        return false;
+        return resumed_below_caller(cx, e, top, ahead);
     }
     if cx.calls.call_deltas(f).is_none() {
-        if let Some(d) = call_delta_ahead(e, ahead, f) {
+        if let Some(d) = call_delta_ahead(cx.calls, e, ahead, f) {
             cx.calls.note_call_delta(f, d);
         }
     }
     match cx.calls.call_deltas(f) {
         Some(d) => !d.contains(&(top.sp - e.sp)),
-        None => dispatch_sp_ahead(cx, e, ahead),
+        None => dispatch_sp_ahead(cx, e, ahead) || cx.calls.at_dispatch_offset(e.sp),
+    }
+}
+
+/// Rule (b) for a top segment of another method `g`: Enter `e` of variant `f` is deeper
+/// below it than any direct call from `g` goes (`g`'s frame size, from calls that returned
+/// into `g` or variants `g` certainly called, else from the thread's next events), and a
+/// call of `f` can be resumed: `e` came through frames without probes, a dispatcher's resume
+/// below `g`'s segment, which suspended. Measured on .NET 10 (the oracle's `runtime-async`):
+/// `RunAsync` awaits `Task.WhenAll` of 12 `Leaf`s (started through their thunks), and the
+/// timer queue resumes the `Leaf`s on the pool thread where `RunAsync`'s segment suspended,
+/// 0x490 below it, where `RunAsync`'s direct calls enter 0x430 below it. Without a known
+/// frame size of `g` the Enter stays a first call.
+///
+/// ```text
+/// T0 enter  RunAsync  sp=0x3450    (below: its thunk) a first call
+/// T0 enter  Chain     sp=0x3020    no Chain call live: a direct call, 0x430 below RunAsync
+/// T2 enter  RunAsync  sp=0x5840    a resume; it calls 12 Leaf thunks, awaits them, suspends
+/// T2 enter  Leaf      sp=0x53b0    0x490 below RunAsync, 12 Leaf calls suspended: a resume
+/// ```
+fn resumed_below_caller(cx: &mut Ctx<'_>, e: &Event, top: &Open, ahead: Ahead<'_>) -> bool {
+    let (f, g) = (e.func.0, top.func);
+    if !cx.calls.resumable(f, cx.thread.0) {
+        return false;
+    }
+    if cx.calls.call_deltas(g).is_none() {
+        if let Some(d) = call_delta_ahead(cx.calls, e, ahead, g) {
+            cx.calls.note_call_delta(g, d);
+        }
+    }
+    match cx.calls.call_deltas(g) {
+        Some(d) => !d.contains(&(top.sp - e.sp)),
+        None => cx.calls.at_dispatch_offset(e.sp),
     }
 }
 
@@ -211,16 +246,17 @@ fn dispatch_sp_ahead(cx: &mut Ctx<'_>, e: &Event, ahead: Ahead<'_>) -> bool {
 }
 
 /// In a thread's event `e` and its next events: a frame of `f` (an Enter of `f` at P) whose
-/// next event is an Enter of another method at Q below P, and that callee's Leave at Q before
-/// anything comes back up to P: a direct call from `f` that returned, `P - Q` below `f`'s
-/// stack pointer.
+/// next event is an Enter of another method at Q below P, and that callee's Leave at Q (or
+/// its Unwind) before anything comes back up to P: a direct call from `f` that returned (or
+/// threw), `P - Q` below `f`'s stack pointer. Measured: `Fails` resumed by the timer queue
+/// 0x50 below its own suspended segment, where it calls `Thrower` 0x70 deep, which throws.
 ///
 /// ```text
 /// T1 enter  L3  sp=0x3b0     in question: a recursion or a resume? (no call from L3 seen yet)
 /// T1 enter  L4  sp=0x290     queued next: L3 calls another method 0x120 below it
 /// T1 leave  L4  sp=0x290     which returns: L3's direct calls go 0x120 deep
 /// ```
-fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
+fn call_delta_ahead(calls: &Calls, e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
     let events: Vec<&Event> = std::iter::once(e)
         .chain(ahead.events().take(LOOK_AHEAD))
         .collect();
@@ -231,20 +267,25 @@ fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
         let Some(callee) = events.get(i + 1) else {
             break;
         };
-        // A deeper Enter of f itself is what is in question (a recursion or a resume).
+        // A deeper Enter of f itself is what is in question (a recursion or a resume), and
+        // so is one where a dispatcher resumes (a timer's resume of another method over a
+        // suspended segment of f would teach f a frame size it does not have).
         if callee.kind != EventKind::Enter
             || callee.sp == 0
             || callee.sp >= e.sp
             || callee.func.0 == f
+            || calls.at_dispatch_offset(callee.sp)
         {
             continue;
         }
         for later in &events[i + 2..] {
-            if later.kind == EventKind::Leave && later.sp == callee.sp && later.func == callee.func
-            {
+            let returned = later.kind == EventKind::Leave && later.sp == callee.sp;
+            // An exception ends the callee's frame too (Unwind events carry no sp).
+            let unwound = later.kind == EventKind::Unwind && later.sp == 0;
+            if (returned || unwound) && later.func == callee.func {
                 return Some(e.sp - callee.sp);
             }
-            if later.sp >= e.sp {
+            if later.sp != 0 && later.sp >= e.sp {
                 break;
             }
         }
@@ -254,6 +295,7 @@ fn call_delta_ahead(e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
 
 /// Remembers a dispatch stack pointer of a thread, and its distances to the others in `calls`.
 pub(crate) fn note_dispatch_sp(st: &mut ThreadState, sp: u64, calls: &mut Calls) {
+    calls.note_dispatch_offset(sp);
     if sp == 0 || st.dispatch_sps.contains(&sp) {
         return;
     }
@@ -371,7 +413,8 @@ pub(crate) fn ended_without_leave(cx: &mut Ctx<'_>, o: &Open) -> EndKind {
 /// Frame `callee` returned into `caller` (ended by `kind`): where it was a direct call that
 /// returned, its distance below its caller's stack pointer is a distance of the caller's
 /// direct calls (the caller's frame size). Not from a frame of the same method: that may be
-/// a resume below a suspended segment taken for a recursion.
+/// a resume below a suspended segment taken for a recursion; nor from a callee where some
+/// dispatcher resumes (see [`Calls::at_dispatch_offset`]): it may have been a resume too.
 ///
 /// ```text
 /// T0 enter  L3  sp=0x8eb0
@@ -384,6 +427,7 @@ pub(crate) fn note_returned_call(calls: &mut Calls, caller: &Open, callee: &Open
         && caller.sp > callee.sp
         && callee.sp != 0
         && caller.func != callee.func
+        && !calls.at_dispatch_offset(callee.sp)
     {
         calls.note_call_delta(caller.func, caller.sp - callee.sp);
     }

@@ -2,9 +2,10 @@
 //! suspended (docs/design.md "Async methods: segments and logical calls"). The replay calls
 //! them at a few points:
 //!
-//! - before an Enter is pushed: [`lowest_stale`], [`dispatched_below_segments`] and
-//!   [`stale_below`] find segments that suspended although the stack pointer did not show it
-//!   (the evidence is in `evidence`, re-exported here);
+//! - before an Enter is pushed: [`resolve_elsewhere`] decides other threads' frames of its
+//!   function whose role waits; [`lowest_stale`] (with [`suspended_callers`]),
+//!   [`dispatched_below_segments`] and [`stale_below`] find segments that suspended although
+//!   the stack pointer did not show it (the evidence is in `evidence`, re-exported here);
 //! - after the push: [`entered`] decides whether the segment starts a call or resumes one
 //!   (and which), [`resolve_top`] when the role of a runtime-async function waits for the
 //!   next event;
@@ -29,6 +30,7 @@ use super::calls::{CallState, Calls};
 use super::evidence::{initial_evidence, note_dispatch_sp};
 use super::roles::{Role, same_async_method};
 use crate::model::{EndKind, SegmentRef, Tables};
+use crate::reorder::Ahead;
 use crate::stack::{Completed, Open, ThreadState};
 use crate::stats::Stats;
 
@@ -40,7 +42,16 @@ pub(crate) use super::evidence::{
 // ---- Roles decided by the next event ----
 
 /// The top frame is a runtime-async function whose role was unknown: the event after its
-/// Enter decides. A thunk's next event is the Enter of its own variant.
+/// Enter (`e`, followed by `rest`) decides. A thunk's next event is the Enter of its own
+/// variant, which the thunk calls (below its stack pointer), and when the thunk's next events
+/// are known, the first of them at or above its stack pointer is its own Leave there (the
+/// variant returned, by suspending or completing, and so did the thunk). Another FunctionID
+/// of the same method entered next is not always the thunk's variant: e.g. the variants of
+/// two instantiations of a generic type's method (`AsyncBox<int>.GetAsync` and
+/// `AsyncBox<string>.GetAsync`, both awaited directly, so neither thunk is ever called), the
+/// one resumed by the timer queue after the other suspended, at or below it. A variant's
+/// segment starts or resumes a call; `after_completion` and `prefer` as for [`entered`]
+/// (none when `e` is the event being replayed).
 ///
 /// ```text
 /// T0 enter  X  sp=0x8f00     impl 0x2000, no role flag: unresolved
@@ -48,19 +59,20 @@ pub(crate) use super::evidence::{
 ///                            this one the variant (a first call)
 /// T0 leave  X  sp=0x8f00     (had anything else come next, the first X was the variant)
 /// ```
-pub(crate) fn resolve_top(st: &mut ThreadState, cx: &mut Ctx<'_>, e: &Event) {
+pub(crate) fn resolve_top<'e>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    e: &Event,
+    rest: impl Iterator<Item = &'e Event>,
+    after_completion: Option<Completed>,
+    prefer: Option<u64>,
+) {
     let Some(top) = st.stack.last() else {
         return;
     };
     let f = top.func;
-    let thunk = e.kind == EventKind::Enter
-        && match (
-            cx.tables.functions.get(FunctionIdx(f)),
-            cx.tables.functions.get(e.func),
-        ) {
-            (Some(a), Some(b)) => same_async_method(a, b),
-            _ => false,
-        };
+    let top_sp = top.sp;
+    let thunk = calls_own_variant(cx, f, top_sp, e, rest);
     if thunk {
         cx.roles.learn(&mut cx.tables.functions, f, Role::Thunk);
         cx.roles
@@ -71,8 +83,78 @@ pub(crate) fn resolve_top(st: &mut ThreadState, cx: &mut Ctx<'_>, e: &Event) {
         // A thunk is an ordinary frame: its call was not counted yet.
     } else {
         cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
-        classify_top(st, cx, e.sp, None, None);
+        classify_top(st, cx, top_sp, after_completion, prefer);
     }
+}
+
+/// Whether a frame of runtime-async `f` at `sp` of unknown role is its thunk, by the events
+/// that follow its Enter: `e`, then `rest` (see [`resolve_top`]).
+pub(crate) fn calls_own_variant<'e>(
+    cx: &Ctx<'_>,
+    f: u32,
+    sp: u64,
+    e: &Event,
+    rest: impl Iterator<Item = &'e Event>,
+) -> bool {
+    let below = e.sp == 0 || sp == 0 || e.sp < sp;
+    e.kind == EventKind::Enter
+        && below
+        && match (
+            cx.tables.functions.get(FunctionIdx(f)),
+            cx.tables.functions.get(e.func),
+        ) {
+            (Some(a), Some(b)) => same_async_method(a, b),
+            _ => false,
+        }
+        && match thunk_leaves_first(f, sp, rest) {
+            Some(leaves) => leaves,
+            // The events that would tell are not read yet: a thunk enters its variant at one
+            // of the distances thunks were seen to use, not e.g. 0x3b0 below like a timer's
+            // resume of another instantiation.
+            None => sp == 0 || e.sp == 0 || cx.calls.thunk_delta_seen(sp - e.sp) != Some(false),
+        }
+}
+
+/// Another thread enters runtime-async `f` (Enter `e`, then that thread's queued events
+/// `ahead`) while thread `st`'s top frame is one of `f` whose role waits for `st`'s next
+/// event. When this Enter shows `f` to be a variant, `st`'s frame is a variant segment as
+/// well, and it came first: it is classified now, so that a resume here finds its call.
+/// Measured on .NET 10: `AsyncBox<string>.GetAsync` (no role flag) called on T2, which had no
+/// further event for a while, and resumed by the timer queue on T1: counted as a call of its
+/// own, and T2's segment as another.
+///
+/// ```text
+/// T2 enter  GetAsync  sp=0x5140   unresolved, T2's next event not read yet
+/// T1 enter  GetAsync  sp=0x53b0   its next event is its Leave: a variant, so T2's frame too;
+/// T1 leave  GetAsync  sp=0x53b0   this resumes the call T2's segment started
+/// ```
+pub(crate) fn resolve_elsewhere(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    e: &Event,
+    ahead: Ahead<'_>,
+) -> bool {
+    let f = e.func.0;
+    let Some(top) = st.stack.last().filter(|o| o.unresolved && o.func == f) else {
+        return false;
+    };
+    let top_sp = top.sp;
+    let variant = match cx.roles.get(&cx.tables.functions, f) {
+        Role::Variant => true,
+        Role::Unresolved => {
+            let mut events = ahead.events().filter(|n| n.kind != EventKind::Value);
+            match events.next() {
+                Some(next) => !calls_own_variant(cx, f, e.sp, next, events),
+                None => false,
+            }
+        }
+        _ => false,
+    };
+    if variant {
+        cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
+        classify_top(st, cx, top_sp, None, None);
+    }
+    variant
 }
 
 /// At the end of the trace, a top frame whose role is still unknown: no event followed, and
@@ -85,11 +167,26 @@ pub(crate) fn resolve_at_end(st: &mut ThreadState, cx: &mut Ctx<'_>) {
     }
 }
 
+/// Whether the first of a frame's next events (`rest`) at or above its stack pointer `sp` is
+/// its own Leave there, as a thunk's is; `None` when the known events do not reach one.
+fn thunk_leaves_first<'e>(f: u32, sp: u64, rest: impl Iterator<Item = &'e Event>) -> Option<bool> {
+    if sp == 0 {
+        return None;
+    }
+    let next = rest
+        .take(LOOK_AHEAD)
+        .find(|n| n.kind != EventKind::Value && n.sp != 0 && n.sp >= sp)?;
+    Some(next.kind == EventKind::Leave && next.func.0 == f && next.sp == sp)
+}
+
+/// How many queued events [`thunk_leaves_first`] looks at.
+const LOOK_AHEAD: usize = 4096;
+
 // ---- Initial call or resume, and which call ----
 
 /// A frame of `e`'s function was just pushed for Enter `e`: a segment of an async method
 /// starts a logical call or resumes one (see [`classify_top`]); a runtime-async function of
-/// unknown role waits for the next event.
+/// unknown role is decided by the thread's next event (in `ahead`, else when it comes).
 #[inline(always)]
 pub(crate) fn entered(
     st: &mut ThreadState,
@@ -97,12 +194,20 @@ pub(crate) fn entered(
     e: &Event,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
+    ahead: Ahead<'_>,
 ) {
     match cx.roles.get(&cx.tables.functions, e.func.0) {
         Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion, prefer),
         Role::Unresolved => {
             if let Some(top) = st.stack.last_mut() {
                 top.unresolved = true;
+            }
+            // The thread's next event, when already read, decides at once: a resume of this
+            // segment's call on another thread, analysed before that event, finds the call.
+            let mut events = ahead.events().filter(|n| n.kind != EventKind::Value);
+            match events.next() {
+                Some(next) => resolve_top(st, cx, next, events, after_completion, prefer),
+                None => cx.unresolved.push((cx.thread.0, e.func.0)),
             }
         }
         Role::Plain | Role::Thunk => {}
@@ -141,8 +246,7 @@ fn classify_top(
     let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
     let resumed = match initial_caller {
         Some(_) => None,
-        None => link_resume(cx, f, sp, after_completion, prefer)
-            .or_else(|| cx.calls.pick_running_elsewhere(f, cx.thread.0)),
+        None => link_resume(cx, f, sp, after_completion, prefer),
     };
     if initial_caller.is_some() && role == Role::Variant {
         if let Some(p) = parent.filter(|p| p.func == f && p.sp > top_sp && top_sp != 0) {
@@ -154,6 +258,21 @@ fn classify_top(
             if unknown && only_segments && !cx.calls.has_waiting(f) {
                 cx.stats.function(f).ambiguous_calls += 1;
             }
+        }
+    }
+    if let (Some(None), Some(p), Role::Variant) = (initial_caller, parent, role) {
+        // Below it its own thunk: the thunk's frame size.
+        if p.sp > top_sp && top_sp != 0 {
+            cx.calls.note_thunk_delta(p.sp - top_sp);
+        }
+    }
+    if let (Some(Some(_)), Some(p)) = (initial_caller, parent) {
+        // A variant with no call that could be resumed is entered by a call: a direct call
+        // from the variant segment below, whose frame size it shows (see
+        // `dispatched_below_segments`). Not from a frame of the same method (a resume of a
+        // call lower on this stack is the case in question there).
+        if p.func != f && p.sp > top_sp && top_sp != 0 && cx.calls.none_live(f) {
+            cx.calls.note_call_delta(p.func, p.sp - top_sp);
         }
     }
     let (call, index, inferred) = match (initial_caller, resumed) {
@@ -237,7 +356,7 @@ fn link_resume(
             }
             (c.caller, false, cx.calls.take(c.caller)?)
         }
-        None => cx.calls.pick(f)?,
+        None => cx.calls.pick(f, cx.thread.0)?,
     };
     if prev == CallState::LeftOpen {
         // The Leave that ended its last segment was a suspension after all: no completion
@@ -367,6 +486,9 @@ pub(crate) fn end_segment(
             out.completion = false;
         }
         _ => {
+            if matches!(kind, EndKind::Unwind | EndKind::Catch) {
+                cx.calls.note_threw(seg.call);
+            }
             if let Some(l) = cx.calls.finish(seg.call) {
                 cx.stats.settle(cx.tables, l.summary(seg.call), false);
             }

@@ -9,6 +9,8 @@ mod asyncs;
 mod invariants;
 /// Iterators: enumerations, yields, and state machines told apart.
 mod iterators;
+/// Runtime-async patterns of the oracle's `runtime-async` program.
+mod oracle_async;
 /// Reading records: thread records, ticks, truncation, corruption, unknown functions.
 mod records;
 /// Many threads, interleaved chunks and the reorder queues.
