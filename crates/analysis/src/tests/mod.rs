@@ -11,6 +11,8 @@ mod invariants;
 mod iterators;
 /// Runtime-async patterns of the oracle's `runtime-async` program.
 mod oracle_async;
+/// Runtime-async patterns of the oracle's program: dispatch offsets and calls open elsewhere.
+mod oracle_async2;
 /// Reading records: thread records, ticks, truncation, corruption, unknown functions.
 mod records;
 /// Many threads, interleaved chunks and the reorder queues.
