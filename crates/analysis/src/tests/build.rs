@@ -70,15 +70,44 @@ pub fn flagged_trace(
     threads: &[&[(u64, EventKind, u32, u64)]],
     end: u64,
 ) -> Vec<u8> {
-    let t = TraceBuilder::new(TraceInfo::new(7)).functions(funcs.iter().map(
-        |&(m, token, impl_flags, flags)| {
+    flagged_trace_with(TraceInfo::new(7), funcs, threads, end)
+}
+
+/// [`flagged_trace`] with the trace's INFO record `info`.
+pub fn flagged_trace_with(
+    info: TraceInfo,
+    funcs: &[(&str, u32, u32, u32)],
+    threads: &[&[(u64, EventKind, u32, u64)]],
+    end: u64,
+) -> Vec<u8> {
+    let t =
+        TraceBuilder::new(info).functions(funcs.iter().map(|&(m, token, impl_flags, flags)| {
             Function::new("App.dll", "Ns.T", m)
                 .token(token)
                 .impl_flags(impl_flags)
                 .flags(FunctionFlags::HOOKED | flags)
-        },
-    ));
+        }));
     threads_and_end(t, threads, end)
+}
+
+/// One event of a synthetic thread: `(ts, kind, func, sp)`.
+pub type Ev = (u64, EventKind, u32, u64);
+
+/// Function flags of a runtime-async method's two FunctionIDs.
+pub const THUNK: u32 = FunctionFlags::ASYNC_THUNK;
+pub const VARIANT: u32 = FunctionFlags::ASYNC_VARIANT;
+
+/// No frame mismatched, vanished, or left with an unmatched Leave.
+pub fn assert_exact(a: &Analysis) {
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    assert_eq!(a.totals.mismatched_frames, 0);
+    assert_eq!(a.totals.vanished_frames, 0);
+}
+
+/// (calls, segments, suspensions, pending_at_end) of function `f`.
+pub fn async_counts(a: &Analysis, f: u32) -> (u64, u64, u64, u64) {
+    let s = fs(a, f);
+    (s.calls, s.segments, s.suspensions, s.pending_at_end)
 }
 
 /// Runtime-async `L3` (thunk 1, variant 2) called from sync `Run` (0), calling plain `L4`

@@ -4,31 +4,13 @@
 //! below a suspended caller's segment, two instantiations of a generic method's variant (no
 //! role flags), and the caller of a segment that went on elsewhere.
 
-use eltrace_trace::EventKind::{self, Catch, Enter, Leave, Throw, Unwind};
-use eltrace_trace::FunctionFlags;
+use eltrace_trace::EventKind::{Catch, Enter, Leave, Throw, Unwind};
 
 use super::build::*;
-use crate::*;
 
-type Ev = (u64, EventKind, u32, u64);
-
-const THUNK: u32 = FunctionFlags::ASYNC_THUNK;
-const VARIANT: u32 = FunctionFlags::ASYNC_VARIANT;
-
+/// The runtime-async patterns' traces all end at 100_000.
 fn trace(funcs: &[(&str, u32, u32, u32)], threads: &[&[Ev]]) -> Vec<u8> {
     flagged_trace(funcs, threads, 100_000)
-}
-
-fn exact(a: &Analysis) {
-    assert_eq!(a.totals.unmatched_leaves, 0);
-    assert_eq!(a.totals.mismatched_frames, 0);
-    assert_eq!(a.totals.vanished_frames, 0);
-}
-
-/// (calls, segments, suspensions, pending_at_end) of function `f`.
-fn counts(a: &Analysis, f: u32) -> (u64, u64, u64, u64) {
-    let s = fs(a, f);
-    (s.calls, s.segments, s.suspensions, s.pending_at_end)
 }
 
 /// `Chain(5)` awaits `Chain(4)` … awaits `Chain(0)`, which awaits a `Task.Delay`; each level
@@ -76,9 +58,14 @@ fn recursive_resume_skips_calls_that_await_a_callee() {
     }
     t2.extend([(400, Enter, 2, 0x5840), (410, Leave, 2, 0x5840)]);
     let a = run(&trace(&funcs, &[main, t1, &t2]));
-    exact(&a);
-    assert_eq!(counts(&a, 3), (6, 17, 11, 0), "Chain {:?}", fs(&a, 3));
-    assert_eq!(counts(&a, 2), (1, 2, 1, 0), "RunAsync {:?}", fs(&a, 2));
+    assert_exact(&a);
+    assert_eq!(async_counts(&a, 3), (6, 17, 11, 0), "Chain {:?}", fs(&a, 3));
+    assert_eq!(
+        async_counts(&a, 2),
+        (1, 2, 1, 0),
+        "RunAsync {:?}",
+        fs(&a, 2)
+    );
 }
 
 /// `RunAsync` (resumed on a pool thread at 0x5840) starts 3 `Leaf`s through their thunks
@@ -140,17 +127,22 @@ fn timer_resumes_below_a_suspended_caller() {
     let tail: &[Ev] = &[(400, Enter, 2, 0x4d90), (410, Leave, 2, 0x4d90)];
     let events = [pool.as_slice(), &resumes, tail].concat();
     let a = run(&trace(&funcs, &[main, &events]));
-    exact(&a);
-    assert_eq!(counts(&a, 6), (3, 6, 3, 0), "Leaf {:?}", fs(&a, 6));
-    assert_eq!(counts(&a, 2), (1, 3, 2, 0), "RunAsync {:?}", fs(&a, 2));
-    assert_eq!(counts(&a, 3), (1, 2, 1, 0), "Chain {:?}", fs(&a, 3));
+    assert_exact(&a);
+    assert_eq!(async_counts(&a, 6), (3, 6, 3, 0), "Leaf {:?}", fs(&a, 6));
+    assert_eq!(
+        async_counts(&a, 2),
+        (1, 3, 2, 0),
+        "RunAsync {:?}",
+        fs(&a, 2)
+    );
+    assert_eq!(async_counts(&a, 3), (1, 2, 1, 0), "Chain {:?}", fs(&a, 3));
 
     // RunAsync awaits a fourth Leaf directly, 0x430 below it, while 3 wait: a call.
     let direct: &[Ev] = &[(300, Enter, 6, 0x5410), (310, Leave, 6, 0x5410)];
     let tail: &[Ev] = &[(320, Leave, 2, 0x5840)];
     let events = [pool.as_slice(), direct, tail].concat();
     let a = run(&trace(&funcs, &[main, &events]));
-    exact(&a);
+    assert_exact(&a);
     let leaf = fs(&a, 6);
     assert_eq!((leaf.calls, leaf.segments), (4, 4), "Leaf {leaf:?}");
 }
@@ -202,24 +194,34 @@ fn two_instantiations_of_a_variant_are_no_thunk_and_variant() {
         (410, Leave, 6, 0x68f0),
     ];
     let a = run(&trace(&funcs, &[main, t1, t2]));
-    exact(&a);
-    assert_eq!(counts(&a, 3), (1, 2, 1, 0), "GetAsync<int> {:?}", fs(&a, 3));
+    assert_exact(&a);
     assert_eq!(
-        counts(&a, 4),
+        async_counts(&a, 3),
+        (1, 2, 1, 0),
+        "GetAsync<int> {:?}",
+        fs(&a, 3)
+    );
+    assert_eq!(
+        async_counts(&a, 4),
         (1, 2, 1, 0),
         "GetAsync<string> {:?}",
         fs(&a, 4)
     );
-    assert_eq!(counts(&a, 2), (1, 4, 3, 0), "Shapes {:?}", fs(&a, 2));
-    assert_eq!(counts(&a, 5), (1, 2, 1, 0), "Echo {:?}", fs(&a, 5));
+    assert_eq!(async_counts(&a, 2), (1, 4, 3, 0), "Shapes {:?}", fs(&a, 2));
+    assert_eq!(async_counts(&a, 5), (1, 2, 1, 0), "Echo {:?}", fs(&a, 5));
 
     // T1's later events are not known (the trace ends there): the distance decides. Shapes'
     // thunk entered its variant 0x40 below it; GetAsync<string>'s Enter is 0x3b0 below.
     let t1_short = &t1[..t1.len() - 2];
     let a = run(&trace(&funcs, &[main, t1_short, t2]));
-    assert_eq!(counts(&a, 3), (1, 2, 1, 0), "GetAsync<int> {:?}", fs(&a, 3));
     assert_eq!(
-        counts(&a, 4),
+        async_counts(&a, 3),
+        (1, 2, 1, 0),
+        "GetAsync<int> {:?}",
+        fs(&a, 3)
+    );
+    assert_eq!(
+        async_counts(&a, 4),
         (1, 2, 1, 0),
         "GetAsync<string> {:?}",
         fs(&a, 4)
@@ -271,12 +273,17 @@ fn caller_of_a_segment_that_went_on_elsewhere_suspended_too() {
         (230, Enter, 5, 0x67d0),
     ];
     let a = run(&trace(&funcs, &[main, t1, t2]));
-    exact(&a);
-    assert_eq!(counts(&a, 2), (1, 3, 2, 0), "RunAsync {:?}", fs(&a, 2));
-    assert_eq!(counts(&a, 3), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 3));
-    assert_eq!(counts(&a, 4), (1, 2, 1, 0), "Echo {:?}", fs(&a, 4));
-    assert_eq!(counts(&a, 5), (1, 2, 1, 0), "Get {:?}", fs(&a, 5));
-    assert_eq!(counts(&a, 6), (1, 2, 1, 0), "Pre {:?}", fs(&a, 6));
+    assert_exact(&a);
+    assert_eq!(
+        async_counts(&a, 2),
+        (1, 3, 2, 0),
+        "RunAsync {:?}",
+        fs(&a, 2)
+    );
+    assert_eq!(async_counts(&a, 3), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 3));
+    assert_eq!(async_counts(&a, 4), (1, 2, 1, 0), "Echo {:?}", fs(&a, 4));
+    assert_eq!(async_counts(&a, 5), (1, 2, 1, 0), "Get {:?}", fs(&a, 5));
+    assert_eq!(async_counts(&a, 6), (1, 2, 1, 0), "Pre {:?}", fs(&a, 6));
 }
 
 /// `Fails` (called by RunAsync on a pool thread) awaits a `Task.Delay` and suspends; the
@@ -319,9 +326,14 @@ fn timer_resume_just_below_its_own_segment_before_a_throw() {
         (280, Leave, 2, 0x73b0),
     ];
     let a = run(&trace(&funcs, &[main, pool]));
-    exact(&a);
-    assert_eq!(counts(&a, 3), (1, 2, 1, 0), "Fails {:?}", fs(&a, 3));
-    assert_eq!(counts(&a, 2), (1, 3, 2, 0), "RunAsync {:?}", fs(&a, 2));
+    assert_exact(&a);
+    assert_eq!(async_counts(&a, 3), (1, 2, 1, 0), "Fails {:?}", fs(&a, 3));
+    assert_eq!(
+        async_counts(&a, 2),
+        (1, 3, 2, 0),
+        "RunAsync {:?}",
+        fs(&a, 2)
+    );
 }
 
 /// `Throttled` starts 3 `One`s (through their thunks); each awaits a semaphore, then a
@@ -366,9 +378,14 @@ fn resume_at_another_pool_threads_dispatch_offset() {
         (270, Leave, 2, 0x6820),
     ];
     let a = run(&trace(&funcs, &[&main, t1, t2]));
-    exact(&a);
-    assert_eq!(counts(&a, 4), (3, 8, 5, 0), "One {:?}", fs(&a, 4));
-    assert_eq!(counts(&a, 2), (1, 2, 1, 0), "Throttled {:?}", fs(&a, 2));
+    assert_exact(&a);
+    assert_eq!(async_counts(&a, 4), (3, 8, 5, 0), "One {:?}", fs(&a, 4));
+    assert_eq!(
+        async_counts(&a, 2),
+        (1, 2, 1, 0),
+        "Throttled {:?}",
+        fs(&a, 2)
+    );
 }
 
 /// `GetAsync` (no role flag) is called on T2, which has no further event: its role waits
@@ -406,7 +423,12 @@ fn unresolved_frame_decided_by_another_threads_enter() {
         (130, Enter, 3, 0x5700),
     ];
     let a = run(&trace(&funcs, &[main, t1, t2]));
-    exact(&a);
-    assert_eq!(counts(&a, 3), (1, 2, 1, 0), "GetAsync {:?}", fs(&a, 3));
-    assert_eq!(counts(&a, 2), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 2));
+    assert_exact(&a);
+    assert_eq!(
+        async_counts(&a, 3),
+        (1, 2, 1, 0),
+        "GetAsync {:?}",
+        fs(&a, 3)
+    );
+    assert_eq!(async_counts(&a, 2), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 2));
 }

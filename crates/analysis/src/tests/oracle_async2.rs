@@ -2,31 +2,13 @@
 //! `oracle_async`: a frame size learnt from a dispatcher's resume taken for a call, and a
 //! resume at a dispatch stack pointer of a call still open on another thread.
 
-use eltrace_trace::EventKind::{self, Enter, Leave};
-use eltrace_trace::FunctionFlags;
+use eltrace_trace::EventKind::{Enter, Leave};
 
 use super::build::*;
-use crate::*;
 
-type Ev = (u64, EventKind, u32, u64);
-
-const THUNK: u32 = FunctionFlags::ASYNC_THUNK;
-const VARIANT: u32 = FunctionFlags::ASYNC_VARIANT;
-
+/// The runtime-async patterns' traces all end at 100_000.
 fn trace(funcs: &[(&str, u32, u32, u32)], threads: &[&[Ev]]) -> Vec<u8> {
     flagged_trace(funcs, threads, 100_000)
-}
-
-fn exact(a: &Analysis) {
-    assert_eq!(a.totals.unmatched_leaves, 0);
-    assert_eq!(a.totals.mismatched_frames, 0);
-    assert_eq!(a.totals.vanished_frames, 0);
-}
-
-/// (calls, segments, suspensions, pending_at_end) of function `f`.
-fn counts(a: &Analysis, f: u32) -> (u64, u64, u64, u64) {
-    let s = fs(a, f);
-    (s.calls, s.segments, s.suspensions, s.pending_at_end)
 }
 
 /// `Run` (main) calls `Throttled`, which starts 3 `One`s through their thunks, and `Shapes`,
@@ -87,11 +69,21 @@ fn no_frame_size_from_a_timer_resume_of_another_method() {
         (310, Leave, 2, 0x6820),
     ];
     let a = run(&trace(&funcs, &[&main, t1, t2]));
-    exact(&a);
-    assert_eq!(counts(&a, 4), (3, 8, 5, 0), "One {:?}", fs(&a, 4));
-    assert_eq!(counts(&a, 2), (1, 2, 1, 0), "Throttled {:?}", fs(&a, 2));
-    assert_eq!(counts(&a, 6), (1, 2, 1, 0), "Shapes {:?}", fs(&a, 6));
-    assert_eq!(counts(&a, 7), (1, 2, 1, 0), "GetAsync {:?}", fs(&a, 7));
+    assert_exact(&a);
+    assert_eq!(async_counts(&a, 4), (3, 8, 5, 0), "One {:?}", fs(&a, 4));
+    assert_eq!(
+        async_counts(&a, 2),
+        (1, 2, 1, 0),
+        "Throttled {:?}",
+        fs(&a, 2)
+    );
+    assert_eq!(async_counts(&a, 6), (1, 2, 1, 0), "Shapes {:?}", fs(&a, 6));
+    assert_eq!(
+        async_counts(&a, 7),
+        (1, 2, 1, 0),
+        "GetAsync {:?}",
+        fs(&a, 7)
+    );
 }
 
 /// .NET 10, slow path (1 run of 152): main calls `Throttled` (2 `One`s through their thunks)
@@ -153,10 +145,20 @@ fn resume_at_a_dispatch_sp_of_a_call_open_on_another_thread() {
         (370, Leave, 2, 0x6820),
     ];
     let a = run(&trace(&funcs, &[main, t1, t2]));
-    exact(&a);
-    assert_eq!(counts(&a, 7), (1, 2, 1, 0), "GetAsync {:?}", fs(&a, 7));
-    assert_eq!(counts(&a, 6), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 6));
-    assert_eq!(counts(&a, 4), (2, 5, 3, 0), "One {:?}", fs(&a, 4));
-    assert_eq!(counts(&a, 2), (1, 2, 1, 0), "Throttled {:?}", fs(&a, 2));
-    assert_eq!(counts(&a, 8), (1, 2, 1, 0), "Pre {:?}", fs(&a, 8));
+    assert_exact(&a);
+    assert_eq!(
+        async_counts(&a, 7),
+        (1, 2, 1, 0),
+        "GetAsync {:?}",
+        fs(&a, 7)
+    );
+    assert_eq!(async_counts(&a, 6), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 6));
+    assert_eq!(async_counts(&a, 4), (2, 5, 3, 0), "One {:?}", fs(&a, 4));
+    assert_eq!(
+        async_counts(&a, 2),
+        (1, 2, 1, 0),
+        "Throttled {:?}",
+        fs(&a, 2)
+    );
+    assert_eq!(async_counts(&a, 8), (1, 2, 1, 0), "Pre {:?}", fs(&a, 8));
 }

@@ -3,33 +3,15 @@
 //! thread pool's dispatch loop), .NET 11.0.0's variant Leaves (no suspension Leaves either),
 //! and the async variant of a method that is not async.
 
-use eltrace_trace::EventKind::{self, Catch, Enter, Leave, Throw, Unwind};
-use eltrace_trace::{FunctionFlags, TraceInfo};
+use eltrace_trace::EventKind::{Catch, Enter, Leave, Throw, Unwind};
+use eltrace_trace::TraceInfo;
 
 use super::build::*;
 use crate::*;
 
-type Ev = (u64, EventKind, u32, u64);
-
-const THUNK: u32 = FunctionFlags::ASYNC_THUNK;
-const VARIANT: u32 = FunctionFlags::ASYNC_VARIANT;
-
 /// A trace of `funcs` (method, token, impl flags, function flags) of `Ns.T` with `info`.
 fn trace_with(info: TraceInfo, funcs: &[(&str, u32, u32, u32)], threads: &[&[Ev]]) -> Vec<u8> {
-    let t =
-        TraceBuilder::new(info).functions(funcs.iter().map(|&(m, token, impl_flags, flags)| {
-            Function::new("App.dll", "Ns.T", m)
-                .token(token)
-                .impl_flags(impl_flags)
-                .flags(FunctionFlags::HOOKED | flags)
-        }));
-    threads_and_end(t, threads, 100_000)
-}
-
-fn exact(a: &Analysis) {
-    assert_eq!(a.totals.unmatched_leaves, 0);
-    assert_eq!(a.totals.mismatched_frames, 0);
-    assert_eq!(a.totals.vanished_frames, 0);
+    flagged_trace_with(info, funcs, threads, 100_000)
 }
 
 /// (calls, segments, suspensions, pending_at_end, ambiguous_calls) of function `f`.
@@ -92,7 +74,7 @@ fn osr_dispatcher_resumes_below_an_awaiting_caller() {
         (370, Leave, 2, 0x800),
     ];
     let a = run(&trace_with(TraceInfo::new(7), &funcs, &[main, pool]));
-    exact(&a);
+    assert_exact(&a);
     assert_eq!(counts(&a, 2), (1, 3, 2, 0, 0), "Loop {:?}", fs(&a, 2));
     assert_eq!(counts(&a, 3), (2, 4, 2, 0, 0), "Step {:?}", fs(&a, 3));
     assert_eq!(counts(&a, 4), (2, 8, 6, 0, 0), "Leaf {:?}", fs(&a, 4));
@@ -131,7 +113,7 @@ fn deeper_resume_over_its_own_segment_shown_by_the_next_events() {
     ];
     let pool = [head, completes].concat();
     let a = run(&trace_with(TraceInfo::new(7), &funcs, &[main, &pool]));
-    exact(&a);
+    assert_exact(&a);
     assert_eq!(counts(&a, 3), (1, 4, 3, 0, 0), "Spin {:?}", fs(&a, 3));
     assert_eq!(counts(&a, 2), (1, 2, 1, 0, 0), "Outer {:?}", fs(&a, 2));
     // It suspends once more, and the dispatcher resumes it at 0x800 again.
@@ -144,7 +126,7 @@ fn deeper_resume_over_its_own_segment_shown_by_the_next_events() {
     ];
     let pool = [head, suspends].concat();
     let a = run(&trace_with(TraceInfo::new(7), &funcs, &[main, &pool]));
-    exact(&a);
+    assert_exact(&a);
     assert_eq!(counts(&a, 3), (1, 5, 4, 0, 0), "Spin {:?}", fs(&a, 3));
     // A recursion: the deeper frame returns into the segment below, which goes on and
     // completes at its own sp. No evidence of a dispatcher: a call, flagged.
@@ -244,7 +226,7 @@ fn async_variant_of_a_method_that_is_not_async() {
         (150, Leave, 2, 0x840),
     ];
     let a = run(&trace_with(TraceInfo::new(7), &funcs, &[main, pool]));
-    exact(&a);
+    assert_exact(&a);
     assert_eq!(counts(&a, 3), (1, 2, 1, 0, 0), "Plain {:?}", fs(&a, 3));
     assert_eq!((fs(&a, 4).calls, fs(&a, 4).suspensions), (1, 0));
     assert_eq!(counts(&a, 2), (1, 2, 1, 0, 0), "Outer {:?}", fs(&a, 2));
