@@ -6,21 +6,29 @@ use super::*;
 
 // ---- 3./4. Registers ---------------------------------------------------------------------
 
+/// The Enter and Leave counts the `path` hooks (`slow` or `fast`) reported; 0 when absent.
+fn hook_counts(o: &Observations, path: &str) -> (u64, u64) {
+    let count = |event: &str| o.num(&format!("{path}.{event}")).unwrap_or(0);
+    (count("enters"), count("leaves"))
+}
+
+/// "<exit>, results right|wrong, E Enter / L Leave <what>".
+fn program_observed(o: &Observations, e: u64, l: u64, what: &str) -> String {
+    format!(
+        "{}, results {}, {e} Enter / {l} Leave {what}",
+        o.exit_text(),
+        if o.program_ok() { "right" } else { "wrong" }
+    )
+}
+
 pub(super) fn regs_slow(o: &Observations) -> Row {
     const EXP: &str = "program correct although the WithInfo hooks overwrite RAX RCX RDX RSI \
                        RDI R8-R11 XMM0-15 (the runtime's stubs save what the JIT needs)";
     if let Some(why) = not_run(o) {
         return row("regs.slow.clobber-all", EXP, why, Verdict::Fail);
     }
-    let (e, l) = (
-        o.num("slow.enters").unwrap_or(0),
-        o.num("slow.leaves").unwrap_or(0),
-    );
-    let observed = format!(
-        "{}, results {}, {e} Enter / {l} Leave hooks",
-        o.exit_text(),
-        if o.program_ok() { "right" } else { "wrong" }
-    );
+    let (e, l) = hook_counts(o, "slow");
+    let observed = program_observed(o, e, l, "hooks");
     row(
         "regs.slow.clobber-all",
         EXP,
@@ -47,10 +55,7 @@ pub(super) fn regs_slow_async(o: &Observations) -> Row {
     if let Some(why) = not_run(o) {
         return row(NAME, EXP, why, Verdict::Fail);
     }
-    let (e, l) = (
-        o.num("slow.enters").unwrap_or(0),
-        o.num("slow.leaves").unwrap_or(0),
-    );
+    let (e, l) = hook_counts(o, "slow");
     if o.program_ok() && e > 0 {
         let observed = format!(
             "{}, results right, {e} Enter / {l} Leave hooks",
@@ -85,15 +90,8 @@ pub(super) fn regs_slow_async_rcx0(o: &Observations) -> Row {
     if let Some(why) = not_run(o) {
         return row(NAME, EXP, why, Verdict::Fail);
     }
-    let (e, l) = (
-        o.num("slow.enters").unwrap_or(0),
-        o.num("slow.leaves").unwrap_or(0),
-    );
-    let observed = format!(
-        "{}, results {}, {e} Enter / {l} Leave hooks",
-        o.exit_text(),
-        if o.program_ok() { "right" } else { "wrong" }
-    );
+    let (e, l) = hook_counts(o, "slow");
+    let observed = program_observed(o, e, l, "hooks");
     row(NAME, EXP, observed, pass_if(o.program_ok() && l > 0))
 }
 
@@ -103,15 +101,8 @@ pub(super) fn fast_trash(o: &Observations) -> Row {
     if let Some(why) = not_run(o) {
         return row("regs.fast.trash-sets", EXP, why, Verdict::Fail);
     }
-    let (e, l) = (
-        o.num("fast.enters").unwrap_or(0),
-        o.num("fast.leaves").unwrap_or(0),
-    );
-    let observed = format!(
-        "{}, results {}, {e} Enter / {l} Leave stubs",
-        o.exit_text(),
-        if o.program_ok() { "right" } else { "wrong" }
-    );
+    let (e, l) = hook_counts(o, "fast");
+    let observed = program_observed(o, e, l, "stubs");
     row(
         "regs.fast.trash-sets",
         EXP,
