@@ -15,7 +15,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::exports::{check_chrome, check_folded};
-use common::recording::{Hooks, Mode, Recording, record_in};
+use common::recording::{Hooks, Mode, Recording, record_correct, record_in};
 use common::report::{Report, string, uint};
 
 modes!(
@@ -473,22 +473,7 @@ fn selection_exclude_globs_drop_functions(mode: Mode) {
 /// that broke a register would make it compute wrong values and exit 1), with balanced
 /// stacks, and the given exact call counts.
 fn check_computing_scenario(mode: Mode, scenario: &str, calls: &[(&str, u64)]) -> Report {
-    let rec = record_in(mode, scenario, &[]);
-    assert_eq!(
-        rec.exit(),
-        0,
-        "exit status; stdout:\n{}\nstderr:\n{}",
-        rec.stdout,
-        rec.stderr
-    );
-    assert!(
-        rec.stdout
-            .contains(&format!("{scenario}: all results correct")),
-        "stdout: {}",
-        rec.stdout
-    );
-    let r = rec.report();
-    r.check_invariants(0, true);
+    let (_, r) = record_correct(mode, scenario, &[]);
     assert_normal_end(&r);
     for (name, n) in calls {
         assert_eq!(r.calls(name), *n, "calls of {name}");

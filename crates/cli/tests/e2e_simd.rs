@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::recording::{Hooks, Mode, record_in};
+use common::recording::{Hooks, Mode, record_correct};
 use common::report::uint;
 
 const S: &str = "Scenarios.SimdScenario";
@@ -22,21 +22,7 @@ const VECTOR_FUNCS: [&str; 6] = [
 ];
 
 fn simd(mode: Mode) {
-    let rec = record_in(mode, "simd", &[]);
-    assert_eq!(
-        rec.exit(),
-        0,
-        "stdout:\n{}\nstderr:\n{}",
-        rec.stdout,
-        rec.stderr
-    );
-    assert!(
-        rec.stdout.contains("simd: all results correct"),
-        "{}",
-        rec.stdout
-    );
-    let r = rec.report();
-    r.check_invariants(0, true);
+    let (rec, r) = record_correct(mode, "simd", &[]);
     assert_eq!(r.calls(&format!("{S}.Run")), 1);
     let diagnostics: Vec<&str> = r.trace()["diagnostics"]
         .as_array()

@@ -15,7 +15,7 @@ mod common;
 use std::process::Command;
 
 use common::processes::{eltrace, run_captured};
-use common::recording::{Mode, Recording, record_in};
+use common::recording::{Mode, Recording, record_correct};
 use common::report::{Report, string, uint};
 use common::runtimes::Runtime;
 use serde_json::Value;
@@ -42,22 +42,7 @@ const EXPECTED: &[(&str, [u64; 6])] = &[
 ];
 
 fn record(mode: Mode, args: &[&str]) -> (Recording, Report) {
-    let rec = record_in(mode, "iterators", args);
-    assert_eq!(
-        rec.exit(),
-        0,
-        "stdout:\n{}\nstderr:\n{}",
-        rec.stdout,
-        rec.stderr
-    );
-    assert!(
-        rec.stdout.contains("iterators: all results correct"),
-        "{}",
-        rec.stdout
-    );
-    let r = rec.report();
-    r.check_invariants(0, true);
-    (rec, r)
+    record_correct(mode, "iterators", args)
 }
 
 /// The MoveNext row of the iterator whose kickoff is `method`.
@@ -157,21 +142,7 @@ fn text_report_has_the_iterators_table(rt: Runtime) {
 /// (2 segments, 1 suspension each) and names the method as the trace names it; that method's
 /// own row has the same calls.
 fn async_shapes_exact(mode: Mode) {
-    let rec = record_in(mode, "async-shapes", &[]);
-    assert_eq!(
-        rec.exit(),
-        0,
-        "stdout:\n{}\nstderr:\n{}",
-        rec.stdout,
-        rec.stderr
-    );
-    assert!(
-        rec.stdout.contains("async-shapes: all results correct"),
-        "{}",
-        rec.stdout
-    );
-    let r = rec.report();
-    r.check_invariants(0, true);
+    let (_, r) = record_correct(mode, "async-shapes", &[]);
     let a = "Scenarios.AsyncShapesScenario";
     // (how the kickoff's name ends, logical calls)
     let shapes = [

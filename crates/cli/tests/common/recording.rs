@@ -182,6 +182,30 @@ pub fn record_in(mode: Mode, scenario: &str, record_args: &[&str]) -> Recording 
     record_app(mode, scenarios_dll(), scenario, record_args, &[])
 }
 
+/// Records `scenario` of tests/apps/Scenarios in `mode`: the program must exit 0 and print
+/// `<scenario>: all results correct` (a probe that broke a register or a value makes it
+/// compute wrong results); returns the recording and its report, whose invariants (balanced
+/// stacks, complete trace) are checked.
+pub fn record_correct(mode: Mode, scenario: &str, record_args: &[&str]) -> (Recording, Report) {
+    let rec = record_in(mode, scenario, record_args);
+    assert_eq!(
+        rec.exit(),
+        0,
+        "exit status; stdout:\n{}\nstderr:\n{}",
+        rec.stdout,
+        rec.stderr
+    );
+    assert!(
+        rec.stdout
+            .contains(&format!("{scenario}: all results correct")),
+        "stdout: {}",
+        rec.stdout
+    );
+    let r = rec.report();
+    r.check_invariants(0, true);
+    (rec, r)
+}
+
 /// Records `dotnet DLL scenario` in `mode` with extra `eltrace record` arguments and
 /// environment variables for the program.
 pub fn record_app(
