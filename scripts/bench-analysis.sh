@@ -37,6 +37,8 @@ if [ -z "$trace" ]; then
     rm -f "$trace"
     note "recording tests/apps/Web under $requests requests into $trace"
     coproc WEB { "$ELTRACE" record -o "$trace" --include '*' -- dotnet "$out/Web/Web.dll" 2>&1; }
+    # bash unsets WEB_PID once the coprocess has exited: keep it.
+    web_pid="$WEB_PID"
     url=""
     while read -r line <&"${WEB[0]}"; do
         case "$line" in listening=*) url="${line#listening=}"; break ;; esac
@@ -44,7 +46,7 @@ if [ -z "$trace" ]; then
     [ -n "$url" ] || die "the Web app did not start"
     dotnet "$out/Load/Load.dll" "$url/" --requests "$requests" --connections 8 --shutdown "$url/shutdown" >&2
     cat <&"${WEB[0]}" >&2 || true
-    wait "$WEB_PID" || die "recording failed"
+    wait "$web_pid" || die "recording failed"
 fi
 [ -f "$trace" ] || die "no trace at $trace"
 
