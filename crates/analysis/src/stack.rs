@@ -1,6 +1,7 @@
-//! A thread's shadow stack as data: its open frames ([`Open`]) with the counts that tell
-//! whether a frame is the outermost of its function and of its caller→callee pair (recursion
-//! is counted once), and what the replay remembers between two events of the thread
+//! A thread's shadow stack as data: its open frames ([`Open`]), each linked to the next frame
+//! of its function below it, which tells whether a frame is the outermost of its function
+//! and of its caller→callee pair (recursion is counted once); the indices of its async
+//! segment frames; and what the replay remembers between two events of the thread
 //! ([`ThreadState`]). The rules that push and pop frames are in `replay` and `asyncs::link`.
 //!
 //! ```text
@@ -11,26 +12,28 @@
 //! ```
 
 use crate::fxmap::FxHashMap;
-use crate::model::{CallNodeId, ROOT, SegmentRef, edge_key};
+use crate::model::{CallNodeId, ROOT, SegmentRef};
 
 /// An open frame on a shadow stack.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Open {
-    pub func: u32,
     pub start: u64,
     pub children: u64,
+    pub sp: u64,
+    pub segment: Option<SegmentRef>,
+    /// What the iterator model noted on the frame (`iterators`).
+    pub iter: IterMark,
+    pub func: u32,
+    /// The index of the next frame of the same function below this one ([`NONE`]: none).
+    below_same: u32,
+    pub node: Option<CallNodeId>,
+    pub enter_value: Option<u32>,
     /// No other frame of the same function below.
     pub outer: bool,
     /// No other frame of the same caller→callee pair below.
     pub edge_outer: bool,
-    pub node: Option<CallNodeId>,
-    pub sp: u64,
-    pub segment: Option<SegmentRef>,
     /// A runtime-async function whose role (thunk or variant) the next event decides.
     pub unresolved: bool,
-    pub enter_value: Option<u32>,
-    /// What the iterator model noted on the frame (`iterators`).
-    pub iter: IterMark,
 }
 
 /// What the iterator model (`iterators`) notes on a frame; all clear on most frames.
@@ -66,10 +69,9 @@ pub(crate) struct Completed {
 #[derive(Debug, Default)]
 pub(crate) struct ThreadState {
     pub stack: Vec<Open>,
-    /// Frames of each function on the stack.
+    /// The index of each function's highest frame on the stack (lower ones are linked by
+    /// [`Open::below_same`]).
     active: FxHashMap<u32, u32>,
-    /// Frames of each caller→callee pair on the stack.
-    active_edges: FxHashMap<u64, u32>,
     pub last_ns: u64,
     /// The logical call whose segment the previous event completed with a Leave, and that
     /// segment's sp: a dispatcher resumes the caller of a completed call next, at that sp.
@@ -77,8 +79,9 @@ pub(crate) struct ThreadState {
     /// What the previous event closed by a Leave, for a return value that follows it:
     /// `(function, logical call)`.
     pub last_left: Option<(u32, Option<u64>)>,
-    /// Segment frames on the stack.
-    pub open_segments: u32,
+    /// The indices of the stack's segment frames, lowest first (the async rules look at
+    /// these few frames instead of the whole stack).
+    segments: Vec<u32>,
     /// The next Value event was taken by the Leave before it (its return value).
     pub skip_value: bool,
     /// Stack pointers at which a runtime-async variant was resumed with nothing below it on
@@ -91,25 +94,26 @@ impl ThreadState {
     /// Whether a frame of `func` is on the stack.
     #[inline]
     pub fn has_frame_of(&self, func: u32) -> bool {
-        self.active.get(&func).copied().unwrap_or(0) > 0
+        self.active.contains_key(&func)
     }
 
     /// Pushes a frame of `func` entered at `ns` with stack pointer `sp`.
     #[inline(always)]
     pub fn push(&mut self, func: u32, ns: u64, sp: u64, node: Option<CallNodeId>) {
-        let c = self.active.entry(func).or_insert(0);
-        let outer = *c == 0;
-        *c += 1;
+        let index = self.stack.len() as u32;
+        let below_same = self.active.insert(func, index).unwrap_or(NONE);
+        let outer = below_same == NONE;
         let caller = self.stack.last().map_or(ROOT, |o| o.func);
-        let ce = self.active_edges.entry(edge_key(caller, func)).or_insert(0);
-        let edge_outer = *ce == 0;
-        *ce += 1;
+        // The same caller→callee pair below is a frame of `func` below: only those are looked at
+        // (a recursion's chain; its first link is the pair itself where a function calls itself).
+        let edge_outer = outer || !self.same_pair_below(below_same, caller);
         self.stack.push(Open {
             func,
             start: ns,
             children: 0,
             outer,
             edge_outer,
+            below_same,
             node,
             sp,
             segment: None,
@@ -119,38 +123,65 @@ impl ThreadState {
         });
     }
 
+    /// Whether one of the frames from index `from` down its chain of frames of the same
+    /// function was called by `caller`.
+    fn same_pair_below(&self, from: u32, caller: u32) -> bool {
+        let mut j = from;
+        while j != NONE {
+            let called_by = match j {
+                0 => ROOT,
+                _ => self.stack[j as usize - 1].func,
+            };
+            if called_by == caller {
+                return true;
+            }
+            j = self.stack[j as usize].below_same;
+        }
+        false
+    }
+
     /// Pops the top frame and forgets it in the counts.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Open> {
         let o = self.stack.pop()?;
         if o.segment.is_some() {
-            self.open_segments -= 1;
+            // The top frame is the highest segment frame.
+            self.segments.pop();
         }
-        // Entries are removed at zero so that the maps stay as small as the stack.
-        forget(&mut self.active, o.func);
-        let caller = self.stack.last().map_or(ROOT, |p| p.func);
-        forget(&mut self.active_edges, edge_key(caller, o.func));
+        // Entries are removed with the function's last frame, so that the map stays as small
+        // as the stack.
+        if o.below_same == NONE {
+            self.active.remove(&o.func);
+        } else if let Some(top) = self.active.get_mut(&o.func) {
+            *top = o.below_same;
+        }
         Some(o)
     }
 
     /// Makes the top frame a segment of a logical call.
     #[inline]
     pub fn mark_segment(&mut self, segment: SegmentRef) {
-        self.open_segments += 1;
+        let top_index = self.stack.len().saturating_sub(1) as u32;
         if let Some(top) = self.stack.last_mut() {
             top.unresolved = false;
-            top.segment = Some(segment);
+            if top.segment.replace(segment).is_none() {
+                self.segments.push(top_index);
+            }
         }
+    }
+
+    /// The stack indices of the segment frames, lowest first.
+    #[inline]
+    pub fn segment_frames(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        self.segments.iter().map(|&i| i as usize)
+    }
+
+    /// How many frames on the stack are segments.
+    #[inline]
+    pub fn open_segments(&self) -> usize {
+        self.segments.len()
     }
 }
 
-/// Counts one frame less of `key`.
-#[inline]
-fn forget<K: std::hash::Hash + Eq>(counts: &mut FxHashMap<K, u32>, key: K) {
-    if let Some(c) = counts.get_mut(&key) {
-        *c -= 1;
-        if *c == 0 {
-            counts.remove(&key);
-        }
-    }
-}
+/// No frame (an index in [`Open::below_same`]).
+const NONE: u32 = u32::MAX;

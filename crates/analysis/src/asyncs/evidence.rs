@@ -97,10 +97,12 @@ pub(crate) fn initial_evidence(
 /// ```
 #[inline(always)]
 pub(crate) fn lowest_stale(st: &ThreadState, cx: &mut Ctx<'_>) -> Option<usize> {
-    if st.open_segments == 0 {
+    // The frames' roles were decided at their Enter: asking again decides nothing new.
+    if !cx.roles.any_variant() {
         return None;
     }
-    st.stack.iter().position(|o| {
+    st.segment_frames().find(|&i| {
+        let o = &st.stack[i];
         cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
             && o.segment.is_some_and(|s| {
                 cx.calls
@@ -143,11 +145,13 @@ pub(crate) fn dispatched_below_segments(
     if e.sp == 0 || top.sp <= e.sp || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
         return false;
     }
-    let all_segments = st.stack.iter().all(|o| {
-        o.sp > e.sp
-            && o.segment.is_some()
-            && cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
-    });
+    // Every frame a segment: first by count, then the frames' other conditions.
+    let all_segments = st.open_segments() == st.stack.len()
+        && st.stack.iter().all(|o| {
+            o.sp > e.sp
+                && o.segment.is_some()
+                && cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
+        });
     if !all_segments {
         return false;
     }
@@ -369,13 +373,14 @@ pub(crate) fn suspended_callers(st: &ThreadState, cx: &mut Ctx<'_>, keep: usize)
 /// ```
 #[inline(always)]
 pub(crate) fn stale_below(st: &ThreadState, cx: &mut Ctx<'_>, f: u32) -> Option<(usize, u64)> {
-    if st.open_segments == 0 || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
+    if st.open_segments() == 0 || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
         return None;
     }
     if initial_evidence(cx, f, Role::Variant, st.stack.last()).is_some() {
         return None;
     }
-    let i = st.stack.iter().rposition(|o| {
+    let i = st.segment_frames().rev().find(|&i| {
+        let o = &st.stack[i];
         o.func == f
             && o.segment.is_some_and(|s| {
                 cx.calls

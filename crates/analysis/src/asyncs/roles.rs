@@ -99,9 +99,29 @@ pub struct Roles {
     /// Types of records without state-machine flags that have an iterator's member
     /// (`module`, `type`): their `MoveNext` is an iterator's, not an async method's.
     iterator_types: FxHashMap<(String, String), ()>,
+    /// How many functions have the role [`Role::Variant`] now.
+    variants: usize,
 }
 
 impl Roles {
+    /// Sets a function's role, keeping count of the variants.
+    fn set(&mut self, f: u32, role: Role) {
+        if self.roles.get(f) == Some(&Role::Variant) {
+            self.variants -= 1;
+        }
+        if role == Role::Variant {
+            self.variants += 1;
+        }
+        self.roles.insert(f, role);
+    }
+
+    /// Whether any function is a runtime-async variant (else no frame can be a variant's
+    /// segment, and the rules about them have nothing to look at).
+    #[inline]
+    pub fn any_variant(&self) -> bool {
+        self.variants > 0
+    }
+
     #[inline]
     pub fn get(&mut self, functions: &FunctionTable, f: u32) -> Role {
         match self.roles.get(f) {
@@ -117,7 +137,7 @@ impl Roles {
         let r = functions
             .get(FunctionIdx(f))
             .map_or(Role::Plain, |r| role_with(r, self.iterator_by_name(r)));
-        self.roles.insert(f, r);
+        self.set(f, r);
         r
     }
 
@@ -147,7 +167,7 @@ impl Roles {
     /// Records a role learnt from the events, also in the function's record (so that names
     /// and exports show it).
     pub fn learn(&mut self, functions: &mut FunctionTable, f: u32, role: Role) {
-        self.roles.insert(f, role);
+        self.set(f, role);
         let bit = match role {
             Role::Thunk => FunctionFlags::ASYNC_THUNK,
             Role::Variant => FunctionFlags::ASYNC_VARIANT,
@@ -171,7 +191,7 @@ impl Roles {
         if let Some(known) = self.roles.get(idx) {
             if !matches!(known, Role::Thunk | Role::Variant) {
                 let role = role_with(r, self.iterator_by_name(r));
-                self.roles.insert(idx, role);
+                self.set(idx, role);
             }
         }
     }
