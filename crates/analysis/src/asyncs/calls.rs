@@ -10,7 +10,7 @@
 //! t=130  T1 leave  L3          sp=0x840    call 0 complete (on .NET 10): finished, settled
 //! ```
 
-use crate::fxmap::FxHashMap;
+use crate::fxmap::{DenseMap, FxHashMap};
 use crate::stats::CallSummary;
 
 /// How a logical call stands.
@@ -89,11 +89,41 @@ pub struct Calls {
     thunk_deltas: Vec<u64>,
     /// Per function: how far below a frame's stack pointer its direct callees entered (a
     /// method's frame size; a few values, e.g. before and after tiered recompilation).
-    call_deltas: FxHashMap<u32, Vec<u64>>,
+    call_deltas: DenseMap<Deltas>,
 }
 
 /// How many call distances are kept per function.
 const CALL_DELTAS: usize = 4;
+
+/// A function's call distances, the latest [`CALL_DELTAS`] different ones, oldest first (kept
+/// inline: every Leave notes one, so this is on the replay's hot path).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Deltas {
+    v: [u64; CALL_DELTAS],
+    len: u8,
+}
+
+impl Deltas {
+    #[inline]
+    fn as_slice(&self) -> &[u64] {
+        &self.v[..usize::from(self.len)]
+    }
+
+    #[inline]
+    fn note(&mut self, delta: u64) {
+        if self.as_slice().contains(&delta) {
+            return;
+        }
+        let n = usize::from(self.len);
+        if n == CALL_DELTAS {
+            self.v.copy_within(1.., 0);
+            self.v[CALL_DELTAS - 1] = delta;
+        } else {
+            self.v[n] = delta;
+            self.len += 1;
+        }
+    }
+}
 
 /// How many callees a call notes before it forgets those that are over.
 const CALLEES: usize = 16;
@@ -152,18 +182,12 @@ impl Calls {
 
     /// Notes that a direct call from `func` entered `delta` bytes below its frame's sp.
     pub fn note_call_delta(&mut self, func: u32, delta: u64) {
-        let v = self.call_deltas.entry(func).or_default();
-        if !v.contains(&delta) {
-            if v.len() == CALL_DELTAS {
-                v.remove(0);
-            }
-            v.push(delta);
-        }
+        self.call_deltas.entry(func, Deltas::default).note(delta);
     }
 
     /// The call distances seen from `func`'s frames, if any.
     pub fn call_deltas(&self, func: u32) -> Option<&[u64]> {
-        self.call_deltas.get(&func).map(Vec::as_slice)
+        self.call_deltas.get(func).map(Deltas::as_slice)
     }
 
     /// Whether a call of `func` waits for a resume (suspended or left open).
