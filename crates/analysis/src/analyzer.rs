@@ -204,6 +204,35 @@ impl Analyzer {
         self.drain(limit, sink)
     }
 
+    /// A chunk of a thread's events that [`Clock::convert`] turned into ns on the reading
+    /// thread (`first` and `last`: the chunk's first and last times before the clamp), the
+    /// same as [`Analyzer::record`] of its EVENTS record.
+    fn converted_events<S: FrameSink + ?Sized>(
+        &mut self,
+        thread: ThreadIdx,
+        events: Vec<Event>,
+        (first, last): (u64, u64),
+        sink: &mut S,
+    ) -> Result<(), AnalysisError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let selected = self.selected(thread);
+        if let Some(s) = self.sampler.as_mut().filter(|_| selected) {
+            s.events(thread, &events);
+        }
+        let n = events.len() as u64;
+        self.stats.chunk_read(n, first, last, !self.seen_events);
+        self.seen_events = true;
+        if !selected {
+            self.reorder.recycle(events);
+            return Ok(());
+        }
+        self.stats.chunk_analysed(thread, n, first);
+        let limit = self.reorder.push_events_ns(thread, events, last);
+        self.drain(limit, sink)
+    }
+
     /// An emptied event vector that the reader can decode its next chunk into
     /// ([`TraceReader::recycle`]), so that a long trace does not allocate one per chunk.
     pub fn spare_events(&mut self) -> Option<Vec<Event>> {
@@ -274,17 +303,18 @@ pub fn analyze_with<R: Read + Send, S: FrameSink + ?Sized>(
 ) -> Result<Analysis, AnalysisError> {
     let mut reader = TraceReader::new(input)?;
     let mut an = Analyzer::new(opts);
-    let (records, received) = mpsc::sync_channel::<Result<Record, ReadError>>(READ_AHEAD);
+    let (records, received) = mpsc::sync_channel::<Result<Chunk, ReadError>>(READ_AHEAD);
     let (spares, spare_rx) = mpsc::channel::<Vec<Event>>();
     std::thread::scope(|scope| {
         let read = scope.spawn(move || {
+            let mut clock = Clock::default();
             loop {
                 while let Ok(v) = spare_rx.try_recv() {
                     reader.recycle(v);
                 }
                 match reader.next_record() {
                     Ok(Some(rec)) => {
-                        if records.send(Ok(rec)).is_err() {
+                        if records.send(Ok(clock.convert(rec))).is_err() {
                             break;
                         }
                     }
@@ -299,9 +329,14 @@ pub fn analyze_with<R: Read + Send, S: FrameSink + ?Sized>(
         });
         let mut failed = None;
         for rec in received.iter() {
-            let step = rec
-                .map_err(AnalysisError::from)
-                .and_then(|rec| an.record(rec, sink));
+            let step = rec.map_err(AnalysisError::from).and_then(|rec| match rec {
+                Chunk::Record(rec) => an.record(rec, sink),
+                Chunk::Events {
+                    thread,
+                    events,
+                    span,
+                } => an.converted_events(thread, events, span, sink),
+            });
             if let Err(e) = step {
                 failed = Some(e);
                 break;
@@ -322,3 +357,57 @@ pub fn analyze_with<R: Read + Send, S: FrameSink + ?Sized>(
 
 /// Records decoded ahead of the analysis at most.
 const READ_AHEAD: usize = 32;
+
+/// A record as the reading thread hands it on: EVENTS with their times in ns.
+enum Chunk {
+    Record(Record),
+    /// `span`: the chunk's first and last times in ns before the clamp.
+    Events {
+        thread: ThreadIdx,
+        events: Vec<Event>,
+        span: (u64, u64),
+    },
+}
+
+/// The reading thread's conversion of events' ticks into ns since the trace's start, each
+/// thread's times never decreasing (as [`Reorder::push_events`] does on the analysing
+/// thread): the events are converted while still in the reading core's cache, and the
+/// analysing thread reads them once.
+#[derive(Default)]
+struct Clock {
+    info: eltrace_trace::TraceInfo,
+    origin: u64,
+    last_ns: crate::fxmap::DenseMap<u64>,
+}
+
+impl Clock {
+    fn convert(&mut self, rec: Record) -> Chunk {
+        match rec {
+            Record::Events { thread, mut events } => {
+                let (Some(first), Some(last)) = (events.first(), events.last()) else {
+                    return Chunk::Record(Record::Events { thread, events });
+                };
+                let to_ns = |ts: u64| self.info.ticks_to_ns(ts.saturating_sub(self.origin));
+                let span = (to_ns(first.ts), to_ns(last.ts));
+                let prev = self.last_ns.entry(thread.0, || 0);
+                let mut at = *prev;
+                for e in &mut events {
+                    at = to_ns(e.ts).max(at);
+                    e.ts = at;
+                }
+                *prev = at;
+                Chunk::Events {
+                    thread,
+                    events,
+                    span,
+                }
+            }
+            Record::Info(info) => {
+                self.origin = info.start_ticks;
+                self.info = info.clone();
+                Chunk::Record(Record::Info(info))
+            }
+            rec => Chunk::Record(rec),
+        }
+    }
+}

@@ -17,6 +17,7 @@
 //! ```
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 use eltrace_trace::{Event, ThreadIdx};
@@ -31,6 +32,24 @@ const REORDER_MAX: usize = 4 << 20;
 const RUNS_KEEP: usize = 16;
 /// Events (capacity) kept for reuse at most in emptied vectors: 1 M events, 24 MiB.
 const POOL_KEEP: usize = 1 << 20;
+
+/// How many of a thread's next events [`Queue::prefetch`] asks for.
+const PREFETCH_EVENTS: usize = 16;
+
+/// A hint to the CPU to load `e`'s cache line (no effect on the program's results).
+#[inline(always)]
+fn prefetch(e: &Event) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that reads nothing into the program and cannot fault; the
+    // address is a valid reference anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (e as *const Event).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = e;
+}
 
 /// One queued item of a thread.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +88,20 @@ struct Queue {
 impl Queue {
     fn first_ns(&self) -> Option<u64> {
         self.runs.front().and_then(Run::first_ns)
+    }
+
+    /// Asks the CPU to bring the next few queued events into the cache.
+    #[inline(always)]
+    fn prefetch(&self) {
+        if let Some(Run::Events { events, pos }) = self.runs.front() {
+            let rest = &events[(*pos).min(events.len())..];
+            let n = rest.len().min(PREFETCH_EVENTS);
+            let mut i = 0;
+            while i < n {
+                prefetch(&rest[i]);
+                i += 64 / std::mem::size_of::<Event>().max(1);
+            }
+        }
     }
 }
 
@@ -142,6 +175,27 @@ impl Reorder {
         self.limit()
     }
 
+    /// Queues a chunk of a thread's events whose `ts` are ns already, and never earlier than
+    /// the thread's events queued before (the reading thread converted them as
+    /// [`Reorder::push_events`] would); `newest` is the chunk's last time before that clamp.
+    pub fn push_events_ns(&mut self, thread: ThreadIdx, events: Vec<Event>, newest: u64) -> u64 {
+        let Some(last) = events.last() else {
+            self.recycle(events);
+            return self.limit();
+        };
+        self.newest_ns = self.newest_ns.max(newest);
+        let q = self.queues.entry(thread.0, Queue::default);
+        debug_assert!(events[0].ts >= q.last_ns);
+        q.last_ns = last.ts;
+        let was_empty = q.runs.is_empty();
+        self.items += events.len();
+        if was_empty {
+            self.ready.push(Reverse((events[0].ts, thread.0)));
+        }
+        q.runs.push_back(Run::Events { events, pos: 0 });
+        self.limit()
+    }
+
     fn limit(&self) -> u64 {
         if self.items > REORDER_MAX {
             u64::MAX
@@ -180,13 +234,32 @@ impl Reorder {
         limit: u64,
         mut run: impl FnMut(ThreadIdx, &mut Batch<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        while let Some(&Reverse((ns, t))) = self.ready.peek() {
+        // The heap's top and the next other thread (the smaller of the top's two children).
+        while let Some((Reverse((ns, t)), next)) = match self.ready.as_slice() {
+            [] => None,
+            [top] => Some((*top, None)),
+            [top, a] => Some((*top, Some(a.0))),
+            [top, a, b, ..] => Some((*top, Some(a.0.min(b.0)))),
+        } {
             if ns > limit {
                 return Ok(());
             }
-            self.ready.pop();
-            let second = self.ready.peek().map_or(u64::MAX, |&Reverse((n, _))| n);
+            let second = match next {
+                Some((n, t2)) => {
+                    // That thread's events were decoded long ago and are out of the cache by
+                    // now: fetch them while this batch runs.
+                    if let Some(q2) = self.queues.get(t2) {
+                        q2.prefetch();
+                    }
+                    n
+                }
+                None => u64::MAX,
+            };
+            let Some(mut top) = self.ready.peek_mut() else {
+                break;
+            };
             let Some(q) = self.queues.get_mut(t) else {
+                PeekMut::pop(top);
                 continue;
             };
             let mut batch = Batch {
@@ -198,11 +271,16 @@ impl Reorder {
             };
             run(ThreadIdx(t), &mut batch)?;
             match q.first_ns() {
-                Some(n) => self.ready.push(Reverse((n, t))),
-                // A thread's burst can queue many runs: give the memory back (a trace may
-                // have thousands of short-lived threads).
-                None if q.runs.capacity() > RUNS_KEEP => q.runs = VecDeque::new(),
-                None => {}
+                // Back into the heap at its new place (one sift down).
+                Some(n) => *top = Reverse((n, t)),
+                None => {
+                    PeekMut::pop(top);
+                    // A thread's burst can queue many runs: give the memory back (a trace may
+                    // have thousands of short-lived threads).
+                    if q.runs.capacity() > RUNS_KEEP {
+                        q.runs = VecDeque::new();
+                    }
+                }
             }
         }
         Ok(())
