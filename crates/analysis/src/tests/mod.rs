@@ -13,6 +13,8 @@ mod iterators;
 mod oracle_async;
 /// Runtime-async patterns of the oracle's program: dispatch offsets and calls open elsewhere.
 mod oracle_async2;
+/// The same results by every path: the reading thread's clock, the stack's frame links.
+mod paths;
 /// Reading records: thread records, ticks, truncation, corruption, unknown functions.
 mod records;
 /// Many threads, interleaved chunks and the reorder queues.

@@ -1,0 +1,130 @@
+//! The same results whichever way they are computed: the reading thread's conversion of
+//! ticks into ns against the analyser's own, and the shadow stack's links between frames of
+//! one function against a scan of the whole stack.
+
+use eltrace_trace::EventKind::{Enter, Leave};
+use eltrace_trace::{TraceInfo, TraceReader};
+
+use super::build::*;
+use crate::stack::ThreadState;
+use crate::*;
+
+/// A small deterministic generator.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Three threads of random nested calls in chunks, with ticks of 2.5 ns from tick 1000, and
+/// now and then a chunk that starts before the thread's previous one ended (its times are
+/// clamped).
+fn random_ticks_trace(seed: u64) -> Vec<u8> {
+    let mut rng = Lcg(seed);
+    let names: Vec<String> = (0..10).map(|i| format!("F{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let info = TraceInfo {
+        start_ticks: 1000,
+        ns_per_tick: 2.5,
+        ..TraceInfo::new(7)
+    };
+    let mut t = b_with(&names, info);
+    for th in 0..3 {
+        t = t.thread(th, 100 + u64::from(th));
+    }
+    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); 3];
+    let mut ts = [1000u64; 3];
+    for _ in 0..300 {
+        let th = rng.next(3) as usize;
+        if rng.next(8) == 0 {
+            ts[th] = ts[th].saturating_sub(rng.next(200));
+        }
+        let mut evs = Vec::new();
+        for _ in 0..rng.next(12) + 1 {
+            ts[th] += rng.next(40);
+            let st = &mut stacks[th];
+            if rng.next(2) == 0 && st.len() < 20 {
+                let f = rng.next(10) as u32;
+                st.push(f);
+                evs.push((ts[th], Enter, f));
+            } else if let Some(f) = st.pop() {
+                evs.push((ts[th], Leave, f));
+            }
+        }
+        t = t.events(th as u32, &evs);
+    }
+    t.end(ts.iter().copied().max().unwrap_or(0) + 10)
+}
+
+/// The analysis of a trace with every record given to [`Analyzer::record`] on this thread.
+fn one_thread(bytes: &[u8]) -> (Analysis, Vec<(ThreadIdx, Frame)>) {
+    let mut reader = TraceReader::new(bytes).unwrap();
+    let mut an = Analyzer::new(&Options::default());
+    let mut sink = Collect::default();
+    while let Some(rec) = reader.next_record().unwrap() {
+        an.record(rec, &mut sink).unwrap();
+    }
+    let a = an.finish(reader.truncated(), &mut sink).unwrap();
+    (a, sink.0)
+}
+
+/// What the tests compare of two analyses.
+fn summary(a: &Analysis) -> String {
+    let mut edges = a.edges();
+    edges.sort_by_key(|(c, f, _)| (c.map(|c| c.0), f.0));
+    let functions: Vec<_> = a.functions().collect();
+    let threads: Vec<_> = a.threads().collect();
+    format!("{:?}\n{functions:?}\n{threads:?}\n{edges:?}", a.totals)
+}
+
+#[test]
+fn the_reading_threads_clock_gives_the_same_analysis() {
+    for seed in 1..=20 {
+        let bytes = random_ticks_trace(seed);
+        let (direct, direct_frames) = one_thread(&bytes);
+        let mut sink = Collect::default();
+        let read = analyze_with(&bytes[..], &Options::default(), &mut sink).unwrap();
+        assert_eq!(summary(&read), summary(&direct), "seed {seed}");
+        assert_eq!(sink.0.len(), direct_frames.len(), "seed {seed}");
+        for (a, b) in sink.0.iter().zip(&direct_frames) {
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed}");
+        }
+        assert!(direct.totals.events > 0);
+    }
+}
+
+#[test]
+fn frame_links_tell_outer_frames_as_a_scan_does() {
+    let mut rng = Lcg(42);
+    let mut st = ThreadState::default();
+    let mut pushes = 0;
+    for _ in 0..20_000 {
+        if rng.next(2) == 0 && st.stack.len() < 40 {
+            // Few functions: recursion, mutual recursion and shared callees are common.
+            let f = rng.next(5) as u32;
+            st.push(f, 0, 0, None);
+            pushes += 1;
+            let n = st.stack.len() - 1;
+            let caller = |i: usize| (i > 0).then(|| st.stack[i - 1].func);
+            let same_below = (0..n).any(|i| st.stack[i].func == f);
+            let pair_below = (0..n).any(|i| st.stack[i].func == f && caller(i) == caller(n));
+            let top = &st.stack[n];
+            assert_eq!(top.outer, !same_below, "push {pushes}");
+            assert_eq!(top.edge_outer, !pair_below, "push {pushes}");
+        } else if let Some(o) = st.pop() {
+            assert_eq!(
+                st.has_frame_of(o.func),
+                st.stack.iter().any(|p| p.func == o.func)
+            );
+        }
+        for f in 0..5 {
+            assert_eq!(st.has_frame_of(f), st.stack.iter().any(|p| p.func == f));
+        }
+    }
+}
