@@ -34,15 +34,24 @@ pub(crate) struct Stats {
     pub totals: Totals,
     /// The latest WAITS totals of each thread.
     waits_seen: DenseMap<(u64, u64)>,
+    /// What the frames of the thread replayed last added to its statistics, not added yet
+    /// (the replay hands on a thread's events in runs: one lookup per run, not per frame).
+    tally: Tally,
+}
+
+/// Frames closed, root frames' time and the maximum depth of one thread, to be added into
+/// its [`ThreadStats`] and the [`Totals`] ([`Stats::flush_tally`]).
+#[derive(Debug, Default)]
+struct Tally {
+    thread: u32,
+    frames: u64,
+    root_ns: u64,
+    max_depth: u32,
 }
 
 /// A counter kept in [`Totals`] and in the thread's [`ThreadStats`] alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Count {
-    /// Frames closed.
-    Frames,
-    /// Time of root frames (ns); a thread's `inclusive_ns`.
-    RootNs,
     OpenAtEnd,
     Lost,
     Mismatched,
@@ -142,8 +151,34 @@ impl Stats {
     /// A frame was pushed at `depth` (1 = a root frame).
     #[inline]
     pub fn reached_depth(&mut self, thread: ThreadIdx, depth: u32) {
-        if let Some(ts) = self.threads.get_mut(thread.0) {
-            ts.max_depth = ts.max_depth.max(depth);
+        let t = self.tally_for(thread);
+        t.max_depth = t.max_depth.max(depth);
+    }
+
+    /// The tally of the thread whose frames are being counted, `thread` from now on.
+    #[inline(always)]
+    fn tally_for(&mut self, thread: ThreadIdx) -> &mut Tally {
+        if self.tally.thread != thread.0 {
+            self.flush_tally();
+            self.tally.thread = thread.0;
+        }
+        &mut self.tally
+    }
+
+    /// Adds the tally into its thread's statistics and the totals.
+    #[cold]
+    fn flush_tally(&mut self) {
+        let t = std::mem::take(&mut self.tally);
+        if t.frames > 0 || t.root_ns > 0 {
+            let ts = self.threads.entry(t.thread, ThreadStats::default);
+            ts.frames += t.frames;
+            ts.inclusive_ns += t.root_ns;
+            self.totals.frames += t.frames;
+            self.totals.root_ns += t.root_ns;
+        }
+        // As a thread's maximum depth always was: only for a thread with statistics.
+        if let Some(ts) = self.threads.get_mut(t.thread) {
+            ts.max_depth = ts.max_depth.max(t.max_depth);
         }
     }
 
@@ -179,11 +214,10 @@ impl Stats {
             EndKind::Suspend => fs.suspensions += 1,
             EndKind::Vanished => {}
         }
-        // Once per frame: one lookup of the thread's statistics for both counters.
-        let ts = self.threads.entry(thread.0, ThreadStats::default);
-        add(&mut self.totals, ts, Count::Frames, 1);
+        let t = self.tally_for(thread);
+        t.frames += 1;
         if caller.is_none() {
-            add(&mut self.totals, ts, Count::RootNs, dur);
+            t.root_ns += dur;
         }
         let es = self
             .edges
@@ -239,12 +273,13 @@ impl Stats {
 
     /// The result, with what the analysis read besides the statistics.
     pub fn into_analysis(
-        self,
+        mut self,
         tables: Tables,
         end: Option<EndRecord>,
         truncated: bool,
         diagnostics: Vec<String>,
     ) -> Analysis {
+        self.flush_tally();
         Analysis {
             tables,
             end,
@@ -265,8 +300,6 @@ impl Stats {
 #[inline]
 fn add(t: &mut Totals, ts: &mut ThreadStats, what: Count, n: u64) {
     let (total, per_thread) = match what {
-        Count::Frames => (&mut t.frames, &mut ts.frames),
-        Count::RootNs => (&mut t.root_ns, &mut ts.inclusive_ns),
         Count::OpenAtEnd => (&mut t.open_frames_at_end, &mut ts.open_frames_at_end),
         Count::Lost => (&mut t.lost_frames, &mut ts.lost_frames),
         Count::Mismatched => (&mut t.mismatched_frames, &mut ts.mismatched_frames),
