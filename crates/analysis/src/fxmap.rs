@@ -121,8 +121,19 @@ impl<T> DenseMap<T> {
     }
 
     /// The entry for `i`, created with `make` if absent.
-    #[inline]
+    #[inline(always)]
     pub fn entry(&mut self, i: u32, make: impl FnOnce() -> T) -> &mut T {
+        let u = i as usize;
+        if u < self.dense.len() && self.dense[u].is_some() {
+            // Present: `make` is not called.
+            return self.dense[u].get_or_insert_with(make);
+        }
+        self.entry_slow(i, make)
+    }
+
+    /// [`DenseMap::entry`] where the slot is not in the vector or empty.
+    #[inline(never)]
+    fn entry_slow(&mut self, i: u32, make: impl FnOnce() -> T) -> &mut T {
         self.grow_for(i);
         match self.dense.get_mut(i as usize) {
             Some(slot) => {

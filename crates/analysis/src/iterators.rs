@@ -124,7 +124,7 @@ pub(crate) struct Iterators {
 
 impl Iterators {
     /// What function `f` is to the iterator model (decided at its first frame).
-    #[inline]
+    #[inline(always)]
     fn info(
         &mut self,
         tables: &Tables,
@@ -134,6 +134,18 @@ impl Iterators {
         if let Some(i) = self.infos.get(f) {
             return *i;
         }
+        self.first_info(tables, kind, f)
+    }
+
+    /// [`Iterators::info`] the first time `f` is asked about.
+    #[cold]
+    #[inline(never)]
+    fn first_info(
+        &mut self,
+        tables: &Tables,
+        kind: impl FnOnce(&FunctionRecord) -> MachineKind,
+        f: u32,
+    ) -> Option<Info> {
         let i = self.decide(tables, kind, f);
         self.infos.insert(f, i);
         i
@@ -287,7 +299,7 @@ fn holder_below(st: &ThreadState, thread: u32, parent: Option<usize>) -> Holder 
 
 /// A frame of function `f` was just pushed at `ns` (the top of `st`); `kind` tells what
 /// state machine a function belongs to (asked once per function).
-#[inline]
+#[inline(always)]
 pub(crate) fn entered(
     st: &mut ThreadState,
     cx: &mut Env<'_>,

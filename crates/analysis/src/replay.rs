@@ -188,6 +188,7 @@ impl Replay {
 
 /// One queued item of a thread (an event or a drop) at `ns`; `ahead` holds the thread's next
 /// events already read.
+#[inline(always)]
 fn replay_item<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
     cx: &mut Ctx<'_>,
@@ -246,8 +247,12 @@ fn step<S: FrameSink + ?Sized>(
                 reveal_above(st, cx, sink, 0, before)?;
             }
             if e.sp != 0 {
-                let keep = link::suspended_callers(st, cx, gone_from(st, |sp| sp <= e.sp));
-                reveal_above(st, cx, sink, keep, before)?;
+                // Usually nothing is gone: the rules below are not asked.
+                let gone = gone_from(st, |sp| sp <= e.sp);
+                if gone < st.stack.len() {
+                    let keep = link::suspended_callers(st, cx, gone);
+                    reveal_above(st, cx, sink, keep, before)?;
+                }
             }
             let prefer = match link::stale_below(st, cx, e.func.0) {
                 Some((i, call)) => {
@@ -321,6 +326,7 @@ fn attach_value(st: &mut ThreadState, cx: &mut Ctx<'_>, id: u32) {
 
 /// Pops the frames that `gone(frame sp)` says the stack has left behind, as ended without a
 /// Leave at `ns`.
+#[inline(always)]
 fn reveal<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
     cx: &mut Ctx<'_>,
@@ -329,7 +335,10 @@ fn reveal<S: FrameSink + ?Sized>(
     ns: u64,
 ) -> Result<(), AnalysisError> {
     let keep = gone_from(st, gone);
-    reveal_above(st, cx, sink, keep, ns)
+    if keep < st.stack.len() {
+        reveal_above(st, cx, sink, keep, ns)?;
+    }
+    Ok(())
 }
 
 /// The index of the lowest frame above every frame that `gone(frame sp)` keeps.

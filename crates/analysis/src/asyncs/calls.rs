@@ -176,11 +176,13 @@ impl Calls {
     }
 
     /// Whether `sp` lies where some thread's dispatcher resumed a variant, within a page.
+    #[inline]
     pub fn at_dispatch_offset(&self, sp: u64) -> bool {
         sp != 0 && self.dispatch_offsets.contains(&(sp % STACK_PAGE))
     }
 
     /// Notes that a direct call from `func` entered `delta` bytes below its frame's sp.
+    #[inline]
     pub fn note_call_delta(&mut self, func: u32, delta: u64) {
         self.call_deltas.entry(func, Deltas::default).note(delta);
     }

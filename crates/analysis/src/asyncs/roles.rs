@@ -122,7 +122,8 @@ impl Roles {
         self.variants > 0
     }
 
-    #[inline]
+    /// A function's role (asked at every Enter, several times: kept inline).
+    #[inline(always)]
     pub fn get(&mut self, functions: &FunctionTable, f: u32) -> Role {
         match self.roles.get(f) {
             Some(r) => *r,
