@@ -212,6 +212,7 @@ fn replay_item<S: FrameSink + ?Sized>(
 }
 
 /// One event of a thread, at `ns`; `ahead` holds the thread's next events already read.
+#[inline(always)]
 fn step<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
     cx: &mut Ctx<'_>,

@@ -426,7 +426,7 @@ pub(crate) fn ended_without_leave(cx: &mut Ctx<'_>, o: &Open) -> EndKind {
 /// T0 enter  L4  sp=0x8d90
 /// T0 leave  L4  sp=0x8d90    L3's direct calls enter 0x120 below it
 /// ```
-#[inline]
+#[inline(always)]
 pub(crate) fn note_returned_call(calls: &mut Calls, caller: &Open, callee: &Open, kind: EndKind) {
     if kind == EndKind::Leave
         && caller.sp > callee.sp
