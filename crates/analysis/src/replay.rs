@@ -221,7 +221,6 @@ fn step<S: FrameSink + ?Sized>(
     ns: u64,
     ahead: Ahead<'_>,
 ) -> Result<(), AnalysisError> {
-    let next = ahead.next_event().copied();
     if e.kind == EventKind::Value {
         if !std::mem::take(&mut st.skip_value) {
             attach_value(st, cx, e.func.0);
@@ -274,7 +273,8 @@ fn step<S: FrameSink + ?Sized>(
                 _ => EndKind::Unwind,
             };
             // A return value follows its Leave directly (record --values).
-            let value = next
+            let value = ahead
+                .next_event()
                 .filter(|v| v.kind == EventKind::Value)
                 .map(|v| v.func.0);
             st.skip_value = value.is_some();
