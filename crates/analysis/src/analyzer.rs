@@ -46,7 +46,8 @@ pub struct Analyzer {
     replay: Replay,
     reorder: Reorder,
     filter: Option<HashSet<u64>>,
-    origin_ticks: u64,
+    /// Ticks into ns, each thread's times never decreasing.
+    clock: Clock,
     end: Option<EndRecord>,
     diagnostics: Vec<String>,
     extra_diagnostics: u64,
@@ -63,7 +64,7 @@ impl Analyzer {
             replay: Replay::default(),
             reorder: Reorder::default(),
             filter: opts.threads.as_ref().map(|t| t.iter().copied().collect()),
-            origin_ticks: 0,
+            clock: Clock::default(),
             end: None,
             diagnostics: Vec::new(),
             extra_diagnostics: 0,
@@ -89,9 +90,7 @@ impl Analyzer {
     }
 
     fn to_ns(&self, ticks: u64) -> u64 {
-        self.tables
-            .info
-            .ticks_to_ns(ticks.saturating_sub(self.origin_ticks))
+        self.clock.to_ns(ticks)
     }
 
     /// Capacity (in events) of all the threads' reorder queues, and how many threads are
@@ -109,7 +108,7 @@ impl Analyzer {
     ) -> Result<(), AnalysisError> {
         match rec {
             Record::Info(info) => {
-                self.origin_ticks = info.start_ticks;
+                self.clock.info_read(&info);
                 let sampling = info.extra.iter().any(|(k, v)| k == "sampling" && v == "1");
                 if sampling || info.timing() == eltrace_trace::protocol::timing::SAMPLED {
                     let hz = info
@@ -128,12 +127,9 @@ impl Analyzer {
                 self.tables.functions.insert(f);
             }
             Record::Thread(t) => self.tables.threads.insert(t),
-            Record::Events { thread, events } => {
-                let selected = self.selected(thread);
-                if let Some(s) = self.sampler.as_mut().filter(|_| selected) {
-                    s.events(thread, &events);
-                }
-                self.enqueue(thread, events, sink)?
+            Record::Events { thread, mut events } => {
+                let span = self.clock.events(thread, &mut events);
+                self.events_ns(thread, events, span, sink)?
             }
             Record::Samples(samples) => {
                 if self.sampler.is_some() {
@@ -177,50 +173,23 @@ impl Analyzer {
         Ok(())
     }
 
-    /// Takes a chunk of a thread's events into the reorder queue, then analyses what is
-    /// old enough (see [`Reorder`]).
-    fn enqueue<S: FrameSink + ?Sized>(
+    /// Takes a chunk of a thread's events, converted by a [`Clock`] (`span`: the chunk's first
+    /// and last times before the clamp, `None` for no events), into the reorder queue, then
+    /// analyses what is old enough (see [`Reorder`]).
+    fn events_ns<S: FrameSink + ?Sized>(
         &mut self,
         thread: ThreadIdx,
         events: Vec<Event>,
+        span: Option<(u64, u64)>,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        let (Some(first), Some(last)) = (events.first(), events.last()) else {
-            return Ok(());
-        };
-        let (first, last) = (self.to_ns(first.ts), self.to_ns(last.ts));
-        let n = events.len() as u64;
-        self.stats.chunk_read(n, first, last, !self.seen_events);
-        self.seen_events = true;
-        if !self.selected(thread) {
-            self.reorder.recycle(events);
-            return Ok(());
-        }
-        self.stats.chunk_analysed(thread, n, first);
-        let (info, origin) = (&self.tables.info, self.origin_ticks);
-        let limit = self.reorder.push_events(thread, events, |ts| {
-            info.ticks_to_ns(ts.saturating_sub(origin))
-        });
-        self.drain(limit, sink)
-    }
-
-    /// A chunk of a thread's events that [`Clock::convert`] turned into ns on the reading
-    /// thread (`first` and `last`: the chunk's first and last times before the clamp), the
-    /// same as [`Analyzer::record`] of its EVENTS record.
-    fn converted_events<S: FrameSink + ?Sized>(
-        &mut self,
-        thread: ThreadIdx,
-        events: Vec<Event>,
-        (first, last): (u64, u64),
-        sink: &mut S,
-    ) -> Result<(), AnalysisError> {
-        if events.is_empty() {
-            return Ok(());
-        }
         let selected = self.selected(thread);
         if let Some(s) = self.sampler.as_mut().filter(|_| selected) {
             s.events(thread, &events);
         }
+        let Some((first, last)) = span else {
+            return Ok(());
+        };
         let n = events.len() as u64;
         self.stats.chunk_read(n, first, last, !self.seen_events);
         self.seen_events = true;
@@ -229,7 +198,7 @@ impl Analyzer {
             return Ok(());
         }
         self.stats.chunk_analysed(thread, n, first);
-        let limit = self.reorder.push_events_ns(thread, events, last);
+        let limit = self.reorder.push_events(thread, events, last);
         self.drain(limit, sink)
     }
 
@@ -335,7 +304,7 @@ pub fn analyze_with<R: Read + Send, S: FrameSink + ?Sized>(
                     thread,
                     events,
                     span,
-                } => an.converted_events(thread, events, span, sink),
+                } => an.events_ns(thread, events, Some(span), sink),
             });
             if let Err(e) = step {
                 failed = Some(e);
@@ -369,45 +338,63 @@ enum Chunk {
     },
 }
 
-/// The reading thread's conversion of events' ticks into ns since the trace's start, each
-/// thread's times never decreasing (as [`Reorder::push_events`] does on the analysing
-/// thread): the events are converted while still in the reading core's cache, and the
-/// analysing thread reads them once.
+/// Events' ticks into ns since the trace's start, each thread's times never decreasing (also
+/// across chunks). `analyze_with`'s reading thread converts with one of its own while the
+/// chunk is still in its core's cache ([`Clock::convert`]); [`Analyzer::record`] with the
+/// analyzer's.
 #[derive(Default)]
 struct Clock {
     info: eltrace_trace::TraceInfo,
-    origin: u64,
     last_ns: crate::fxmap::DenseMap<u64>,
 }
 
 impl Clock {
+    /// The trace's INFO record was read.
+    fn info_read(&mut self, info: &eltrace_trace::TraceInfo) {
+        self.info = info.clone();
+    }
+
+    fn to_ns(&self, ticks: u64) -> u64 {
+        ticks_to_ns(&self.info, ticks)
+    }
+
+    /// Turns a chunk of a thread's events' ticks into ns, clamped to the thread's latest time;
+    /// returns the chunk's first and last times before the clamp (`None`: no events).
+    fn events(&mut self, thread: ThreadIdx, events: &mut [Event]) -> Option<(u64, u64)> {
+        let (first, last) = (events.first()?, events.last()?);
+        let span = (self.to_ns(first.ts), self.to_ns(last.ts));
+        let prev = self.last_ns.entry(thread.0, || 0);
+        let mut at = *prev;
+        for e in events.iter_mut() {
+            at = ticks_to_ns(&self.info, e.ts).max(at);
+            e.ts = at;
+        }
+        *prev = at;
+        Some(span)
+    }
+
+    /// A record read on the reading thread, its events converted.
     fn convert(&mut self, rec: Record) -> Chunk {
         match rec {
-            Record::Events { thread, mut events } => {
-                let (Some(first), Some(last)) = (events.first(), events.last()) else {
-                    return Chunk::Record(Record::Events { thread, events });
-                };
-                let to_ns = |ts: u64| self.info.ticks_to_ns(ts.saturating_sub(self.origin));
-                let span = (to_ns(first.ts), to_ns(last.ts));
-                let prev = self.last_ns.entry(thread.0, || 0);
-                let mut at = *prev;
-                for e in &mut events {
-                    at = to_ns(e.ts).max(at);
-                    e.ts = at;
-                }
-                *prev = at;
-                Chunk::Events {
+            Record::Events { thread, mut events } => match self.events(thread, &mut events) {
+                Some(span) => Chunk::Events {
                     thread,
                     events,
                     span,
-                }
-            }
+                },
+                None => Chunk::Record(Record::Events { thread, events }),
+            },
             Record::Info(info) => {
-                self.origin = info.start_ticks;
-                self.info = info.clone();
+                self.info_read(&info);
                 Chunk::Record(Record::Info(info))
             }
             rec => Chunk::Record(rec),
         }
     }
+}
+
+/// Ticks into ns since the trace's start (`info.start_ticks`).
+#[inline]
+fn ticks_to_ns(info: &eltrace_trace::TraceInfo, ticks: u64) -> u64 {
+    info.ticks_to_ns(ticks.saturating_sub(info.start_ticks))
 }

@@ -35,6 +35,9 @@ const POOL_KEEP: usize = 1 << 20;
 
 /// How many of a thread's next events [`Queue::prefetch`] asks for.
 const PREFETCH_EVENTS: usize = 16;
+/// Events in a 64-byte cache line (at least one).
+const EVENTS_PER_LINE: usize = 64 / std::mem::size_of::<Event>();
+const _: () = assert!(EVENTS_PER_LINE > 0);
 
 /// A hint to the CPU to load `e`'s cache line (no effect on the program's results).
 #[inline(always)]
@@ -94,13 +97,10 @@ impl Queue {
     #[inline(always)]
     fn prefetch(&self) {
         if let Some(Run::Events { events, pos }) = self.runs.front() {
-            let rest = &events[(*pos).min(events.len())..];
-            let n = rest.len().min(PREFETCH_EVENTS);
-            let mut i = 0;
-            while i < n {
-                prefetch(&rest[i]);
-                i += 64 / std::mem::size_of::<Event>().max(1);
-            }
+            let next = events.iter().skip(*pos).take(PREFETCH_EVENTS);
+            // One hint per 64-byte cache line.
+            next.step_by(64 / std::mem::size_of::<Event>())
+                .for_each(prefetch);
         }
     }
 }
@@ -144,41 +144,11 @@ impl Pool {
 }
 
 impl Reorder {
-    /// Queues a chunk of a thread's events (`to_ns` converts their ticks; the events' `ts`
-    /// become ns); returns the time up to which the queued items can be handed on now.
-    pub fn push_events(
-        &mut self,
-        thread: ThreadIdx,
-        mut events: Vec<Event>,
-        to_ns: impl Fn(u64) -> u64,
-    ) -> u64 {
-        let Some(last) = events.last() else {
-            self.recycle(events);
-            return self.limit();
-        };
-        self.newest_ns = self.newest_ns.max(to_ns(last.ts));
-        let q = self.queues.entry(thread.0, Queue::default);
-        let was_empty = q.runs.is_empty();
-        // Time never goes backwards within a thread, also across chunks.
-        let mut prev = q.last_ns;
-        for e in &mut events {
-            let ns = to_ns(e.ts).max(prev);
-            e.ts = ns;
-            prev = ns;
-        }
-        q.last_ns = prev;
-        self.items += events.len();
-        if was_empty {
-            self.ready.push(Reverse((events[0].ts, thread.0)));
-        }
-        q.runs.push_back(Run::Events { events, pos: 0 });
-        self.limit()
-    }
-
-    /// Queues a chunk of a thread's events whose `ts` are ns already, and never earlier than
-    /// the thread's events queued before (the reading thread converted them as
-    /// [`Reorder::push_events`] would); `newest` is the chunk's last time before that clamp.
-    pub fn push_events_ns(&mut self, thread: ThreadIdx, events: Vec<Event>, newest: u64) -> u64 {
+    /// Queues a chunk of a thread's events whose `ts` are ns already, never earlier than the
+    /// thread's events queued before (the analyzer's clock made them so); `newest` is the
+    /// chunk's last time before that clamp. Returns the time up to which the queued items can
+    /// be handed on now.
+    pub fn push_events(&mut self, thread: ThreadIdx, events: Vec<Event>, newest: u64) -> u64 {
         let Some(last) = events.last() else {
             self.recycle(events);
             return self.limit();

@@ -1,6 +1,7 @@
-//! The same results whichever way they are computed: the reading thread's conversion of
-//! ticks into ns against the analyser's own, and the shadow stack's links between frames of
-//! one function against a scan of the whole stack.
+//! The same results whichever way they are computed: `analyze_with`, whose reading thread
+//! converts ticks into ns, against `Analyzer::record` on one thread; the clock's clamp of a
+//! thread's times; and the shadow stack's links between frames of one function against a
+//! scan of the whole stack.
 
 use eltrace_trace::EventKind::{Enter, Leave};
 use eltrace_trace::{TraceInfo, TraceReader};
@@ -8,19 +9,6 @@ use eltrace_trace::{TraceInfo, TraceReader};
 use super::build::*;
 use crate::stack::ThreadState;
 use crate::*;
-
-/// A small deterministic generator.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-}
 
 /// Three threads of random nested calls in chunks, with ticks of 2.5 ns from tick 1000, and
 /// now and then a chunk that starts before the thread's previous one ended (its times are
@@ -97,6 +85,27 @@ fn the_reading_threads_clock_gives_the_same_analysis() {
         }
         assert!(direct.totals.events > 0);
     }
+}
+
+/// A chunk that starts before the thread's previous chunk ended (ticks of 2.5 ns from tick
+/// 1000): its times are taken as the previous chunk's last, so time never goes back on a
+/// thread.
+#[test]
+fn a_threads_times_never_go_back_across_chunks() {
+    let info = TraceInfo {
+        start_ticks: 1000,
+        ns_per_tick: 2.5,
+        ..TraceInfo::new(7)
+    };
+    let t = b_with(&["A", "B"], info)
+        .thread(0, 100)
+        .events(0, &[(1000, Enter, 0), (1080, Leave, 0)])
+        .events(0, &[(1040, Enter, 1), (1100, Leave, 1)]);
+    let a = run(&t.end(1200));
+    // A: 0..200 ns. B's Enter at tick 1040 (100 ns) is taken as 200 ns; its Leave is at 250.
+    assert_eq!(fs(&a, 0).inclusive_ns, 200);
+    assert_eq!(fs(&a, 1).inclusive_ns, 50);
+    assert_eq!(a.totals.root_ns, 250);
 }
 
 #[test]

@@ -125,13 +125,13 @@ fn reorder_hands_items_on_in_time_order() {
     let limit = r.push_events(
         ThreadIdx(1),
         vec![ev(100, Enter, 0), ev(300, Leave, 0)],
-        |t| t,
+        300,
     );
     assert_eq!(limit, 0);
     r.push_events(
         ThreadIdx(2),
         vec![ev(200, Enter, 1), ev(250, Leave, 1)],
-        |t| t,
+        250,
     );
     let mut runs: Vec<(u32, Vec<u64>, Option<u64>)> = Vec::new();
     let mut run = |t: ThreadIdx, b: &mut crate::reorder::Batch<'_>| {
