@@ -140,7 +140,7 @@ impl ThreadState {
         false
     }
 
-    /// Pops the top frame and forgets it in the counts.
+    /// Pops the top frame; the function's highest frame is the one it linked to.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Open> {
         let o = self.stack.pop()?;

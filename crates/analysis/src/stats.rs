@@ -52,6 +52,10 @@ struct Tally {
 /// A counter kept in [`Totals`] and in the thread's [`ThreadStats`] alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Count {
+    /// Frames closed.
+    Frames,
+    /// Time of root frames (ns); a thread's `inclusive_ns`.
+    RootNs,
     OpenAtEnd,
     Lost,
     Mismatched,
@@ -171,10 +175,8 @@ impl Stats {
         let t = std::mem::take(&mut self.tally);
         if t.frames > 0 || t.root_ns > 0 {
             let ts = self.threads.entry(t.thread, ThreadStats::default);
-            ts.frames += t.frames;
-            ts.inclusive_ns += t.root_ns;
-            self.totals.frames += t.frames;
-            self.totals.root_ns += t.root_ns;
+            add(&mut self.totals, ts, Count::Frames, t.frames);
+            add(&mut self.totals, ts, Count::RootNs, t.root_ns);
         }
         // As a thread's maximum depth always was: only for a thread with statistics.
         if let Some(ts) = self.threads.get_mut(t.thread) {
@@ -300,6 +302,8 @@ impl Stats {
 #[inline]
 fn add(t: &mut Totals, ts: &mut ThreadStats, what: Count, n: u64) {
     let (total, per_thread) = match what {
+        Count::Frames => (&mut t.frames, &mut ts.frames),
+        Count::RootNs => (&mut t.root_ns, &mut ts.inclusive_ns),
         Count::OpenAtEnd => (&mut t.open_frames_at_end, &mut ts.open_frames_at_end),
         Count::Lost => (&mut t.lost_frames, &mut ts.lost_frames),
         Count::Mismatched => (&mut t.mismatched_frames, &mut ts.mismatched_frames),

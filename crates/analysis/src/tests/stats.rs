@@ -25,6 +25,8 @@ fn nonzero(debug: &str) -> Vec<String> {
 #[test]
 fn count_adds_to_the_total_and_the_thread_alike() {
     let cases = [
+        (Count::Frames, "frames", "frames"),
+        (Count::RootNs, "root_ns", "inclusive_ns"),
         (Count::OpenAtEnd, "open_frames_at_end", "open_frames_at_end"),
         (Count::Lost, "lost_frames", "lost_frames"),
         (Count::Mismatched, "mismatched_frames", "mismatched_frames"),
