@@ -110,6 +110,12 @@ pub fn async_counts(a: &Analysis, f: u32) -> (u64, u64, u64, u64) {
     (s.calls, s.segments, s.suspensions, s.pending_at_end)
 }
 
+/// Asserts [`async_counts`] of function `f` (`name` in the message, with its statistics).
+#[track_caller]
+pub fn assert_async(a: &Analysis, f: u32, name: &str, want: (u64, u64, u64, u64)) {
+    assert_eq!(async_counts(a, f), want, "{name} {:?}", fs(a, f));
+}
+
 /// Runtime-async `L3` (thunk 1, variant 2) called from sync `Run` (0), calling plain `L4`
 /// (3) from its last segment; `events` per thread are `(ts, kind, func, sp)`.
 pub fn async_trace(threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
@@ -120,4 +126,17 @@ pub fn async_trace(threads: &[&[(u64, EventKind, u32, u64)]]) -> Vec<u8> {
         ("L4", 0x0600_000e, 0, 0),
     ];
     flagged_trace(&funcs, threads, 10_000)
+}
+
+/// A small deterministic generator for random traces.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
 }

@@ -6,19 +6,6 @@ use eltrace_trace::ThreadIdx;
 use super::build::*;
 use crate::*;
 
-/// A small deterministic generator for the invariant test.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-}
-
 /// Frames checked against the invariants as they close.
 #[derive(Default)]
 struct Check {

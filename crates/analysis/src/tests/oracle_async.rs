@@ -59,13 +59,8 @@ fn recursive_resume_skips_calls_that_await_a_callee() {
     t2.extend([(400, Enter, 2, 0x5840), (410, Leave, 2, 0x5840)]);
     let a = run(&trace(&funcs, &[main, t1, &t2]));
     assert_exact(&a);
-    assert_eq!(async_counts(&a, 3), (6, 17, 11, 0), "Chain {:?}", fs(&a, 3));
-    assert_eq!(
-        async_counts(&a, 2),
-        (1, 2, 1, 0),
-        "RunAsync {:?}",
-        fs(&a, 2)
-    );
+    assert_async(&a, 3, "Chain", (6, 17, 11, 0));
+    assert_async(&a, 2, "RunAsync", (1, 2, 1, 0));
 }
 
 /// `RunAsync` (resumed on a pool thread at 0x5840) starts 3 `Leaf`s through their thunks
@@ -128,14 +123,9 @@ fn timer_resumes_below_a_suspended_caller() {
     let events = [pool.as_slice(), &resumes, tail].concat();
     let a = run(&trace(&funcs, &[main, &events]));
     assert_exact(&a);
-    assert_eq!(async_counts(&a, 6), (3, 6, 3, 0), "Leaf {:?}", fs(&a, 6));
-    assert_eq!(
-        async_counts(&a, 2),
-        (1, 3, 2, 0),
-        "RunAsync {:?}",
-        fs(&a, 2)
-    );
-    assert_eq!(async_counts(&a, 3), (1, 2, 1, 0), "Chain {:?}", fs(&a, 3));
+    assert_async(&a, 6, "Leaf", (3, 6, 3, 0));
+    assert_async(&a, 2, "RunAsync", (1, 3, 2, 0));
+    assert_async(&a, 3, "Chain", (1, 2, 1, 0));
 
     // RunAsync awaits a fourth Leaf directly, 0x430 below it, while 3 wait: a call.
     let direct: &[Ev] = &[(300, Enter, 6, 0x5410), (310, Leave, 6, 0x5410)];
@@ -195,37 +185,17 @@ fn two_instantiations_of_a_variant_are_no_thunk_and_variant() {
     ];
     let a = run(&trace(&funcs, &[main, t1, t2]));
     assert_exact(&a);
-    assert_eq!(
-        async_counts(&a, 3),
-        (1, 2, 1, 0),
-        "GetAsync<int> {:?}",
-        fs(&a, 3)
-    );
-    assert_eq!(
-        async_counts(&a, 4),
-        (1, 2, 1, 0),
-        "GetAsync<string> {:?}",
-        fs(&a, 4)
-    );
-    assert_eq!(async_counts(&a, 2), (1, 4, 3, 0), "Shapes {:?}", fs(&a, 2));
-    assert_eq!(async_counts(&a, 5), (1, 2, 1, 0), "Echo {:?}", fs(&a, 5));
+    assert_async(&a, 3, "GetAsync<int>", (1, 2, 1, 0));
+    assert_async(&a, 4, "GetAsync<string>", (1, 2, 1, 0));
+    assert_async(&a, 2, "Shapes", (1, 4, 3, 0));
+    assert_async(&a, 5, "Echo", (1, 2, 1, 0));
 
     // T1's later events are not known (the trace ends there): the distance decides. Shapes'
     // thunk entered its variant 0x40 below it; GetAsync<string>'s Enter is 0x3b0 below.
     let t1_short = &t1[..t1.len() - 2];
     let a = run(&trace(&funcs, &[main, t1_short, t2]));
-    assert_eq!(
-        async_counts(&a, 3),
-        (1, 2, 1, 0),
-        "GetAsync<int> {:?}",
-        fs(&a, 3)
-    );
-    assert_eq!(
-        async_counts(&a, 4),
-        (1, 2, 1, 0),
-        "GetAsync<string> {:?}",
-        fs(&a, 4)
-    );
+    assert_async(&a, 3, "GetAsync<int>", (1, 2, 1, 0));
+    assert_async(&a, 4, "GetAsync<string>", (1, 2, 1, 0));
 }
 
 /// .NET 11.0.0: on T2, RunAsync (resumed) awaits Shapes, which awaits Echo; all suspend,
@@ -274,16 +244,11 @@ fn caller_of_a_segment_that_went_on_elsewhere_suspended_too() {
     ];
     let a = run(&trace(&funcs, &[main, t1, t2]));
     assert_exact(&a);
-    assert_eq!(
-        async_counts(&a, 2),
-        (1, 3, 2, 0),
-        "RunAsync {:?}",
-        fs(&a, 2)
-    );
-    assert_eq!(async_counts(&a, 3), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 3));
-    assert_eq!(async_counts(&a, 4), (1, 2, 1, 0), "Echo {:?}", fs(&a, 4));
-    assert_eq!(async_counts(&a, 5), (1, 2, 1, 0), "Get {:?}", fs(&a, 5));
-    assert_eq!(async_counts(&a, 6), (1, 2, 1, 0), "Pre {:?}", fs(&a, 6));
+    assert_async(&a, 2, "RunAsync", (1, 3, 2, 0));
+    assert_async(&a, 3, "Shapes", (1, 3, 2, 0));
+    assert_async(&a, 4, "Echo", (1, 2, 1, 0));
+    assert_async(&a, 5, "Get", (1, 2, 1, 0));
+    assert_async(&a, 6, "Pre", (1, 2, 1, 0));
 }
 
 /// `Fails` (called by RunAsync on a pool thread) awaits a `Task.Delay` and suspends; the
@@ -327,13 +292,8 @@ fn timer_resume_just_below_its_own_segment_before_a_throw() {
     ];
     let a = run(&trace(&funcs, &[main, pool]));
     assert_exact(&a);
-    assert_eq!(async_counts(&a, 3), (1, 2, 1, 0), "Fails {:?}", fs(&a, 3));
-    assert_eq!(
-        async_counts(&a, 2),
-        (1, 3, 2, 0),
-        "RunAsync {:?}",
-        fs(&a, 2)
-    );
+    assert_async(&a, 3, "Fails", (1, 2, 1, 0));
+    assert_async(&a, 2, "RunAsync", (1, 3, 2, 0));
 }
 
 /// `Throttled` starts 3 `One`s (through their thunks); each awaits a semaphore, then a
@@ -379,13 +339,8 @@ fn resume_at_another_pool_threads_dispatch_offset() {
     ];
     let a = run(&trace(&funcs, &[&main, t1, t2]));
     assert_exact(&a);
-    assert_eq!(async_counts(&a, 4), (3, 8, 5, 0), "One {:?}", fs(&a, 4));
-    assert_eq!(
-        async_counts(&a, 2),
-        (1, 2, 1, 0),
-        "Throttled {:?}",
-        fs(&a, 2)
-    );
+    assert_async(&a, 4, "One", (3, 8, 5, 0));
+    assert_async(&a, 2, "Throttled", (1, 2, 1, 0));
 }
 
 /// `GetAsync` (no role flag) is called on T2, which has no further event: its role waits
@@ -424,11 +379,6 @@ fn unresolved_frame_decided_by_another_threads_enter() {
     ];
     let a = run(&trace(&funcs, &[main, t1, t2]));
     assert_exact(&a);
-    assert_eq!(
-        async_counts(&a, 3),
-        (1, 2, 1, 0),
-        "GetAsync {:?}",
-        fs(&a, 3)
-    );
-    assert_eq!(async_counts(&a, 2), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 2));
+    assert_async(&a, 3, "GetAsync", (1, 2, 1, 0));
+    assert_async(&a, 2, "Shapes", (1, 3, 2, 0));
 }

@@ -70,20 +70,10 @@ fn no_frame_size_from_a_timer_resume_of_another_method() {
     ];
     let a = run(&trace(&funcs, &[&main, t1, t2]));
     assert_exact(&a);
-    assert_eq!(async_counts(&a, 4), (3, 8, 5, 0), "One {:?}", fs(&a, 4));
-    assert_eq!(
-        async_counts(&a, 2),
-        (1, 2, 1, 0),
-        "Throttled {:?}",
-        fs(&a, 2)
-    );
-    assert_eq!(async_counts(&a, 6), (1, 2, 1, 0), "Shapes {:?}", fs(&a, 6));
-    assert_eq!(
-        async_counts(&a, 7),
-        (1, 2, 1, 0),
-        "GetAsync {:?}",
-        fs(&a, 7)
-    );
+    assert_async(&a, 4, "One", (3, 8, 5, 0));
+    assert_async(&a, 2, "Throttled", (1, 2, 1, 0));
+    assert_async(&a, 6, "Shapes", (1, 2, 1, 0));
+    assert_async(&a, 7, "GetAsync", (1, 2, 1, 0));
 }
 
 /// .NET 10, slow path (1 run of 152): main calls `Throttled` (2 `One`s through their thunks)
@@ -146,19 +136,9 @@ fn resume_at_a_dispatch_sp_of_a_call_open_on_another_thread() {
     ];
     let a = run(&trace(&funcs, &[main, t1, t2]));
     assert_exact(&a);
-    assert_eq!(
-        async_counts(&a, 7),
-        (1, 2, 1, 0),
-        "GetAsync {:?}",
-        fs(&a, 7)
-    );
-    assert_eq!(async_counts(&a, 6), (1, 3, 2, 0), "Shapes {:?}", fs(&a, 6));
-    assert_eq!(async_counts(&a, 4), (2, 5, 3, 0), "One {:?}", fs(&a, 4));
-    assert_eq!(
-        async_counts(&a, 2),
-        (1, 2, 1, 0),
-        "Throttled {:?}",
-        fs(&a, 2)
-    );
-    assert_eq!(async_counts(&a, 8), (1, 2, 1, 0), "Pre {:?}", fs(&a, 8));
+    assert_async(&a, 7, "GetAsync", (1, 2, 1, 0));
+    assert_async(&a, 6, "Shapes", (1, 3, 2, 0));
+    assert_async(&a, 4, "One", (2, 5, 3, 0));
+    assert_async(&a, 2, "Throttled", (1, 2, 1, 0));
+    assert_async(&a, 8, "Pre", (1, 2, 1, 0));
 }
