@@ -73,6 +73,14 @@ impl Analyzer {
         }
     }
 
+    /// Sends every event through the full rules (tests: the quick path gives the same
+    /// results).
+    #[cfg(test)]
+    pub(crate) fn without_quick_path(mut self) -> Self {
+        self.replay.no_quick_path = true;
+        self
+    }
+
     /// The tables read so far.
     pub fn tables(&self) -> &Tables {
         &self.tables

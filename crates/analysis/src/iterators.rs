@@ -137,6 +137,17 @@ impl Iterators {
         self.first_info(tables, kind, f)
     }
 
+    /// Whether `f` belongs to an iterator (the model looks at its frames).
+    #[inline(always)]
+    pub(crate) fn is_member(
+        &mut self,
+        tables: &Tables,
+        kind: impl FnOnce(&FunctionRecord) -> MachineKind,
+        f: u32,
+    ) -> bool {
+        self.info(tables, kind, f).is_some()
+    }
+
     /// [`Iterators::info`] the first time `f` is asked about.
     #[cold]
     #[inline(never)]

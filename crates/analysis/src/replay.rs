@@ -24,6 +24,8 @@ use crate::sink::{AnalysisError, FrameSink};
 use crate::stack::{Completed, ThreadState};
 use crate::stats::{Count, Stats, shown};
 
+mod quick;
+
 /// The replay of every thread: their shadow stacks and what the async rules learn across
 /// threads. The tables and statistics it writes to belong to the caller.
 #[derive(Debug, Default)]
@@ -38,6 +40,8 @@ pub(crate) struct Replay {
     /// `(thread, function)`: runtime-async frames of unknown role waiting for their thread's
     /// next event (see `link::resolve_elsewhere`).
     unresolved: Vec<(u32, u32)>,
+    /// Every event takes the full rules (tests: the quick path gives the same results).
+    pub(crate) no_quick_path: bool,
 }
 
 impl Replay {
@@ -83,12 +87,17 @@ impl Replay {
     ) -> Result<(), AnalysisError> {
         // An Enter that may decide another thread's frame of unknown role (rare) leaves the
         // inner loop, whose borrows of the thread's state end there, and is replayed after.
+        let quick = !self.no_quick_path;
         let mut next = batch.next_item();
         while next.is_some() {
             let (st, mut cx) = self.thread(tables, stats, thread);
             let cx = &mut cx;
             while let Some((ns, item)) = next {
                 if let Item::Event(e) = &item {
+                    if quick && quick::step(st, cx, sink, e, ns, batch.ahead())? {
+                        next = batch.next_item();
+                        continue;
+                    }
                     let other = |&(t, f): &(u32, u32)| t != thread.0 && f == e.func.0;
                     if e.kind == EventKind::Enter && cx.unresolved.iter().any(other) {
                         break;

@@ -11,7 +11,6 @@
 //! t=30  leave  A  sp=0x8e00    stack: A B
 //! ```
 
-use crate::fxmap::FxHashMap;
 use crate::model::{CallNodeId, ROOT, SegmentRef};
 
 /// An open frame on a shadow stack.
@@ -26,6 +25,9 @@ pub(crate) struct Open {
     pub func: u32,
     /// The index of the next frame of the same function below this one ([`NONE`]: none).
     below_same: u32,
+    /// The index of the next frame below whose function falls in the same bucket of
+    /// [`ThreadState::heads`] ([`NONE`]: none).
+    below_bucket: u32,
     pub node: Option<CallNodeId>,
     pub enter_value: Option<u32>,
     /// No other frame of the same function below.
@@ -69,9 +71,10 @@ pub(crate) struct Completed {
 #[derive(Debug, Default)]
 pub(crate) struct ThreadState {
     pub stack: Vec<Open>,
-    /// The index of each function's highest frame on the stack (lower ones are linked by
-    /// [`Open::below_same`]).
-    active: FxHashMap<u32, u32>,
+    /// By a hash of the function, the index of the highest frame of the functions in that
+    /// bucket (lower ones are linked by [`Open::below_bucket`], and by [`Open::below_same`]
+    /// within one function); empty until the first push.
+    heads: Vec<u32>,
     pub last_ns: u64,
     /// The logical call whose segment the previous event completed with a Leave, and that
     /// segment's sp: a dispatcher resumes the caller of a completed call next, at that sp.
@@ -94,14 +97,36 @@ impl ThreadState {
     /// Whether a frame of `func` is on the stack.
     #[inline]
     pub fn has_frame_of(&self, func: u32) -> bool {
-        self.active.contains_key(&func)
+        self.highest_of(func) != NONE
+    }
+
+    /// The index of the highest frame of `func` on the stack ([`NONE`]: none).
+    #[inline(always)]
+    fn highest_of(&self, func: u32) -> u32 {
+        let Some(&head) = self.heads.get(bucket(func)) else {
+            return NONE;
+        };
+        let mut j = head;
+        while j != NONE {
+            let o = &self.stack[j as usize];
+            if o.func == func {
+                return j;
+            }
+            j = o.below_bucket;
+        }
+        NONE
     }
 
     /// Pushes a frame of `func` entered at `ns` with stack pointer `sp`.
     #[inline(always)]
     pub fn push(&mut self, func: u32, ns: u64, sp: u64, node: Option<CallNodeId>) {
         let index = self.stack.len() as u32;
-        let below_same = self.active.insert(func, index).unwrap_or(NONE);
+        if self.heads.is_empty() {
+            self.heads = vec![NONE; BUCKETS];
+        }
+        let below_same = self.highest_of(func);
+        let head = &mut self.heads[bucket(func)];
+        let below_bucket = std::mem::replace(head, index);
         let outer = below_same == NONE;
         let caller = self.stack.last().map_or(ROOT, |o| o.func);
         // The same caller→callee pair below is a frame of `func` below: only those are looked at
@@ -114,6 +139,7 @@ impl ThreadState {
             outer,
             edge_outer,
             below_same,
+            below_bucket,
             node,
             sp,
             segment: None,
@@ -148,14 +174,28 @@ impl ThreadState {
             // The top frame is the highest segment frame.
             self.segments.pop();
         }
-        // Entries are removed with the function's last frame, so that the map stays as small
-        // as the stack.
-        if o.below_same == NONE {
-            self.active.remove(&o.func);
-        } else if let Some(top) = self.active.get_mut(&o.func) {
-            *top = o.below_same;
-        }
+        self.unlink(o.func, o.below_bucket);
         Some(o)
+    }
+
+    /// Pops the top frame, which is not a segment, without returning it.
+    #[inline(always)]
+    pub fn pop_plain(&mut self) {
+        let Some(o) = self.stack.last() else {
+            return;
+        };
+        debug_assert!(o.segment.is_none());
+        let (func, below_bucket) = (o.func, o.below_bucket);
+        self.unlink(func, below_bucket);
+        self.stack.pop();
+    }
+
+    /// The top frame (of `func`, linked to `below_bucket`) leaves its bucket's chain.
+    #[inline(always)]
+    fn unlink(&mut self, func: u32, below_bucket: u32) {
+        if let Some(head) = self.heads.get_mut(bucket(func)) {
+            *head = below_bucket;
+        }
     }
 
     /// Makes the top frame a segment of a logical call.
@@ -185,3 +225,12 @@ impl ThreadState {
 
 /// No frame (an index in [`Open::below_same`]).
 const NONE: u32 = u32::MAX;
+
+/// Buckets of [`ThreadState::heads`] (a power of two): 1 KiB a thread.
+const BUCKETS: usize = 256;
+
+/// A function's bucket (Fibonacci hashing: the top bits of a multiplication).
+#[inline(always)]
+fn bucket(func: u32) -> usize {
+    (func.wrapping_mul(0x9E37_79B9) >> (32 - BUCKETS.trailing_zeros())) as usize
+}

@@ -15,6 +15,8 @@ mod oracle_async;
 mod oracle_async2;
 /// The same results by every path: the reading thread's clock, the stack's frame links.
 mod paths;
+/// The replay's quick path against the full rules, on random traces.
+mod quick;
 /// Reading records: thread records, ticks, truncation, corruption, unknown functions.
 mod records;
 /// Many threads, interleaved chunks and the reorder queues.

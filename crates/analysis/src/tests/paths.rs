@@ -110,30 +110,43 @@ fn a_threads_times_never_go_back_across_chunks() {
 
 #[test]
 fn frame_links_tell_outer_frames_as_a_scan_does() {
-    let mut rng = Lcg(42);
-    let mut st = ThreadState::default();
-    let mut pushes = 0;
-    for _ in 0..20_000 {
-        if rng.next(2) == 0 && st.stack.len() < 40 {
-            // Few functions: recursion, mutual recursion and shared callees are common.
-            let f = rng.next(5) as u32;
-            st.push(f, 0, 0, None);
-            pushes += 1;
-            let n = st.stack.len() - 1;
-            let caller = |i: usize| (i > 0).then(|| st.stack[i - 1].func);
-            let same_below = (0..n).any(|i| st.stack[i].func == f);
-            let pair_below = (0..n).any(|i| st.stack[i].func == f && caller(i) == caller(n));
-            let top = &st.stack[n];
-            assert_eq!(top.outer, !same_below, "push {pushes}");
-            assert_eq!(top.edge_outer, !pair_below, "push {pushes}");
-        } else if let Some(o) = st.pop() {
-            assert_eq!(
-                st.has_frame_of(o.func),
-                st.stack.iter().any(|p| p.func == o.func)
-            );
-        }
-        for f in 0..5 {
-            assert_eq!(st.has_frame_of(f), st.stack.iter().any(|p| p.func == f));
+    // Few functions: recursion, mutual recursion and shared callees are common. More than
+    // the stack's buckets: functions share buckets, and the chains hold several functions.
+    for (funcs, seed) in [(5, 42), (300, 43), (5000, 44)] {
+        let mut rng = Lcg(seed);
+        let mut st = ThreadState::default();
+        let mut pushes = 0;
+        for _ in 0..20_000 {
+            if rng.next(2) == 0 && st.stack.len() < 40 {
+                let f = rng.next(funcs) as u32;
+                st.push(f, 0, 0, None);
+                pushes += 1;
+                let n = st.stack.len() - 1;
+                let caller = |i: usize| (i > 0).then(|| st.stack[i - 1].func);
+                let same_below = (0..n).any(|i| st.stack[i].func == f);
+                let pair_below = (0..n).any(|i| st.stack[i].func == f && caller(i) == caller(n));
+                let top = &st.stack[n];
+                assert_eq!(top.outer, !same_below, "{funcs} functions, push {pushes}");
+                assert_eq!(
+                    top.edge_outer, !pair_below,
+                    "{funcs} functions, push {pushes}"
+                );
+            } else if rng.next(2) == 0 {
+                if let Some(o) = st.pop() {
+                    assert_eq!(
+                        st.has_frame_of(o.func),
+                        st.stack.iter().any(|p| p.func == o.func)
+                    );
+                }
+            } else if st.stack.last().is_some_and(|o| o.segment.is_none()) {
+                st.pop_plain();
+            }
+            for f in (0..funcs as u32).step_by(funcs as usize / 5) {
+                assert_eq!(st.has_frame_of(f), st.stack.iter().any(|p| p.func == f));
+            }
+            if let Some(top) = st.stack.last() {
+                assert!(st.has_frame_of(top.func));
+            }
         }
     }
 }

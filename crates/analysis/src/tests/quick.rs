@@ -1,0 +1,200 @@
+//! The replay's quick path against the full rules: random traces of every kind of frame
+//! (ordinary, async state machines, runtime-async thunks and variants, roles undecided,
+//! iterators), with frames gone by their stack pointer, mismatched and unmatched Leaves,
+//! tail calls, exceptions, values and drops, analysed both ways: the same statistics and the
+//! same frames.
+
+use eltrace_trace::EventKind::{self, Catch, Enter, Leave, Tailcall, Throw, Unwind, Value};
+use eltrace_trace::{FunctionFlags, TraceInfo, TraceReader, ValueStatus};
+
+use super::build::*;
+use crate::*;
+
+/// The functions: `(type, method, token, impl flags, flags)`.
+const FUNCS: [(&str, &str, u32, u32, u32); 12] = [
+    ("Ns.T", "Run", 1, 0, 0),
+    ("Ns.T", "A", 2, 0, 0),
+    ("Ns.T", "B", 3, 0, 0),
+    ("Ns.T+<Work>d__1", "MoveNext", 4, 0, 0),
+    ("Ns.T", "Work", 5, 0, 0),
+    ("Ns.T+<Seq>d__2", "MoveNext", 6, 0, 0),
+    ("Ns.T+<Seq>d__2", "GetEnumerator", 7, 0, 0),
+    ("Ns.T+<Seq>d__2", "get_Current", 8, 0, 0),
+    ("Ns.T", "L3", 9, 0x2000, FunctionFlags::ASYNC_THUNK),
+    ("Ns.T", "L3", 9, 0x2000, FunctionFlags::ASYNC_VARIANT),
+    ("Ns.T", "U", 10, 0x2000, 0),
+    ("Ns.T", "U", 10, 0x2000, 0),
+];
+
+/// A random trace of three threads; `async_fns`: the runtime-async functions (8-11) take
+/// part (else no function is a variant, and the rules about variants stay quiet).
+fn random_trace(seed: u64, async_fns: bool) -> Vec<u8> {
+    let mut rng = Lcg(seed);
+    let funcs = if async_fns { 12 } else { 8 };
+    let mut t = TraceBuilder::new(TraceInfo::new(7)).functions(FUNCS[..funcs].iter().map(
+        |&(ty, m, token, impl_flags, flags)| {
+            Function::new("App.dll", ty, m)
+                .token(0x0600_0000 | token)
+                .impl_flags(impl_flags)
+                .flags(FunctionFlags::HOOKED | flags)
+        },
+    ));
+    for id in 0..4 {
+        t = t.value(id, ValueStatus::Ok, &format!("v{id}"));
+    }
+    for th in 0..3u32 {
+        t = t.thread(th, 100 + u64::from(th));
+    }
+    let mut stacks: Vec<Vec<(u32, u64)>> = vec![Vec::new(); 3];
+    let mut ts = 100u64;
+    for _ in 0..150 {
+        let th = rng.next(3) as usize;
+        if rng.next(40) == 0 {
+            t = t.dropped(th as u32, 1 + rng.next(5));
+            stacks[th].clear();
+            continue;
+        }
+        let mut evs: Vec<(u64, EventKind, u32, u64)> = Vec::new();
+        for _ in 0..rng.next(16) + 1 {
+            ts += rng.next(30);
+            let st = &mut stacks[th];
+            let top_sp = st.last().map_or(0x10_0000, |&(_, sp)| sp);
+            match rng.next(100) {
+                0..=47 if st.len() < 24 => {
+                    let f = rng.next(funcs as u64) as u32;
+                    let sp = match rng.next(20) {
+                        // At or above the top frame: frames gone.
+                        0 => top_sp + rng.next(3) * 0x40,
+                        1 => 0,
+                        _ => top_sp - 0x40 - rng.next(8) * 0x20,
+                    };
+                    while sp != 0 && st.last().is_some_and(|&(_, s)| s <= sp) {
+                        st.pop();
+                    }
+                    st.push((f, sp));
+                    evs.push((ts, Enter, f, sp));
+                    if rng.next(10) == 0 {
+                        evs.push((ts, Value, rng.next(5) as u32, 0));
+                    }
+                }
+                48..=87 => {
+                    let Some((f, sp)) = st.pop() else { continue };
+                    let kind = match rng.next(20) {
+                        0 => Tailcall,
+                        1 => Unwind,
+                        _ => Leave,
+                    };
+                    evs.push((ts, kind, f, if kind == Unwind { 0 } else { sp }));
+                    if kind == Leave && rng.next(10) == 0 {
+                        evs.push((ts, Value, rng.next(5) as u32, 0));
+                    }
+                }
+                88..=91 => {
+                    // A Leave of a frame lower down, or of none (unmatched).
+                    let i = rng.next(st.len() as u64 + 1) as usize;
+                    let (f, sp) = st.get(i).copied().unwrap_or((rng.next(8) as u32, 0));
+                    st.truncate(i);
+                    evs.push((ts, Leave, f, sp));
+                }
+                92..=94 if !st.is_empty() => {
+                    let i = rng.next(st.len() as u64) as usize;
+                    let (f, sp) = st[i];
+                    st.truncate(i + 1);
+                    evs.push((ts, Catch, f, sp));
+                }
+                95..=96 => evs.push((ts, Throw, rng.next(8) as u32, top_sp)),
+                _ => {}
+            }
+        }
+        if !evs.is_empty() {
+            t = t.events_sp(th as u32, &evs);
+        }
+    }
+    t.end(ts + 10)
+}
+
+/// The analysis of a trace on this thread, with or without the quick path.
+fn analyse(bytes: &[u8], quick: bool) -> (Analysis, Vec<(ThreadIdx, Frame)>) {
+    let mut reader = TraceReader::new(bytes).unwrap();
+    let mut an = Analyzer::new(&Options {
+        call_tree: true,
+        ..Options::default()
+    });
+    if !quick {
+        an = an.without_quick_path();
+    }
+    let mut sink = Collect::default();
+    while let Some(rec) = reader.next_record().unwrap() {
+        an.record(rec, &mut sink).unwrap();
+    }
+    let a = an.finish(reader.truncated(), &mut sink).unwrap();
+    (a, sink.0)
+}
+
+/// Everything the tests compare of an analysis: totals, functions, threads, edges, value
+/// samples and the call tree.
+fn summary(a: &Analysis) -> String {
+    let mut edges = a.edges();
+    edges.sort_by_key(|(c, f, _)| (c.map(|c| c.0), f.0));
+    let functions: Vec<_> = a.functions().collect();
+    let threads: Vec<_> = a.threads().collect();
+    let samples: Vec<_> = functions
+        .iter()
+        .map(|(f, _)| a.value_samples(*f).to_vec())
+        .collect();
+    format!(
+        "{:?}\n{functions:?}\n{threads:?}\n{edges:?}\n{samples:?}\n{:?}",
+        a.totals, a.call_tree
+    )
+}
+
+#[test]
+fn the_quick_path_gives_what_the_full_rules_give() {
+    let mut quick_frames = 0;
+    for seed in 1..=300 {
+        let bytes = random_trace(seed, seed % 3 == 0);
+        let (quick, quick_fr) = analyse(&bytes, true);
+        let (full, full_fr) = analyse(&bytes, false);
+        assert_eq!(summary(&quick), summary(&full), "seed {seed}");
+        assert_eq!(quick_fr.len(), full_fr.len(), "seed {seed}");
+        for (a, b) in quick_fr.iter().zip(&full_fr) {
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed}");
+        }
+        quick_frames += quick.totals.frames;
+    }
+    assert!(quick_frames > 10_000, "{quick_frames} frames");
+}
+
+/// A Leave replayed before its return value was read (the Value is in the thread's next
+/// chunk, read after the reorder window let the Leave go): the quick path leaves for the
+/// Value what the full rules leave (the function's newest value sample without a return
+/// value takes it).
+#[test]
+fn a_return_value_read_after_its_leave_was_replayed() {
+    let ms = 1_000_000;
+    let bytes = b(&["A", "B"])
+        .value(0, ValueStatus::Ok, "7")
+        .value(1, ValueStatus::Ok, "42")
+        .thread(0, 100)
+        .thread(1, 101)
+        .events_sp(
+            0,
+            &[
+                (0, Enter, 0, 0x9000),
+                (0, Value, 0, 0),
+                (5, Leave, 0, 0x9000),
+                (6, Enter, 0, 0x9000),
+                (10, Leave, 0, 0x9000),
+            ],
+        )
+        .events_sp(
+            1,
+            &[(400 * ms, Enter, 1, 0x7000), (401 * ms, Leave, 1, 0x7000)],
+        )
+        .events_sp(0, &[(10, Value, 1, 0)])
+        .end(500 * ms);
+    let (quick, _) = analyse(&bytes, true);
+    let (full, _) = analyse(&bytes, false);
+    assert_eq!(summary(&quick), summary(&full));
+    assert_eq!(quick.value_samples(FunctionIdx(0)).len(), 1);
+}
