@@ -97,10 +97,14 @@ impl Queue {
     #[inline(always)]
     fn prefetch(&self) {
         if let Some(Run::Events { events, pos }) = self.runs.front() {
-            let next = events.iter().skip(*pos).take(PREFETCH_EVENTS);
+            let next = events.get(*pos..).unwrap_or_default();
+            let next = &next[..next.len().min(PREFETCH_EVENTS)];
             // One hint per 64-byte cache line.
-            next.step_by(64 / std::mem::size_of::<Event>())
-                .for_each(prefetch);
+            let mut i = 0;
+            while i < next.len() {
+                prefetch(&next[i]);
+                i += EVENTS_PER_LINE;
+            }
         }
     }
 }
@@ -240,6 +244,8 @@ impl Reorder {
                 first: true,
             };
             run(ThreadIdx(t), &mut batch)?;
+            // Where the thread goes on next time: by then out of the cache, unless fetched now.
+            q.prefetch();
             match q.first_ns() {
                 // Back into the heap at its new place (one sift down).
                 Some(n) => *top = Reverse((n, t)),
