@@ -58,7 +58,12 @@ fn random_trace(seed: u64, async_fns: bool) -> Vec<u8> {
         for _ in 0..rng.next(16) + 1 {
             ts += rng.next(30);
             let st = &mut stacks[th];
-            let top_sp = st.last().map_or(0x10_0000, |&(_, sp)| sp);
+            // The lowest stack pointer known (frames without one have 0).
+            let top_sp = st
+                .iter()
+                .rev()
+                .find(|&&(_, sp)| sp != 0)
+                .map_or(0x10_0000, |&(_, sp)| sp);
             match rng.next(100) {
                 0..=47 if st.len() < 24 => {
                     let f = rng.next(funcs as u64) as u32;
@@ -66,7 +71,7 @@ fn random_trace(seed: u64, async_fns: bool) -> Vec<u8> {
                         // At or above the top frame: frames gone.
                         0 => top_sp + rng.next(3) * 0x40,
                         1 => 0,
-                        _ => top_sp - 0x40 - rng.next(8) * 0x20,
+                        _ => top_sp.saturating_sub(0x40 + rng.next(8) * 0x20),
                     };
                     while sp != 0 && st.last().is_some_and(|&(_, s)| s <= sp) {
                         st.pop();
