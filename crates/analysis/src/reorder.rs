@@ -3,7 +3,8 @@
 //! different threads reach the file out of time order, but linking a resume to its call needs
 //! the threads' events in time order: events wait until they are [`REORDER_NS`] older than the
 //! newest event read (or the queue holds [`REORDER_MAX`] events). Each thread's run of items
-//! is handed on as a [`Batch`], which also shows the thread's next events ([`Ahead`]).
+//! is handed on as a [`Batch`] of slices of its chunks, which also shows the thread's next
+//! events ([`Ahead`]).
 //!
 //! A chunk's events are queued as the chunk's own vector (no copy per event), their
 //! timestamps turned into ns in place; a vector whose events were all handed on goes to a
@@ -54,14 +55,6 @@ fn prefetch(e: &Event) {
     let _ = e;
 }
 
-/// One queued item of a thread.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Item {
-    Event(Event),
-    /// This many events of the thread were dropped here.
-    Dropped(u64),
-}
-
 /// A run of a thread's queued items: a chunk's events (from `pos` on, `ts` in ns), or a drop
 /// at `ns`.
 #[derive(Debug)]
@@ -89,6 +82,19 @@ struct Queue {
 }
 
 impl Queue {
+    /// Drops the front runs whose events were all taken, keeping their vectors for reuse.
+    #[inline(always)]
+    fn settle(&mut self, pool: &mut Pool) {
+        while let Some(Run::Events { events, pos }) = self.runs.front() {
+            if *pos < events.len() {
+                break;
+            }
+            if let Some(Run::Events { events, .. }) = self.runs.pop_front() {
+                pool.put(events);
+            }
+        }
+    }
+
     fn first_ns(&self) -> Option<u64> {
         self.runs.front().and_then(Run::first_ns)
     }
@@ -244,6 +250,7 @@ impl Reorder {
                 first: true,
             };
             run(ThreadIdx(t), &mut batch)?;
+            q.settle(&mut self.pool);
             // Where the thread goes on next time: by then out of the cache, unless fetched now.
             q.prefetch();
             match q.first_ns() {
@@ -279,7 +286,7 @@ impl Reorder {
     }
 }
 
-/// A thread's items handed on together, in order.
+/// A thread's items handed on together, in order: runs of events ([`Batch::take`]) and drops.
 pub(crate) struct Batch<'a> {
     queue: &'a mut Queue,
     items: &'a mut usize,
@@ -288,73 +295,121 @@ pub(crate) struct Batch<'a> {
     first: bool,
 }
 
+/// What [`Batch::take`] took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// Events `from..to` of the front run ([`Batch::events`]).
+    Events { from: usize, to: usize },
+    /// This many events of the thread were dropped here.
+    Dropped(u64),
+}
+
 impl Batch<'_> {
-    /// The next item and its time, `None` past the batch's end.
+    /// The next items up to the batch's end: the front run's events up to the batch's time
+    /// limit (at least one at the batch's start), or a drop; `None` past the batch's end.
     #[inline(always)]
-    pub fn next_item(&mut self) -> Option<(u64, Item)> {
-        let run = self.queue.runs.front_mut()?;
-        let (ns, item, spent) = match run {
+    pub fn take(&mut self) -> Option<Taken> {
+        self.queue.settle(self.pool);
+        let taken = match self.queue.runs.front_mut()? {
             Run::Events { events, pos } => {
-                let e = *events.get(*pos)?;
-                if e.ts > self.until && !self.first {
+                let from = *pos;
+                let rest = &events[from..];
+                // The events up to the limit (a scan, not a binary search: the run's far end
+                // is out of the cache, its next few events are not).
+                let skip = usize::from(self.first).min(rest.len());
+                let until = self.until;
+                let n = rest[skip..]
+                    .iter()
+                    .position(|e| e.ts > until)
+                    .map_or(rest.len(), |p| p + skip);
+                if n == 0 {
                     return None;
                 }
-                *pos += 1;
-                (e.ts, Item::Event(e), *pos == events.len())
+                *pos += n;
+                *self.items -= n;
+                Taken::Events { from, to: from + n }
             }
             Run::Dropped { ns, count } => {
                 if *ns > self.until && !self.first {
                     return None;
                 }
-                (*ns, Item::Dropped(*count), true)
+                let count = *count;
+                self.queue.runs.pop_front();
+                *self.items -= 1;
+                Taken::Dropped(count)
             }
         };
         self.first = false;
-        *self.items -= 1;
-        if spent {
-            self.pop_run();
-        }
-        Some((ns, item))
+        Some(taken)
     }
 
-    /// Removes the front run, keeping its vector for reuse.
-    #[cold]
-    fn pop_run(&mut self) {
-        if let Some(Run::Events { events, .. }) = self.queue.runs.pop_front() {
-            self.pool.put(events);
+    /// Events `from..to` of the front run, as [`Batch::take`] took them.
+    #[inline(always)]
+    pub fn events(&self, from: usize, to: usize) -> &[Event] {
+        match self.queue.runs.front() {
+            Some(Run::Events { events, .. }) => &events[from..to],
+            _ => &[],
         }
     }
 
-    /// The thread's items queued after the one just taken.
+    /// The thread's items queued after those taken.
     #[inline]
     pub fn ahead(&self) -> Ahead<'_> {
-        Ahead(&self.queue.runs)
+        Ahead {
+            hot: &[],
+            cold: &self.queue.runs,
+        }
     }
 }
 
 /// A thread's items queued after the one being replayed: its next events, as far as read.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Ahead<'a>(&'a VecDeque<Run>);
+pub(crate) struct Ahead<'a> {
+    /// The rest of the events taken with it.
+    hot: &'a [Event],
+    /// The thread's runs after those.
+    cold: &'a VecDeque<Run>,
+}
 
 impl<'a> Ahead<'a> {
+    /// What lies ahead of an event taken with `rest` after it.
+    #[inline(always)]
+    pub fn after(self, rest: &'a [Event]) -> Ahead<'a> {
+        Ahead { hot: rest, ..self }
+    }
+
     /// The next event, if the next item is one.
-    #[inline]
+    #[inline(always)]
     pub fn next_event(self) -> Option<&'a Event> {
-        match self.0.front() {
-            Some(Run::Events { events, pos }) => events.get(*pos),
+        match self.hot.first() {
+            Some(e) => Some(e),
+            None => self.cold_next(),
+        }
+    }
+
+    fn cold_next(self) -> Option<&'a Event> {
+        match self.cold.front() {
+            Some(Run::Events { events, pos }) => events.get(*pos).or_else(|| {
+                // A spent run is dropped at the next take: the one after it.
+                match self.cold.get(1) {
+                    Some(Run::Events { events, pos }) => events.get(*pos),
+                    _ => None,
+                }
+            }),
             _ => None,
         }
     }
 
     /// The next events, up to a drop (after which the thread's stack is unknown).
-    #[inline]
     pub fn events(self) -> impl Iterator<Item = &'a Event> {
-        self.0
+        let cold = self
+            .cold
             .iter()
             .map_while(|run| match run {
                 Run::Events { events, pos } => Some(&events[*pos..]),
                 Run::Dropped { .. } => None,
             })
-            .flatten()
+            .flatten();
+        self.hot.iter().chain(cold)
     }
 }

@@ -19,7 +19,7 @@ use crate::asyncs::{Calls, Roles, runtime_reports_suspend_leaves};
 use crate::fxmap::DenseMap;
 use crate::iterators::{self, Iterators};
 use crate::model::{EndKind, Frame, ROOT, SegmentRef, Tables};
-use crate::reorder::{Ahead, Batch, Item};
+use crate::reorder::{Ahead, Batch, Taken};
 use crate::sink::{AnalysisError, FrameSink};
 use crate::stack::{Completed, ThreadState};
 use crate::stats::{Count, Stats, shown};
@@ -85,34 +85,45 @@ impl Replay {
         batch: &mut Batch<'_>,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        // An Enter that may decide another thread's frame of unknown role (rare) leaves the
-        // inner loop, whose borrows of the thread's state end there, and is replayed after.
         let quick = !self.no_quick_path;
-        let mut next = batch.next_item();
-        while next.is_some() {
-            let (st, mut cx) = self.thread(tables, stats, thread);
-            let cx = &mut cx;
-            while let Some((ns, item)) = next {
-                if let Item::Event(e) = &item {
-                    if quick && quick::step(st, cx, sink, e, ns, batch.ahead())? {
-                        next = batch.next_item();
+        while let Some(taken) = batch.take() {
+            let (from, to) = match taken {
+                Taken::Events { from, to } => (from, to),
+                Taken::Dropped(count) => {
+                    let (st, mut cx) = self.thread(tables, stats, thread);
+                    dropped(st, &mut cx, sink, count)?;
+                    continue;
+                }
+            };
+            let events = batch.events(from, to);
+            let cold = batch.ahead();
+            // An Enter that may decide another thread's frame of unknown role (rare) leaves
+            // the inner loop, whose borrows of the thread's state end there, and is replayed
+            // after.
+            let mut i = 0;
+            while i < events.len() {
+                let (st, mut cx) = self.thread(tables, stats, thread);
+                let cx = &mut cx;
+                while let Some(e) = events.get(i) {
+                    let ahead = cold.after(&events[i + 1..]);
+                    if quick && quick::step(st, cx, sink, e, e.ts, ahead)? {
+                        i += 1;
                         continue;
                     }
                     let other = |&(t, f): &(u32, u32)| t != thread.0 && f == e.func.0;
                     if e.kind == EventKind::Enter && cx.unresolved.iter().any(other) {
                         break;
                     }
+                    step(st, cx, sink, e, e.ts, ahead)?;
+                    i += 1;
                 }
-                replay_item(st, cx, sink, ns, item, batch.ahead())?;
-                next = batch.next_item();
-            }
-            if let Some((ns, item)) = next {
-                if let Item::Event(e) = &item {
-                    self.resolve_elsewhere(tables, stats, thread, e, batch.ahead());
+                if let Some(e) = events.get(i) {
+                    let ahead = cold.after(&events[i + 1..]);
+                    self.resolve_elsewhere(tables, stats, thread, e, ahead);
+                    let (st, mut cx) = self.thread(tables, stats, thread);
+                    step(st, &mut cx, sink, e, e.ts, ahead)?;
+                    i += 1;
                 }
-                let (st, mut cx) = self.thread(tables, stats, thread);
-                replay_item(st, &mut cx, sink, ns, item, batch.ahead())?;
-                next = batch.next_item();
             }
         }
         let last_ns = self.states.get(thread.0).map_or(0, |st| st.last_ns);
@@ -195,29 +206,20 @@ impl Replay {
     }
 }
 
-/// One queued item of a thread (an event or a drop) at `ns`; `ahead` holds the thread's next
-/// events already read.
-#[inline(always)]
-fn replay_item<S: FrameSink + ?Sized>(
+/// `count` events of a thread were dropped after its latest one: its frames are lost.
+fn dropped<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
     cx: &mut Ctx<'_>,
     sink: &mut S,
-    ns: u64,
-    item: Item,
-    ahead: Ahead<'_>,
+    count: u64,
 ) -> Result<(), AnalysisError> {
-    match item {
-        Item::Event(e) => step(st, cx, sink, &e, ns, ahead),
-        Item::Dropped(count) => {
-            let at = st.last_ns;
-            let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
-            st.after_completion = None;
-            st.last_left = None;
-            cx.stats.count(cx.thread, Count::Lost, lost);
-            sink.dropped(cx.tables, cx.thread, at, count)
-                .map_err(AnalysisError::Sink)
-        }
-    }
+    let at = st.last_ns;
+    let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
+    st.after_completion = None;
+    st.last_left = None;
+    cx.stats.count(cx.thread, Count::Lost, lost);
+    sink.dropped(cx.tables, cx.thread, at, count)
+        .map_err(AnalysisError::Sink)
 }
 
 /// One event of a thread, at `ns`; `ahead` holds the thread's next events already read.

@@ -111,7 +111,7 @@ fn many_short_threads_keep_memory_bounded() {
 /// item, and a run shows the thread's events queued after it.
 #[test]
 fn reorder_hands_items_on_in_time_order() {
-    use crate::reorder::{Item, Reorder};
+    use crate::reorder::{Reorder, Taken};
     use eltrace_trace::{Event, FunctionIdx};
 
     let ev = |ts, kind, f| Event {
@@ -137,10 +137,25 @@ fn reorder_hands_items_on_in_time_order() {
     let mut run = |t: ThreadIdx, b: &mut crate::reorder::Batch<'_>| {
         let mut items = Vec::new();
         let mut ahead = None;
-        while let Some((ns, item)) = b.next_item() {
-            assert!(matches!(item, Item::Event(_)));
-            items.push(ns);
+        while let Some(taken) = b.take() {
+            let Taken::Events { from, to } = taken else {
+                panic!("a drop: {taken:?}");
+            };
+            let events = b.events(from, to);
+            items.extend(events.iter().map(|e| e.ts));
+            // Ahead of the last event taken: the thread's next one.
             ahead = b.ahead().next_event().map(|e| e.ts);
+            // Ahead of the first: the rest of the run, then the same.
+            let after_first: Vec<u64> = b
+                .ahead()
+                .after(&events[1..])
+                .events()
+                .map(|e| e.ts)
+                .collect();
+            assert_eq!(
+                after_first[..events.len() - 1],
+                items[items.len() - events.len() + 1..]
+            );
         }
         runs.push((t.0, items, ahead));
         Ok::<(), std::convert::Infallible>(())
@@ -156,4 +171,49 @@ fn reorder_hands_items_on_in_time_order() {
         ]
     );
     assert_eq!(r.queued_capacity().1, 0);
+}
+
+/// What lies ahead of the last event a batch took from a chunk is the thread's next chunk
+/// (the spent chunk is dropped only at the next take), up to a drop.
+#[test]
+fn ahead_of_a_chunks_last_event_is_the_next_chunk() {
+    use crate::reorder::{Reorder, Taken};
+    use eltrace_trace::{Event, FunctionIdx};
+
+    let ev = |ts| Event {
+        ts,
+        kind: Enter,
+        func: FunctionIdx(0),
+        sp: 0,
+    };
+    let mut r = Reorder::default();
+    r.push_events(ThreadIdx(1), vec![ev(100)], 100);
+    r.push_events(ThreadIdx(1), vec![ev(150), ev(160)], 160);
+    r.push_dropped(ThreadIdx(1), 3);
+    r.push_events(ThreadIdx(1), vec![ev(170)], 170);
+    r.push_events(ThreadIdx(2), vec![ev(120)], 120);
+    let mut seen = Vec::new();
+    r.drain(u64::MAX, |t, b| {
+        while let Some(taken) = b.take() {
+            let ahead = b.ahead();
+            let (next, later) = (
+                ahead.next_event().map(|e| e.ts),
+                ahead.events().map(|e| e.ts).collect::<Vec<_>>(),
+            );
+            seen.push((t.0, taken, next, later));
+        }
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .unwrap();
+    let ev_run = |from, to| Taken::Events { from, to };
+    assert_eq!(
+        seen,
+        [
+            (1, ev_run(0, 1), Some(150), vec![150, 160]),
+            (2, ev_run(0, 1), None, vec![]),
+            (1, ev_run(0, 2), None, vec![]),
+            (1, Taken::Dropped(3), Some(170), vec![170]),
+            (1, ev_run(0, 1), None, vec![]),
+        ]
+    );
 }
