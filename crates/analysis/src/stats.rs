@@ -28,7 +28,7 @@ pub const MAX_SAMPLES: usize = 8;
 pub(crate) struct Stats {
     pub functions: DenseMap<FunctionStats>,
     pub threads: DenseMap<ThreadStats>,
-    pub edges: FxHashMap<u64, EdgeStats>,
+    edges: Edges,
     pub samples: DenseMap<Vec<ValueSample>>,
     pub tree: Option<CallTree>,
     pub totals: Totals,
@@ -221,10 +221,7 @@ impl Stats {
         if caller.is_none() {
             t.root_ns += dur;
         }
-        let es = self
-            .edges
-            .entry(edge_key(caller.unwrap_or(ROOT), o.func))
-            .or_default();
+        let es = self.edges.get(caller.unwrap_or(ROOT), o.func);
         es.calls += 1;
         if o.edge_outer {
             es.inclusive_ns += dur;
@@ -290,11 +287,88 @@ impl Stats {
             totals: self.totals,
             functions: self.functions,
             threads: self.threads,
-            edges: self.edges,
+            edges: self.edges.into_map(),
             samples: self.samples,
             call_tree: self.tree,
             sampled: None,
         }
+    }
+}
+
+/// Callers kept with their callee in [`Edges`].
+const EDGE_WAYS: usize = 4;
+
+/// The caller→callee edges' statistics: each callee's first [`EDGE_WAYS`] callers next to
+/// each other, found by the callee's index (a frame's edge is one small lookup, where a hash
+/// map of 16 k edges missed the cache), the others in a hash map; and the edges in the order
+/// first seen.
+#[derive(Debug, Default)]
+pub(crate) struct Edges {
+    inline: DenseMap<[InlineEdge; EDGE_WAYS]>,
+    more: FxHashMap<u64, EdgeStats>,
+    order: Vec<u64>,
+}
+
+/// An edge kept with its callee.
+#[derive(Debug, Clone, Copy, Default)]
+struct InlineEdge {
+    used: bool,
+    caller: u32,
+    stats: EdgeStats,
+}
+
+impl Edges {
+    /// The statistics of edge `caller`→`callee`, created empty if new.
+    #[inline(always)]
+    pub(crate) fn get(&mut self, caller: u32, callee: u32) -> &mut EdgeStats {
+        let ways = self.inline.entry(callee, Default::default);
+        let i = match ways.iter().position(|w| w.used && w.caller == caller) {
+            Some(i) => i,
+            None => return Self::add(ways, &mut self.more, &mut self.order, caller, callee),
+        };
+        &mut ways[i].stats
+    }
+
+    /// An edge not kept with its callee: a new one there, or in the hash map.
+    #[inline(never)]
+    fn add<'a>(
+        ways: &'a mut [InlineEdge; EDGE_WAYS],
+        more: &'a mut FxHashMap<u64, EdgeStats>,
+        order: &mut Vec<u64>,
+        caller: u32,
+        callee: u32,
+    ) -> &'a mut EdgeStats {
+        let key = edge_key(caller, callee);
+        if let Some(w) = ways.iter_mut().find(|w| !w.used) {
+            order.push(key);
+            *w = InlineEdge {
+                used: true,
+                caller,
+                stats: EdgeStats::default(),
+            };
+            return &mut w.stats;
+        }
+        more.entry(key).or_insert_with(|| {
+            order.push(key);
+            EdgeStats::default()
+        })
+    }
+
+    /// The edges as the analysis keeps them, inserted in the order they were first seen.
+    pub(crate) fn into_map(self) -> FxHashMap<u64, EdgeStats> {
+        let mut map = FxHashMap::default();
+        for key in self.order {
+            let (caller, callee) = ((key >> 32) as u32, key as u32);
+            let inline = self.inline.get(callee).and_then(|ways| {
+                ways.iter()
+                    .find(|w| w.used && w.caller == caller)
+                    .map(|w| w.stats)
+            });
+            if let Some(es) = inline.or_else(|| self.more.get(&key).copied()) {
+                map.insert(key, es);
+            }
+        }
+        map
     }
 }
 

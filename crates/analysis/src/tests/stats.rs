@@ -97,3 +97,38 @@ fn frames_and_root_time_stay_with_their_thread_when_threads_alternate() {
     assert_eq!(a.totals.frames, 3 + 2 * 6);
     assert_eq!(a.totals.root_ns, 600);
 }
+
+/// The edges kept with their callee (and, past four callers, in a hash map) come out as a hash
+/// map of every edge filled in the order the edges were first seen would: the same counts,
+/// the same iteration order.
+#[test]
+fn edges_kept_with_their_callee_are_a_hash_map_in_first_seen_order() {
+    use super::build::Lcg;
+    use crate::fxmap::FxHashMap;
+    use crate::model::{EdgeStats, ROOT, edge_key};
+    use crate::stats::Edges;
+
+    let mut rng = Lcg(7);
+    let mut edges = Edges::default();
+    let mut reference: FxHashMap<u64, EdgeStats> = FxHashMap::default();
+    for _ in 0..20_000 {
+        // Up to 9 callers of a callee (ROOT among them): more than the four kept inline.
+        let callee = rng.next(50) as u32;
+        let caller = match rng.next(9) {
+            0 => ROOT,
+            c => (callee + c as u32 * 7) % 60,
+        };
+        let dur = rng.next(1000);
+        let es = edges.get(caller, callee);
+        es.calls += 1;
+        es.inclusive_ns += dur;
+        let r = reference.entry(edge_key(caller, callee)).or_default();
+        r.calls += 1;
+        r.inclusive_ns += dur;
+    }
+    let map = edges.into_map();
+    assert!(map.len() > 50 * 4, "{} edges", map.len());
+    let got: Vec<_> = map.iter().collect();
+    let want: Vec<_> = reference.iter().collect();
+    assert_eq!(got, want);
+}
