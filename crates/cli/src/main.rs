@@ -5,6 +5,7 @@ mod check;
 mod cli;
 mod dump;
 mod export;
+mod hugealloc;
 mod outfile;
 mod record;
 mod report;
@@ -18,6 +19,10 @@ use clap::error::ErrorKind;
 
 use crate::cli::{Cli, Command};
 use crate::util::Fail;
+
+/// Large blocks from huge pages (see `hugealloc`).
+#[global_allocator]
+static ALLOC: hugealloc::HugeAlloc = hugealloc::HugeAlloc::new();
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
