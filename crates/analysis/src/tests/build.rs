@@ -32,6 +32,26 @@ pub fn edge(a: &Analysis, caller: Option<u32>, callee: u32) -> EdgeStats {
         .unwrap()
 }
 
+/// The analysis of a trace with every record given to [`Analyzer::record`] on this thread,
+/// and its frames; `quick: false` sends every event through the replay's full rules.
+pub fn analyse_records(
+    bytes: &[u8],
+    opts: &Options,
+    quick: bool,
+) -> (Analysis, Vec<(ThreadIdx, Frame)>) {
+    let mut reader = eltrace_trace::TraceReader::new(bytes).unwrap();
+    let mut an = Analyzer::new(opts);
+    if !quick {
+        an = an.without_quick_path();
+    }
+    let mut sink = Collect::default();
+    while let Some(rec) = reader.next_record().unwrap() {
+        an.record(rec, &mut sink).unwrap();
+    }
+    let a = an.finish(reader.truncated(), &mut sink).unwrap();
+    (a, sink.0)
+}
+
 /// Records every frame.
 #[derive(Default)]
 pub struct Collect(pub Vec<(ThreadIdx, Frame)>);

@@ -4,7 +4,7 @@
 //! scan of the whole stack.
 
 use eltrace_trace::EventKind::{Enter, Leave};
-use eltrace_trace::{TraceInfo, TraceReader};
+use eltrace_trace::TraceInfo;
 
 use super::build::*;
 use crate::stack::ThreadState;
@@ -50,18 +50,6 @@ fn random_ticks_trace(seed: u64) -> Vec<u8> {
     t.end(ts.iter().copied().max().unwrap_or(0) + 10)
 }
 
-/// The analysis of a trace with every record given to [`Analyzer::record`] on this thread.
-fn one_thread(bytes: &[u8]) -> (Analysis, Vec<(ThreadIdx, Frame)>) {
-    let mut reader = TraceReader::new(bytes).unwrap();
-    let mut an = Analyzer::new(&Options::default());
-    let mut sink = Collect::default();
-    while let Some(rec) = reader.next_record().unwrap() {
-        an.record(rec, &mut sink).unwrap();
-    }
-    let a = an.finish(reader.truncated(), &mut sink).unwrap();
-    (a, sink.0)
-}
-
 /// What the tests compare of two analyses.
 fn summary(a: &Analysis) -> String {
     let mut edges = a.edges();
@@ -75,7 +63,7 @@ fn summary(a: &Analysis) -> String {
 fn the_reading_threads_clock_gives_the_same_analysis() {
     for seed in 1..=20 {
         let bytes = random_ticks_trace(seed);
-        let (direct, direct_frames) = one_thread(&bytes);
+        let (direct, direct_frames) = analyse_records(&bytes, &Options::default(), true);
         let mut sink = Collect::default();
         let read = analyze_with(&bytes[..], &Options::default(), &mut sink).unwrap();
         assert_eq!(summary(&read), summary(&direct), "seed {seed}");

@@ -5,7 +5,7 @@
 //! same frames.
 
 use eltrace_trace::EventKind::{self, Catch, Enter, Leave, Tailcall, Throw, Unwind, Value};
-use eltrace_trace::{FunctionFlags, TraceInfo, TraceReader, ValueStatus};
+use eltrace_trace::{FunctionFlags, TraceInfo, ValueStatus};
 
 use super::build::*;
 use crate::*;
@@ -118,22 +118,14 @@ fn random_trace(seed: u64, async_fns: bool) -> Vec<u8> {
     t.end(ts + 10)
 }
 
-/// The analysis of a trace on this thread, with or without the quick path.
+/// The analysis of a trace on this thread (with the call tree), with or without the quick
+/// path.
 fn analyse(bytes: &[u8], quick: bool) -> (Analysis, Vec<(ThreadIdx, Frame)>) {
-    let mut reader = TraceReader::new(bytes).unwrap();
-    let mut an = Analyzer::new(&Options {
+    let opts = Options {
         call_tree: true,
         ..Options::default()
-    });
-    if !quick {
-        an = an.without_quick_path();
-    }
-    let mut sink = Collect::default();
-    while let Some(rec) = reader.next_record().unwrap() {
-        an.record(rec, &mut sink).unwrap();
-    }
-    let a = an.finish(reader.truncated(), &mut sink).unwrap();
-    (a, sink.0)
+    };
+    analyse_records(bytes, &opts, quick)
 }
 
 /// Everything the tests compare of an analysis: totals, functions, threads, edges, value
