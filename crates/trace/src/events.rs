@@ -78,16 +78,31 @@ pub(crate) fn decode(
     version: u16,
     mut events: Vec<Event>,
 ) -> Result<Vec<Event>, DecodeError> {
-    let mut ts = base_ts;
-    let mut sp = 0u64;
-    let mut shadow = Shadow::default();
     events.clear();
     // The count comes from the file: reserve no more than a writer's chunk holds and let
     // the vector grow by the events actually decoded.
     events.reserve((count as usize).min(crate::MAX_EVENTS_PER_CHUNK));
+    if version == crate::FORMAT_VERSION_1 {
+        decode_into::<true>(c, count, base_ts, events)
+    } else {
+        decode_into::<false>(c, count, base_ts, events)
+    }
+}
+
+/// [`decode`] for one format version (`V1`: version 1, no prediction), so that the loop
+/// does not test the version per event.
+fn decode_into<const V1: bool>(
+    c: &mut Cursor<'_>,
+    count: u64,
+    base_ts: u64,
+    mut events: Vec<Event>,
+) -> Result<Vec<Event>, DecodeError> {
+    let mut ts = base_ts;
+    let mut sp = 0u64;
+    let mut shadow = Shadow::default();
     for _ in 0..count {
         let head = c.u64()?;
-        let (code, predicted, dts) = if version == crate::FORMAT_VERSION_1 {
+        let (code, predicted, dts) = if V1 {
             (head & 7, false, head >> 3)
         } else {
             ((head >> 1) & 7, head & 1 == 1, head >> 4)
@@ -111,7 +126,7 @@ pub(crate) fn decode(
             sp = sp.wrapping_add(c.i64()? as u64);
             f
         };
-        if version != crate::FORMAT_VERSION_1 {
+        if !V1 {
             shadow.apply(kind, func, sp, predicted);
         }
         events.push(Event {

@@ -37,7 +37,45 @@ impl<'a> Cursor<'a> {
         self.pos >= self.buf.len()
     }
 
+    /// One unsigned varint. Inlined: a one-byte varint, and any varint with ten bytes left
+    /// after it starts, take no per-byte bounds check; only a chunk's last bytes take
+    /// [`Cursor::u64_near_end`].
+    #[inline(always)]
     pub fn u64(&mut self) -> Result<u64, DecodeError> {
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        match rest.first_chunk::<10>() {
+            Some(&[b, ..]) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b))
+            }
+            Some(bytes) => {
+                let mut v = 0u64;
+                for (i, &b) in bytes.iter().enumerate() {
+                    v |= u64::from(b & 0x7F) << (7 * i);
+                    if b & 0x80 == 0 {
+                        if i == 9 && b > 1 {
+                            break;
+                        }
+                        self.pos += i + 1;
+                        return Ok(v);
+                    }
+                }
+                Err(Self::overlong())
+            }
+            None => self.u64_near_end(),
+        }
+    }
+
+    /// Ten bytes that start a varint and do not end one within 64 bits (the same error as
+    /// [`Cursor::u64_near_end`] gives).
+    #[cold]
+    fn overlong() -> DecodeError {
+        DecodeError("varint overflows 64 bits")
+    }
+
+    /// [`Cursor::u64`] with fewer than ten bytes left: a bounds check per byte.
+    #[inline(never)]
+    fn u64_near_end(&mut self) -> Result<u64, DecodeError> {
         let mut v = 0u64;
         let mut shift = 0u32;
         loop {
@@ -60,10 +98,12 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    #[inline(always)]
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         u32::try_from(self.u64()?).map_err(|_| DecodeError("value does not fit 32 bits"))
     }
 
+    #[inline(always)]
     pub fn i64(&mut self) -> Result<i64, DecodeError> {
         let z = self.u64()?;
         Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
@@ -109,6 +149,55 @@ mod tests {
         assert_eq!(c.string().unwrap(), "héllo");
         assert!(c.is_empty());
         assert!(c.u64().is_err());
+    }
+
+    /// Every value's encoding read with ten or more bytes after it (the inlined path) and as
+    /// a chunk's last bytes (the byte-by-byte path) gives the value and the same position.
+    #[test]
+    fn both_read_paths_agree() {
+        let mut vals = vec![0u64, 1, 0x7F, 0x80, 0x3FFF, 0x4000, u64::MAX, u64::MAX >> 1];
+        for bits in 0..64 {
+            vals.extend([1u64 << bits, (1u64 << bits) - 1, (1u64 << bits) + 1]);
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push(x >> (x % 64));
+        }
+        for v in vals {
+            let mut b = Vec::new();
+            put_u64(&mut b, v);
+            let len = b.len();
+            let mut end = Cursor::new(&b);
+            assert_eq!(end.u64(), Ok(v));
+            assert_eq!(end.pos, len);
+            b.extend([0xFF; 12]);
+            let mut far = Cursor::new(&b);
+            assert_eq!(far.u64(), Ok(v));
+            assert_eq!(far.pos, len);
+        }
+    }
+
+    /// Bad varints fail the same way on both paths, however many bytes follow them.
+    #[test]
+    fn both_read_paths_refuse_the_same() {
+        let bad: [&[u8]; 3] = [
+            &[0xFF; 10],
+            &[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02],
+            &[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7F],
+        ];
+        for b in bad {
+            let mut c = Cursor::new(b);
+            let near = c.u64_near_end();
+            assert!(near.is_err());
+            let mut padded = b.to_vec();
+            padded.extend([0u8; 4]);
+            assert_eq!(Cursor::new(&padded).u64(), near);
+        }
+        // Cut short: only the byte-by-byte path sees the end.
+        assert!(Cursor::new(&[0x80, 0x80]).u64().is_err());
     }
 
     #[test]
