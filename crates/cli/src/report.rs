@@ -251,7 +251,10 @@ pub fn report(opts: ReportOptions) -> Result<ExitCode, Fail> {
     }
     if opts.json {
         let value = if several {
-            json!({ "processes": json_reports })
+            // Moved in, not copied (`json!` would copy each report).
+            let mut all = serde_json::Map::new();
+            all.insert("processes".into(), Value::Array(json_reports));
+            Value::Object(all)
         } else {
             json_reports.pop().unwrap_or(Value::Null)
         };

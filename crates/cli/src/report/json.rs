@@ -2,6 +2,8 @@
 //! the trace's facts, the threads, the function rows with their async, iterator and value
 //! parts, and the edges.
 
+use std::rc::Rc;
+
 use super::*;
 
 pub(super) fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
@@ -113,12 +115,13 @@ pub(super) fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> V
             })
         })
         .collect();
-    json!({
-        "trace": trace,
-        "functions": functions,
-        "threads": threads,
-        "edges": edges(a, tm),
-    })
+    // Moved into the object, not through `json!`, which would copy each part (to_value).
+    let mut report = serde_json::Map::new();
+    report.insert("trace".into(), trace);
+    report.insert("functions".into(), Value::Array(functions));
+    report.insert("threads".into(), Value::Array(threads));
+    report.insert("edges".into(), Value::Array(edges(a, tm)));
+    Value::Object(report)
 }
 
 /// The captured values of a row's first calls (`record --values`).
@@ -145,12 +148,18 @@ fn value_samples(a: &Analysis, idxs: &[FunctionIdx]) -> Vec<Value> {
 
 /// Edges merged by (caller name, callee name), largest inclusive time first.
 fn edges(a: &Analysis, tm: Timing<'_>) -> Vec<Value> {
-    let mut merged: HashMap<(String, String), (u64, u64)> = HashMap::new();
+    // Each function's name made once (an edge list names the same functions many times).
+    let mut names: HashMap<FunctionIdx, Rc<str>> = HashMap::new();
+    let mut name = |f: FunctionIdx| -> Rc<str> {
+        names
+            .entry(f)
+            .or_insert_with(|| a.tables.functions.name(f).into())
+            .clone()
+    };
+    let mut merged: HashMap<(Rc<str>, Rc<str>), (u64, u64)> = HashMap::new();
     for (caller, callee, s) in a.edges() {
-        let caller = caller.map_or(String::new(), |c| a.tables.functions.name(c));
-        let e = merged
-            .entry((caller, a.tables.functions.name(callee)))
-            .or_default();
+        let caller = caller.map_or_else(|| Rc::from(""), &mut name);
+        let e = merged.entry((caller, name(callee))).or_default();
         e.0 += s.calls;
         e.1 += s.inclusive_ns;
     }
@@ -162,7 +171,7 @@ fn edges(a: &Analysis, tm: Timing<'_>) -> Vec<Value> {
     }
     v.into_iter()
         .map(|((caller, callee), (calls, incl))| {
-            json!({"caller": caller, "callee": callee, "calls": calls,
+            json!({"caller": &*caller, "callee": &*callee, "calls": calls,
                    "inclusive_ns": tm.json_per_call(incl)})
         })
         .collect()
