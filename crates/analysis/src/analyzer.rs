@@ -81,6 +81,14 @@ impl Analyzer {
         self
     }
 
+    /// Replays every thread in time order, none ahead of the others (tests: the results are
+    /// the same).
+    #[cfg(test)]
+    pub(crate) fn without_run_ahead(mut self) -> Self {
+        self.replay.no_run_ahead = true;
+        self
+    }
+
     /// The tables read so far.
     pub fn tables(&self) -> &Tables {
         &self.tables

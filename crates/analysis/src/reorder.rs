@@ -6,6 +6,10 @@
 //! is handed on as a [`Batch`] of slices of its chunks, which also shows the thread's next
 //! events ([`Ahead`]).
 //!
+//! Events of different threads at the same time are handed on in the threads' index order,
+//! whatever was handed on before: the order of the events that are not ordinary
+//! (`replay::ahead`) depends on their times and threads alone.
+//!
 //! A chunk's events are queued as the chunk's own vector (no copy per event), their
 //! timestamps turned into ns in place; a vector whose events were all handed on goes to a
 //! small pool that the reader fills its next chunk into ([`Reorder::spare`]).
@@ -224,16 +228,18 @@ impl Reorder {
             if ns > limit {
                 return Ok(());
             }
-            let second = match next {
+            // The batch ends before the next other thread's first item, or at it if this
+            // thread comes first in index order (the same time on both).
+            let (second, first_at_second) = match next {
                 Some((n, t2)) => {
                     // That thread's events were decoded long ago and are out of the cache by
                     // now: fetch them while this batch runs.
                     if let Some(q2) = self.queues.get(t2) {
                         q2.prefetch();
                     }
-                    n
+                    (n, t < t2)
                 }
-                None => u64::MAX,
+                None => (u64::MAX, true),
             };
             let Some(mut top) = self.ready.peek_mut() else {
                 break;
@@ -247,6 +253,8 @@ impl Reorder {
                 items: &mut self.items,
                 pool: &mut self.pool,
                 until: second.min(limit),
+                at_until: first_at_second || limit < second,
+                limit,
                 first: true,
             };
             run(ThreadIdx(t), &mut batch)?;
@@ -291,7 +299,11 @@ pub(crate) struct Batch<'a> {
     queue: &'a mut Queue,
     items: &'a mut usize,
     pool: &'a mut Pool,
+    /// The batch's last time, and whether items at that very time are in it.
     until: u64,
+    at_until: bool,
+    /// The drain's limit: how far [`Batch::take_ahead`] may go.
+    limit: u64,
     first: bool,
 }
 
@@ -317,10 +329,10 @@ impl Batch<'_> {
                 // The events up to the limit (a scan, not a binary search: the run's far end
                 // is out of the cache, its next few events are not).
                 let skip = usize::from(self.first).min(rest.len());
-                let until = self.until;
+                let (until, at_until) = (self.until, self.at_until);
                 let n = rest[skip..]
                     .iter()
-                    .position(|e| e.ts > until)
+                    .position(|e| e.ts > until || (e.ts == until && !at_until))
                     .map_or(rest.len(), |p| p + skip);
                 if n == 0 {
                     return None;
@@ -330,7 +342,8 @@ impl Batch<'_> {
                 Taken::Events { from, to: from + n }
             }
             Run::Dropped { ns, count } => {
-                if *ns > self.until && !self.first {
+                let past = *ns > self.until || (*ns == self.until && !self.at_until);
+                if past && !self.first {
                     return None;
                 }
                 let count = *count;
@@ -341,6 +354,39 @@ impl Batch<'_> {
         };
         self.first = false;
         Some(taken)
+    }
+
+    /// Up to `max` of the front run's next events past the batch's end but not past the
+    /// drain's limit (none at a drop): what the replay may take ahead of the other threads
+    /// (`Replay::run`). What it does not replay goes back with [`Batch::give_back`].
+    #[inline]
+    pub fn take_ahead(&mut self, max: usize) -> Option<(usize, usize)> {
+        self.queue.settle(self.pool);
+        let Some(Run::Events { events, pos }) = self.queue.runs.front_mut() else {
+            return None;
+        };
+        let from = *pos;
+        let rest = &events[from..];
+        let rest = &rest[..rest.len().min(max)];
+        let limit = self.limit;
+        let n = rest.iter().position(|e| e.ts > limit).unwrap_or(rest.len());
+        if n == 0 {
+            return None;
+        }
+        *pos += n;
+        *self.items -= n;
+        Some((from, from + n))
+    }
+
+    /// Puts back the last `n` events taken (by [`Batch::take_ahead`]; the front run is still
+    /// theirs).
+    pub fn give_back(&mut self, n: usize) {
+        if let Some(Run::Events { pos, .. }) = self.queue.runs.front_mut() {
+            debug_assert!(n <= *pos);
+            let n = n.min(*pos);
+            *pos -= n;
+            *self.items += n;
+        }
     }
 
     /// Events `from..to` of the front run, as [`Batch::take`] took them.

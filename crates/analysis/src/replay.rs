@@ -24,7 +24,11 @@ use crate::sink::{AnalysisError, FrameSink};
 use crate::stack::{Completed, ThreadState};
 use crate::stats::{Count, Stats, shown};
 
+mod ahead;
 mod quick;
+
+#[cfg(test)]
+pub(crate) use ahead::TAKEN_AHEAD;
 
 /// The replay of every thread: their shadow stacks and what the async rules learn across
 /// threads. The tables and statistics it writes to belong to the caller.
@@ -42,6 +46,8 @@ pub(crate) struct Replay {
     unresolved: Vec<(u32, u32)>,
     /// Every event takes the full rules (tests: the quick path gives the same results).
     pub(crate) no_quick_path: bool,
+    /// No thread is replayed ahead of the others (tests: the results are the same).
+    pub(crate) no_run_ahead: bool,
 }
 
 impl Replay {
@@ -125,6 +131,9 @@ impl Replay {
                     i += 1;
                 }
             }
+        }
+        if self.may_run_ahead(stats, thread, sink) {
+            self.run_ahead(tables, stats, thread, batch, sink)?;
         }
         let last_ns = self.states.get(thread.0).map_or(0, |st| st.last_ns);
         if let Some(ts) = stats.threads.get_mut(thread.0) {

@@ -32,6 +32,14 @@ pub trait FrameSink {
     ) -> io::Result<()> {
         Ok(())
     }
+
+    /// Whether the frames must come in time order across threads. A sink that says no (one
+    /// that keeps nothing of the order) lets the replay take a thread's ordinary frames ahead
+    /// of the other threads' events where that changes nothing but the order in which frames
+    /// close (`replay::Replay::run`).
+    fn ordered(&self) -> bool {
+        true
+    }
 }
 
 /// A sink that ignores frames.
@@ -41,6 +49,10 @@ pub struct NullSink;
 impl FrameSink for NullSink {
     fn frame(&mut self, _: &Tables, _: ThreadIdx, _: &Frame) -> io::Result<()> {
         Ok(())
+    }
+
+    fn ordered(&self) -> bool {
+        false
     }
 }
 

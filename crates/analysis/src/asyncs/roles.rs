@@ -101,6 +101,9 @@ pub struct Roles {
     iterator_types: FxHashMap<(String, String), ()>,
     /// How many functions have the role [`Role::Variant`] now.
     variants: usize,
+    /// A record read so far could make a function a variant (the variant flag, or the
+    /// runtime-async impl flag of a function whose role the events decide).
+    variants_possible: bool,
 }
 
 impl Roles {
@@ -120,6 +123,13 @@ impl Roles {
     #[inline]
     pub fn any_variant(&self) -> bool {
         self.variants > 0
+    }
+
+    /// Whether some function is or can become a variant with the records read so far (else
+    /// [`Roles::any_variant`] stays false until more records are read).
+    #[inline]
+    pub fn variants_possible(&self) -> bool {
+        self.variants_possible || self.variants > 0
     }
 
     /// A function's role (asked at every Enter, several times: kept inline).
@@ -181,6 +191,9 @@ impl Roles {
     /// otherwise a role already decided becomes the new record's. A record without flags
     /// that names an iterator's member marks its type an iterator.
     pub fn record_read(&mut self, r: &FunctionRecord) {
+        if r.flags.async_variant() || r.impl_flags & IMPL_ASYNC != 0 {
+            self.variants_possible = true;
+        }
         if !r.flags.state_machine_bits()
             && iterator_member_name(&r.method)
             && state_machine_type_parts(&r.type_name).is_some()

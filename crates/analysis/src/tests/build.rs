@@ -39,17 +39,23 @@ pub fn analyse_records(
     opts: &Options,
     quick: bool,
 ) -> (Analysis, Vec<(ThreadIdx, Frame)>) {
-    let mut reader = eltrace_trace::TraceReader::new(bytes).unwrap();
     let mut an = Analyzer::new(opts);
     if !quick {
         an = an.without_quick_path();
     }
     let mut sink = Collect::default();
-    while let Some(rec) = reader.next_record().unwrap() {
-        an.record(rec, &mut sink).unwrap();
-    }
-    let a = an.finish(reader.truncated(), &mut sink).unwrap();
+    let a = analyse_into(bytes, an, &mut sink);
     (a, sink.0)
+}
+
+/// The analysis of a trace by `an` with every record given to it on this thread, its frames
+/// handed to `sink`.
+pub fn analyse_into<S: FrameSink>(bytes: &[u8], mut an: Analyzer, sink: &mut S) -> Analysis {
+    let mut reader = eltrace_trace::TraceReader::new(bytes).unwrap();
+    while let Some(rec) = reader.next_record().unwrap() {
+        an.record(rec, sink).unwrap();
+    }
+    an.finish(reader.truncated(), sink).unwrap()
 }
 
 /// Records every frame.

@@ -1,8 +1,9 @@
-//! The replay's quick path against the full rules: random traces of every kind of frame
-//! (ordinary, async state machines, runtime-async thunks and variants, roles undecided,
-//! iterators), with frames gone by their stack pointer, mismatched and unmatched Leaves,
-//! tail calls, exceptions, values and drops, analysed both ways: the same statistics and the
-//! same frames.
+//! The replay's quick path against the full rules, and threads replayed ahead of the others
+//! against the replay in time order: random traces of every kind of frame (ordinary, async
+//! state machines, runtime-async thunks and variants, roles undecided, iterators), with frames
+//! gone by their stack pointer, mismatched and unmatched Leaves, tail calls, exceptions,
+//! values and drops, analysed both ways: the same statistics (and, for the quick path, the
+//! same frames).
 
 use eltrace_trace::EventKind::{self, Catch, Enter, Leave, Tailcall, Throw, Unwind, Value};
 use eltrace_trace::{FunctionFlags, TraceInfo, ValueStatus};
@@ -27,8 +28,10 @@ const FUNCS: [(&str, &str, u32, u32, u32); 12] = [
 ];
 
 /// A random trace of three threads; `async_fns`: the runtime-async functions (8-11) take
-/// part (else no function is a variant, and the rules about variants stay quiet).
-fn random_trace(seed: u64, async_fns: bool) -> Vec<u8> {
+/// part (else no function is a variant, and the rules about variants stay quiet);
+/// `overlap`: each thread keeps its own clock, so that the threads' times overlap (else each
+/// chunk starts where the one before ended).
+fn random_trace(seed: u64, async_fns: bool, overlap: bool) -> Vec<u8> {
     let mut rng = Lcg(seed);
     let funcs = if async_fns { 12 } else { 8 };
     let mut t = TraceBuilder::new(TraceInfo::new(7)).functions(FUNCS[..funcs].iter().map(
@@ -47,8 +50,13 @@ fn random_trace(seed: u64, async_fns: bool) -> Vec<u8> {
     }
     let mut stacks: Vec<Vec<(u32, u64)>> = vec![Vec::new(); 3];
     let mut ts = 100u64;
+    let (mut clocks, mut newest) = ([100u64; 3], 100u64);
     for _ in 0..150 {
         let th = rng.next(3) as usize;
+        if overlap {
+            newest = newest.max(ts);
+            ts = clocks[th];
+        }
         if rng.next(40) == 0 {
             t = t.dropped(th as u32, 1 + rng.next(5));
             stacks[th].clear();
@@ -114,8 +122,9 @@ fn random_trace(seed: u64, async_fns: bool) -> Vec<u8> {
         if !evs.is_empty() {
             t = t.events_sp(th as u32, &evs);
         }
+        clocks[th] = ts;
     }
-    t.end(ts + 10)
+    t.end(newest.max(ts) + 10)
 }
 
 /// The analysis of a trace on this thread (with the call tree), with or without the quick
@@ -149,7 +158,7 @@ fn summary(a: &Analysis) -> String {
 fn the_quick_path_gives_what_the_full_rules_give() {
     let mut quick_frames = 0;
     for seed in 1..=300 {
-        let bytes = random_trace(seed, seed % 3 == 0);
+        let bytes = random_trace(seed, seed % 3 == 0, false);
         let (quick, quick_fr) = analyse(&bytes, true);
         let (full, full_fr) = analyse(&bytes, false);
         assert_eq!(summary(&quick), summary(&full), "seed {seed}");
@@ -194,4 +203,39 @@ fn a_return_value_read_after_its_leave_was_replayed() {
     let (full, _) = analyse(&bytes, false);
     assert_eq!(summary(&quick), summary(&full));
     assert_eq!(quick.value_samples(FunctionIdx(0)).len(), 1);
+}
+
+/// The analysis of a trace for a sink that keeps no order, with or without threads replayed
+/// ahead of the others.
+fn analyse_unordered(bytes: &[u8], ahead: bool) -> Analysis {
+    let mut an = Analyzer::new(&Options::default());
+    if !ahead {
+        an = an.without_run_ahead();
+    }
+    analyse_into(bytes, an, &mut NullSink)
+}
+
+#[test]
+fn threads_replayed_ahead_give_what_the_time_order_gives() {
+    use crate::replay::TAKEN_AHEAD;
+    TAKEN_AHEAD.with(|c| c.set(0));
+    let mut frames = 0;
+    for seed in 1..=300 {
+        for overlap in [true, false] {
+            let bytes = random_trace(seed, seed % 3 == 0, overlap);
+            let ahead = analyse_unordered(&bytes, true);
+            let ordered = analyse_unordered(&bytes, false);
+            assert_eq!(summary(&ahead), summary(&ordered), "seed {seed} {overlap}");
+            assert_eq!(
+                ahead.diagnostics, ordered.diagnostics,
+                "seed {seed} {overlap}"
+            );
+            frames += ahead.totals.frames;
+        }
+    }
+    let taken = TAKEN_AHEAD.with(|c| c.get());
+    assert!(
+        taken > 10_000,
+        "{taken} events taken ahead in {frames} frames"
+    );
 }
