@@ -28,9 +28,11 @@ use crate::sink::{AnalysisError, FrameSink};
 use crate::stack::ThreadState;
 use crate::stats::Stats;
 
-/// How many events [`Replay::run_ahead`] takes at a time (the scan for the drain's limit
-/// stops there).
-const STEP: usize = 256;
+/// How many events [`Replay::run_ahead`] takes at first, and at most, at a time (the scan
+/// for the drain's limit stops there): few at first, as the thread's next event may well not
+/// be ordinary, then twice as many each time.
+const FIRST_STEP: usize = 8;
+const MAX_STEP: usize = 256;
 
 #[cfg(test)]
 thread_local! {
@@ -78,7 +80,9 @@ impl Replay {
         batch: &mut Batch<'_>,
         sink: &mut S,
     ) -> Result<(), AnalysisError> {
-        while let Some((from, to)) = batch.take_ahead(STEP) {
+        let mut size = FIRST_STEP;
+        while let Some((from, to)) = batch.take_ahead(size) {
+            size = (size * 2).min(MAX_STEP);
             let events = batch.events(from, to);
             let cold = batch.ahead();
             let (st, mut cx) = self.thread(tables, stats, thread);
