@@ -37,9 +37,9 @@ impl<'a> Cursor<'a> {
         self.pos >= self.buf.len()
     }
 
-    /// One unsigned varint. Inlined: a one-byte varint, and any varint with ten bytes left
-    /// after it starts, take no per-byte bounds check; only a chunk's last bytes take
-    /// [`Cursor::u64_near_end`].
+    /// One unsigned varint. Inlined: where ten bytes are left from its start (all but a
+    /// chunk's last bytes) it is read with no per-byte bounds check, a one-byte varint at
+    /// once; a chunk's last bytes take [`Cursor::u64_near_end`].
     #[inline(always)]
     pub fn u64(&mut self) -> Result<u64, DecodeError> {
         let rest = self.buf.get(self.pos..).unwrap_or_default();
@@ -66,14 +66,14 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Ten bytes that start a varint and do not end one within 64 bits (the same error as
-    /// [`Cursor::u64_near_end`] gives).
+    /// A varint that does not end within 64 bits (both read paths give this error).
     #[cold]
     fn overlong() -> DecodeError {
         DecodeError("varint overflows 64 bits")
     }
 
-    /// [`Cursor::u64`] with fewer than ten bytes left: a bounds check per byte.
+    /// [`Cursor::u64`] with fewer than ten bytes left: a bounds check per byte (the loop
+    /// reads any varint, also one with more bytes left).
     #[inline(never)]
     fn u64_near_end(&mut self) -> Result<u64, DecodeError> {
         let mut v = 0u64;
@@ -85,7 +85,7 @@ impl<'a> Cursor<'a> {
                 .ok_or(DecodeError("varint runs past the chunk"))?;
             self.pos += 1;
             if shift == 63 && b > 1 {
-                return Err(DecodeError("varint overflows 64 bits"));
+                return Err(Self::overlong());
             }
             v |= u64::from(b & 0x7F) << shift;
             if b & 0x80 == 0 {

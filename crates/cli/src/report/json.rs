@@ -156,9 +156,10 @@ fn edges(a: &Analysis, tm: Timing<'_>) -> Vec<Value> {
             .or_insert_with(|| a.tables.functions.name(f).into())
             .clone()
     };
+    let root: Rc<str> = Rc::from("");
     let mut merged: HashMap<(Rc<str>, Rc<str>), (u64, u64)> = HashMap::new();
     for (caller, callee, s) in a.edges() {
-        let caller = caller.map_or_else(|| Rc::from(""), &mut name);
+        let caller = caller.map_or_else(|| root.clone(), &mut name);
         let e = merged.entry((caller, name(callee))).or_default();
         e.0 += s.calls;
         e.1 += s.inclusive_ns;
