@@ -27,17 +27,39 @@ pub(crate) struct Shadow {
 }
 
 impl Shadow {
-    fn predicts(&self, func: u32, sp: u64) -> bool {
+    /// An empty stack with room for `n` frames (chunks.rs never lets it grow past that).
+    pub(crate) fn with_capacity(n: usize) -> Shadow {
+        Shadow {
+            stack: Vec::with_capacity(n),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.stack.len()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.stack.clear();
+    }
+
+    #[inline(always)]
+    pub(crate) fn predicts(&self, func: u32, sp: u64) -> bool {
         self.stack.last() == Some(&(func, sp))
     }
 
     /// The stack change of an event, the same on both sides.
     fn apply(&mut self, kind: EventKind, func: u32, sp: u64, predicted: bool) {
-        if kind == EventKind::Enter {
+        self.apply_code(kind.code(), func, sp, predicted);
+    }
+
+    /// [`Shadow::apply`] by the kind's code (0 Enter; 1-3 end a frame).
+    #[inline(always)]
+    pub(crate) fn apply_code(&mut self, code: u8, func: u32, sp: u64, predicted: bool) {
+        if code == EventKind::Enter.code() {
             self.stack.push((func, sp));
         } else if predicted {
             self.stack.pop();
-        } else if ends_frame(kind) {
+        } else if matches!(code, 1..=3) {
             let n = self.stack.len();
             let lo = n.saturating_sub(SEARCH);
             if let Some(i) = self.stack[lo..].iter().rposition(|&e| e == (func, sp)) {

@@ -31,6 +31,7 @@
 //! assert!(!r.truncated());
 //! ```
 
+pub mod chunks;
 mod crc;
 mod events;
 pub mod glob;

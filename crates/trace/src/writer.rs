@@ -128,6 +128,13 @@ impl<W: Write> TraceWriter<W> {
         Ok(())
     }
 
+    /// Appends whole chunks built elsewhere ([`crate::chunks`]) holding `events` events.
+    pub fn write_encoded(&mut self, bytes: &[u8], events: u64) -> io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.events_written += events;
+        Ok(())
+    }
+
     /// Records that `count` events of `thread` were lost at this point.
     pub fn write_dropped(&mut self, thread: ThreadIdx, count: u64) -> io::Result<()> {
         put_u64(&mut self.payload, u64::from(thread.0));

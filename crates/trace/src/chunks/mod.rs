@@ -1,0 +1,246 @@
+//! Chunks built in place: [`ChunkBuilder`] encodes one thread's events, one at a time, into
+//! whole EVENTS or TIMELESS_EVENTS chunks (header, CRC and all) inside a buffer the caller
+//! owns and never grows, and [`put_dropped`] frames a DROPPED chunk the same way. The bytes
+//! are the ones [`TraceWriter::write_events`](crate::TraceWriter::write_events) writes for the
+//! same events split at the same places, so a program thread can encode its own events and
+//! the writer only appends finished bytes ([`TraceWriter::write_encoded`](crate::TraceWriter::write_encoded)).
+//!
+//! A chunk is open from its first event to [`ChunkBuilder::close`]. While open, its header
+//! space ([`RESERVE`] bytes) waits in front of its events; closing writes the header and the
+//! payload's prefix (thread, count, first time) and moves the events down to follow them.
+//! [`ChunkBuilder::push`] refuses an event (returns false) when the buffer's spare capacity
+//! could not hold it, when the chunk holds [`MAX_EVENTS_PER_CHUNK`] events, or when an Enter
+//! would take the prediction stack beyond [`SHADOW_CAP`] frames: the caller closes the chunk
+//! (and, if the buffer is full, moves to another buffer) and pushes again. Both sides start
+//! each chunk's prediction stack empty, so a chunk closed early decodes the same.
+
+use crate::crc::crc32_parts;
+use crate::events::Shadow;
+use crate::model::ThreadIdx;
+use crate::{MAX_EVENTS_PER_CHUNK, tag};
+
+/// Header space an open chunk keeps in front of its events: the 12-byte chunk head and the
+/// payload's prefix at its longest (thread and count varints, first and last time).
+pub const RESERVE: usize = 12 + 5 + 5 + 10 + 10;
+/// The most bytes one event takes (head, function and stack-pointer varints).
+pub const MAX_EVENT_BYTES: usize = 32;
+/// Frames the prediction stack of a chunk built here holds at most.
+pub const SHADOW_CAP: usize = 4096;
+/// The most bytes [`put_dropped`] writes.
+pub const DROPPED_BYTES: usize = 12 + 5 + 10;
+
+const ENTER: u8 = 0;
+
+/// `Leave`, `Tailcall` or `Unwind`: the codes that end a frame.
+#[inline(always)]
+fn ends_frame(code: u8) -> bool {
+    matches!(code, 1..=3)
+}
+
+/// Writes `v` as a varint at `p`; returns the bytes written (at most 10).
+///
+/// # Safety
+/// `p` must be valid for 10 bytes of writes.
+#[inline(always)]
+unsafe fn put_var(p: *mut u8, mut v: u64) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        // SAFETY: n < 10 while v >= 0x80 (a u64 has at most ten 7-bit groups); the caller
+        // gave 10 bytes.
+        unsafe { p.add(n).write((v as u8) | 0x80) };
+        v >>= 7;
+        n += 1;
+    }
+    // SAFETY: as above.
+    unsafe { p.add(n).write(v as u8) };
+    n + 1
+}
+
+/// Encodes one thread's events into chunks in place (see the module doc).
+pub struct ChunkBuilder {
+    thread: u32,
+    timeless: bool,
+    /// Offset of the open chunk's reserved header in the buffer (valid while `count > 0`).
+    start: usize,
+    count: u32,
+    first_ts: u64,
+    last_ts: u64,
+    prev_ts: u64,
+    prev_sp: u64,
+    /// Timeless: the last frame-ending event's `(func, sp)`.
+    last_end: Option<(u32, u64)>,
+    shadow: Shadow,
+}
+
+impl ChunkBuilder {
+    /// A builder for `thread`'s events; `timeless`: TIMELESS_EVENTS chunks (a trace without
+    /// per-event times). Allocates the prediction stack once, here.
+    pub fn new(thread: ThreadIdx, timeless: bool) -> ChunkBuilder {
+        ChunkBuilder {
+            thread: thread.0,
+            timeless,
+            start: 0,
+            count: 0,
+            first_ts: 0,
+            last_ts: 0,
+            prev_ts: 0,
+            prev_sp: 0,
+            last_end: None,
+            shadow: Shadow::with_capacity(SHADOW_CAP),
+        }
+    }
+
+    /// Whether a chunk is open (holds at least one event).
+    pub fn is_open(&self) -> bool {
+        self.count > 0
+    }
+
+    /// Events in the open chunk.
+    pub fn len(&self) -> u32 {
+        self.count
+    }
+
+    /// Whether no chunk is open.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Appends one event (`code`: an [`EventKind`](crate::EventKind) code, which the caller
+    /// has checked) to the open chunk, opening one at the end of `buf` if none is. Returns
+    /// false, changing nothing, if the event does not fit (see the module doc). Never grows
+    /// `buf`.
+    #[inline(always)]
+    pub fn push(&mut self, buf: &mut Vec<u8>, ts: u64, code: u8, func: u32, sp: u64) -> bool {
+        let need = if self.count == 0 {
+            RESERVE + MAX_EVENT_BYTES
+        } else {
+            MAX_EVENT_BYTES
+        };
+        if buf.capacity() - buf.len() < need
+            || self.count as usize >= MAX_EVENTS_PER_CHUNK
+            || (code == ENTER && self.shadow.len() >= SHADOW_CAP)
+        {
+            return false;
+        }
+        if self.count == 0 {
+            self.start = buf.len();
+            // SAFETY: `need` bytes of spare capacity were checked above; the reserved bytes
+            // are written at `close` before anyone reads them (and are plain u8s).
+            unsafe { buf.set_len(buf.len() + RESERVE) };
+            self.first_ts = ts;
+            self.prev_ts = ts;
+            self.prev_sp = 0;
+            self.last_end = None;
+            self.shadow.clear();
+        }
+        let at = buf.len();
+        // SAFETY: MAX_EVENT_BYTES (>= 1 + 10 + 5 + 10 + slack, and each `put_var` gets its 10)
+        // of spare capacity were checked above, so every write below lands in the buffer.
+        let n = unsafe {
+            let p = buf.as_mut_ptr().add(at);
+            let predicted = ends_frame(code) && self.shadow.predicts(func, sp);
+            let mut n;
+            if self.timeless {
+                let repeat = code == ENTER && self.last_end == Some((func, sp));
+                let head = u64::from(predicted) | (u64::from(code) << 1) | (u64::from(repeat) << 4);
+                n = put_var(p, head);
+                if !predicted && !repeat {
+                    n += put_var(p.add(n), u64::from(func));
+                    n += put_var(p.add(n), zigzag(sp.wrapping_sub(self.prev_sp) as i64));
+                }
+                if ends_frame(code) {
+                    self.last_end = Some((func, sp));
+                }
+                self.last_ts = ts.max(self.first_ts);
+            } else {
+                let delta = ts.saturating_sub(self.prev_ts);
+                self.prev_ts = self.prev_ts.max(ts);
+                n = put_var(
+                    p,
+                    (delta << 4) | (u64::from(code) << 1) | u64::from(predicted),
+                );
+                if !predicted {
+                    n += put_var(p.add(n), u64::from(func));
+                    n += put_var(p.add(n), zigzag(sp.wrapping_sub(self.prev_sp) as i64));
+                }
+            }
+            self.prev_sp = sp;
+            self.shadow.apply_code(code, func, sp, predicted);
+            n
+        };
+        // SAFETY: `n` bytes were written above, within the checked capacity.
+        unsafe { buf.set_len(at + n) };
+        self.count += 1;
+        true
+    }
+
+    /// Closes the open chunk (no effect if none is): writes its header and prefix and moves
+    /// its events down behind them, so that `buf` ends with the whole chunk. Returns the
+    /// number of events it holds.
+    pub fn close(&mut self, buf: &mut Vec<u8>) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let mut prefix = [0u8; RESERVE - 12];
+        let mut n = 0;
+        for v in [u64::from(self.thread), u64::from(self.count), self.first_ts]
+            .into_iter()
+            .chain(self.timeless.then_some(self.last_ts))
+        {
+            // SAFETY: `prefix` has RESERVE - 12 = 30 bytes, enough for the four varints
+            // (5 + 5 + 10 + 10); `n` stays below 30 - 10 before each call but the last.
+            n += unsafe { put_var(prefix.as_mut_ptr().add(n), v) };
+        }
+        let events_from = self.start + RESERVE;
+        let events_len = buf.len() - events_from;
+        let payload_len = n + events_len;
+        let to = self.start + 12 + n;
+        buf.copy_within(events_from.., to);
+        buf[self.start + 12..to].copy_from_slice(&prefix[..n]);
+        buf.truncate(to + events_len);
+        let kind = if self.timeless {
+            tag::TIMELESS_EVENTS
+        } else {
+            tag::EVENTS
+        };
+        let mut head = [0u8; 12];
+        head[0] = kind;
+        head[4..8].copy_from_slice(&(payload_len as u32).to_le_bytes());
+        let crc = crc32_parts(&[&head[..8], &buf[self.start + 12..]]);
+        head[8..12].copy_from_slice(&crc.to_le_bytes());
+        buf[self.start..self.start + 12].copy_from_slice(&head);
+        let count = u64::from(self.count);
+        self.count = 0;
+        count
+    }
+}
+
+#[inline(always)]
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Appends a DROPPED chunk (`count` events of `thread` lost here) to `buf`; returns false,
+/// writing nothing, if `buf`'s spare capacity is below [`DROPPED_BYTES`]. Never grows `buf`.
+pub fn put_dropped(buf: &mut Vec<u8>, thread: ThreadIdx, count: u64) -> bool {
+    if buf.capacity() - buf.len() < DROPPED_BYTES {
+        return false;
+    }
+    let mut tmp = [0u8; 15];
+    // SAFETY: 15 bytes hold a u32 varint (5) and a u64 varint (10).
+    let n = unsafe {
+        let a = put_var(tmp.as_mut_ptr(), u64::from(thread.0));
+        a + put_var(tmp.as_mut_ptr().add(a), count)
+    };
+    let mut head = [0u8; 12];
+    head[0] = tag::DROPPED;
+    head[4..8].copy_from_slice(&(n as u32).to_le_bytes());
+    let crc = crc32_parts(&[&head[..8], &tmp[..n]]);
+    head[8..12].copy_from_slice(&crc.to_le_bytes());
+    buf.extend_from_slice(&head);
+    buf.extend_from_slice(&tmp[..n]);
+    true
+}
+
+#[cfg(test)]
+mod tests;

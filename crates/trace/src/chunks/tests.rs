@@ -1,0 +1,210 @@
+//! The chunks built in place are byte for byte those `TraceWriter::write_events` writes for
+//! the same events split at the same places, and read back as the same events.
+
+use super::*;
+use crate::model::{Event, EventKind, FunctionIdx, TraceInfo};
+use crate::{Record, TraceReader, TraceWriter};
+
+/// A small xorshift generator (deterministic per seed).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Random events of one thread: nested calls (mostly balanced), unwinds, tail calls, values,
+/// catches and throws, repeated calls of one function at one SP, times that sometimes repeat
+/// and (rarely) go back.
+fn events(rng: &mut Rng, n: usize) -> Vec<Event> {
+    let mut out = Vec::with_capacity(n);
+    let mut stack: Vec<(u32, u64)> = Vec::new();
+    let mut ts = 1_000 + rng.below(1 << 40);
+    while out.len() < n {
+        ts = match rng.below(20) {
+            0 => ts.saturating_sub(rng.below(5)),
+            1 => ts + rng.below(1 << 30),
+            _ => ts + rng.below(200),
+        };
+        let r = rng.below(16);
+        let (kind, func, sp) = if stack.is_empty() || r < 6 {
+            let sp = stack
+                .last()
+                .map_or(0x7fff_0000_0000, |&(_, s)| s - 16 - rng.below(4) * 8);
+            let f = if rng.below(3) == 0 {
+                7
+            } else {
+                rng.below(300) as u32
+            };
+            stack.push((f, sp));
+            (EventKind::Enter, f, sp)
+        } else if r < 12 {
+            let (f, s) = stack.pop().unwrap();
+            (EventKind::Leave, f, s)
+        } else if r == 12 {
+            let (f, s) = stack.pop().unwrap();
+            let k = if rng.below(2) == 0 {
+                EventKind::Unwind
+            } else {
+                EventKind::Tailcall
+            };
+            (k, f, s)
+        } else if r == 13 {
+            // A frame-ending event that is not the top's.
+            let i = rng.below(stack.len() as u64) as usize;
+            let (f, s) = stack[i];
+            stack.truncate(i);
+            (EventKind::Leave, f, s)
+        } else if r == 14 {
+            (
+                EventKind::Value,
+                rng.below(1000) as u32,
+                stack.last().unwrap().1,
+            )
+        } else {
+            let k = if rng.below(2) == 0 {
+                EventKind::Catch
+            } else {
+                EventKind::Throw
+            };
+            (k, rng.below(300) as u32, stack.last().unwrap().1)
+        };
+        out.push(Event {
+            ts,
+            kind,
+            func: FunctionIdx(func),
+            sp,
+        });
+    }
+    out
+}
+
+/// Builds `events` into chunks in buffers of `buf_bytes`, closing a chunk also at random
+/// places; returns the bytes of every buffer in order and the events per chunk.
+fn build(rng: &mut Rng, ev: &[Event], timeless: bool, buf_bytes: usize) -> (Vec<u8>, Vec<usize>) {
+    let mut b = ChunkBuilder::new(ThreadIdx(3), timeless);
+    let mut all = Vec::new();
+    let mut splits = Vec::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(buf_bytes);
+    for e in ev {
+        loop {
+            let cap = buf.capacity();
+            if b.push(&mut buf, e.ts, e.kind.code(), e.func.0, e.sp) {
+                assert_eq!(buf.capacity(), cap, "push grew the buffer");
+                break;
+            }
+            if b.is_open() {
+                splits.push(b.close(&mut buf) as usize);
+            } else {
+                all.extend_from_slice(&buf);
+                buf.clear();
+            }
+        }
+        if rng.below(500) == 0 {
+            splits.push(b.close(&mut buf) as usize);
+        }
+    }
+    if b.is_open() {
+        splits.push(b.close(&mut buf) as usize);
+    }
+    all.extend_from_slice(&buf);
+    (all, splits)
+}
+
+fn reference(ev: &[Event], splits: &[usize], timeless: bool) -> Vec<u8> {
+    let mut info = TraceInfo::new(1);
+    if timeless {
+        info.extra.push(("timing".into(), "none".into()));
+    }
+    let mut head = Vec::new();
+    drop(TraceWriter::new(&mut head, &info).unwrap());
+    let mut bytes = Vec::new();
+    let mut w = TraceWriter::new(&mut bytes, &info).unwrap();
+    let mut at = 0;
+    for &n in splits {
+        w.write_events(ThreadIdx(3), &ev[at..at + n]).unwrap();
+        at += n;
+    }
+    assert_eq!(at, ev.len());
+    drop(w);
+    bytes[head.len()..].to_vec()
+}
+
+#[test]
+fn the_same_bytes_as_the_writer() {
+    for seed in 1..200u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let n = 1 + rng.below(3000) as usize;
+        let ev = events(&mut rng, n);
+        for timeless in [false, true] {
+            let buf_bytes = [RESERVE + MAX_EVENT_BYTES, 200, 4096, 1 << 16][rng.below(4) as usize];
+            let (built, splits) = build(&mut rng, &ev, timeless, buf_bytes);
+            assert!(splits.iter().all(|&n| n > 0));
+            assert_eq!(
+                built,
+                reference(&ev, &splits, timeless),
+                "seed {seed} timeless {timeless} buffer {buf_bytes}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_deep_stack_closes_the_chunk_and_reads_back() {
+    // More nested Enters than the prediction stack holds: chunks close early, events survive.
+    let mut ev = Vec::new();
+    let depth = SHADOW_CAP * 2 + 10;
+    for i in 0..depth {
+        ev.push(Event {
+            ts: i as u64,
+            kind: EventKind::Enter,
+            func: FunctionIdx(1),
+            sp: 1 << 40,
+        });
+    }
+    for i in 0..depth {
+        ev.push(Event {
+            ts: (depth + i) as u64,
+            kind: EventKind::Leave,
+            func: FunctionIdx(1),
+            sp: 1 << 40,
+        });
+    }
+    let mut rng = Rng(5);
+    let (built, splits) = build(&mut rng, &ev, false, 1 << 20);
+    assert!(splits.len() >= 3, "{splits:?}");
+    assert_eq!(built, reference(&ev, &splits, false));
+    let mut file = Vec::new();
+    drop(TraceWriter::new(&mut file, &TraceInfo::new(1)).unwrap());
+    file.extend_from_slice(&built);
+    let mut r = TraceReader::new(&file[..]).unwrap();
+    let mut back = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        if let Record::Events { events, .. } = rec {
+            back.extend(events);
+        }
+    }
+    assert_eq!(back, ev);
+}
+
+#[test]
+fn dropped_chunks_as_the_writer_writes_them() {
+    let mut buf = Vec::with_capacity(DROPPED_BYTES);
+    assert!(put_dropped(&mut buf, ThreadIdx(9), u64::MAX));
+    assert!(!put_dropped(&mut buf, ThreadIdx(9), 1), "no room left");
+    let info = TraceInfo::new(1);
+    let mut head = Vec::new();
+    drop(TraceWriter::new(&mut head, &info).unwrap());
+    let mut reference = Vec::new();
+    let mut w = TraceWriter::new(&mut reference, &info).unwrap();
+    w.write_dropped(ThreadIdx(9), u64::MAX).unwrap();
+    drop(w);
+    assert_eq!(&reference[head.len()..], &buf[..]);
+}
