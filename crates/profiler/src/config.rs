@@ -10,7 +10,7 @@ use eltrace_trace::protocol::{self, env};
 
 use crate::selection::Selection;
 
-pub const DEFAULT_BUFFER_EVENTS: usize = 131_072;
+pub const DEFAULT_BUFFER_EVENTS: usize = 4096;
 pub const MIN_BUFFER_EVENTS: usize = 16;
 pub const MAX_BUFFER_EVENTS: usize = 1 << 26;
 pub const DEFAULT_MAX_BUFFER_MB: usize = 512;
@@ -370,7 +370,7 @@ mod tests {
         assert_eq!(c.output_path(7), PathBuf::from("eltrace-7.eltrace"));
         assert_eq!(c.hooks, HookMode::Fast);
         assert!(!c.trash_registers && c.preserve_rcx && c.use_tsc);
-        assert_eq!(c.buffer_events, 131_072);
+        assert_eq!(c.buffer_events, 4096);
         assert_eq!(c.max_buffer_mb, 512);
         assert_eq!(c.max_buffer_bytes(), 512 << 20);
         assert_eq!(c.flush_ms, 20);

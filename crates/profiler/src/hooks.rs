@@ -1,5 +1,6 @@
 //! The hot path in Rust: [`record`], which appends one raw record to the calling thread's
-//! ring, the ELT3 WithInfo hooks of the slow path, the fast-path stubs' Rust fallback
+//! ring (and, when the ring is half full, encodes it into trace chunks on this thread), the
+//! ELT3 WithInfo hooks of the slow path, the fast-path stubs' Rust fallback
 //! ([`fast_probe`]) and the client-id encoding the mapper and both paths share. After a
 //! thread's first event (its warm-up, slot.rs) nothing here locks, allocates, logs or makes a
 //! system call.
@@ -34,19 +35,59 @@ pub fn record(kind: u32, func: u32, sp: u64) {
         full(ring, rec);
     }
     if ring.above_threshold() {
-        writer::wake_if_sleeping();
+        encode_own(ring);
     }
 }
 
-/// The ring is full: wait for room and push, or count the event as dropped. The record keeps
-/// the time the hook was called, not the time the wait ended.
+/// The ring is half full: encode its records into trace chunks here, on the thread that wrote
+/// them (ring/outbox.rs), and wake the writer if a buffer of chunks is ready for it. Nothing
+/// happens while another thread (the writer) holds the ring's consumer lock. No lock is
+/// taken, nothing allocated, no system call but the writer's wake-up (once per writer sleep).
+#[cold]
+#[inline(never)]
+fn encode_own(ring: &Ring) -> bool {
+    let Some(mut consumer) = ring.try_consume() else {
+        return false;
+    };
+    let done = consumer.encode(ring.published());
+    drop(consumer);
+    if done.sealed > 0 {
+        writer::wake_if_sleeping();
+    }
+    done.records > 0
+}
+
+/// The ring is full: encode and push, or wait for the writer to take encoded buffers and
+/// push, or count the event as dropped where waiting is not allowed. The record keeps the
+/// time the hook was called, not the time the wait ended.
 #[cold]
 #[inline(never)]
 fn full(ring: &Ring, rec: RawRecord) {
-    if !(writer::wait_for_room(ring) && ring.try_push(rec)) {
-        ring.drop_one();
+    let mut fruitless = 0;
+    loop {
+        let progressed = encode_own(ring);
+        if ring.try_push(rec) {
+            return;
+        }
+        if !writer::wait_for_room(ring) {
+            ring.drop_one();
+            return;
+        }
+        if ring.try_push(rec) {
+            return;
+        }
+        // Room was promised but encoding made none: never spin for ever on an internal
+        // failure; count the event as dropped instead (the drop is reported).
+        fruitless = if progressed { 0 } else { fruitless + 1 };
+        if fruitless > MAX_FRUITLESS {
+            ring.drop_one();
+            return;
+        }
     }
 }
+
+/// Rounds of [`full`] in a row that may find room promised but not made before it drops.
+const MAX_FRUITLESS: u32 = 10_000;
 
 /// An event of a thread that may not record (its ring was retired, or recording had ended).
 #[cold]

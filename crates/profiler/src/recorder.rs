@@ -16,12 +16,12 @@ use eltrace_trace::{
 
 use crate::clock;
 use crate::config::Config;
-use crate::ring::Ring;
+use crate::ring::{BUFFERS, MIN_BUFFERS, Ring};
 use crate::sys::lock;
 
 /// The ring size, in events, of a thread that starts while the rings already use up the
-/// memory cap (`ELTRACE_MAX_BUFFER_MB`): 64 KiB.
-pub const MIN_RING_EVENTS: usize = 4096;
+/// memory cap (`ELTRACE_MAX_BUFFER_MB`): 16 KiB (and two outbox buffers).
+pub const MIN_RING_EVENTS: usize = 1024;
 
 /// The one recorder of this process (set once in Initialize, never freed).
 pub static RECORDER: OnceLock<Recorder> = OnceLock::new();
@@ -211,14 +211,16 @@ impl Recorder {
         let idx = ThreadIdx(self.next_thread.fetch_add(1, Ordering::Relaxed));
         let max = self.config.max_buffer_bytes();
         let mut capacity = self.ring_capacity;
-        let mut bytes = Ring::bytes_for(capacity);
+        let mut buffers = BUFFERS;
+        let mut bytes = Ring::bytes_for(capacity, buffers);
         let before = self.reserved_bytes.fetch_add(bytes, Ordering::Relaxed);
-        if before + bytes > max && capacity > MIN_RING_EVENTS {
-            // Over the cap: a small ring, still lossless (its producer waits for the writer
-            // more often), instead of none.
+        if before + bytes > max && (capacity > MIN_RING_EVENTS || buffers > MIN_BUFFERS) {
+            // Over the cap: a small ring and outbox, still lossless (its producer waits for
+            // the writer more often), instead of none.
             self.reserved_bytes.fetch_sub(bytes, Ordering::Relaxed);
-            capacity = MIN_RING_EVENTS;
-            bytes = Ring::bytes_for(capacity);
+            capacity = capacity.min(MIN_RING_EVENTS);
+            buffers = MIN_BUFFERS;
+            bytes = Ring::bytes_for(capacity, buffers);
             self.reserved_bytes.fetch_add(bytes, Ordering::Relaxed);
             self.note(
                 "memory-cap",
@@ -226,14 +228,15 @@ impl Recorder {
                     "threads from thread {} on get {} KiB buffers instead of {} KiB: {} KiB of {} KiB ({}) are in use",
                     idx.0,
                     bytes >> 10,
-                    Ring::bytes_for(self.ring_capacity) >> 10,
+                    Ring::bytes_for(self.ring_capacity, BUFFERS) >> 10,
                     before >> 10,
                     max >> 10,
                     protocol::env::MAX_BUFFER_MB
                 ),
             );
         }
-        let mut ring = Ring::new(capacity);
+        let mut ring =
+            Ring::for_thread(capacity, idx, clock::is_timeless(), buffers, registered_ns);
         if !clock::is_tsc() && !clock::is_timeless() {
             ring = ring.without_inline_writes();
         }

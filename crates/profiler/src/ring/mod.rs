@@ -1,6 +1,8 @@
 //! The per-thread event ring: a fixed-size single-producer/single-consumer queue of
 //! [`RawRecord`]s. The producer is the thread the ring belongs to (ELT hooks, exception
-//! callbacks); the consumer is the writer thread.
+//! callbacks); the consumer is whoever holds the ring's consumer lock: the same thread, which
+//! encodes its own records into trace chunks when the ring is half full, or the writer thread
+//! for a ring that fills slowly or whose thread exited (outbox.rs).
 //!
 //! The layout of [`RawRecord`] and of [`Ring`]'s first cache lines is a contract with the
 //! hand-written fast-path stubs (fast.rs), which write records exactly like [`Ring::push`];
@@ -32,9 +34,10 @@
 //! `{ts, sp: pending_drops, func: u32::MAX, kind: KIND_DROPPED}` at `h`, the record at `h + 1`,
 //! set `pending_drops = 0`, `head.store(h + 2, Release)`. Otherwise the ring is full
 //! ([`Ring::try_push`] returns false). Recording is lossless by default: the producer then
-//! waits until the consumer has made room (`writer::wait_for_room`: [`Ring::prepare_wait`],
-//! a futex sleep on the `waiting` word, which [`Ring::drain_to`] clears and wakes after it
-//! moved the tail) and pushes again. When it may not wait (`record --lossy`, or the writer has
+//! first encodes what it can itself (outbox.rs), and when every outbox buffer waits for the
+//! writer it waits (`writer::wait_for_room`: [`Ring::prepare_wait`], a futex sleep on the
+//! `waiting` word, which the writer clears and wakes after it wrote outbox buffers or moved the
+//! tail) and pushes again. When it may not wait (`record --lossy`, or the writer has
 //! stopped) it counts a drop ([`Ring::drop_one`]): `pending_drops += 1`, `total_drops += 1`,
 //! nothing written. The marker puts the loss at its exact place in the thread's event stream.
 //! A stub that does not want the marker logic may fall back to the Rust path whenever
@@ -43,12 +46,19 @@
 //! The fast-path stubs (fast.rs) do exactly that, with one comparison: they write inline only
 //! while `head - tail < inline_limit`. [`Ring::push`] keeps `inline_limit` at `threshold`
 //! (half the capacity) while no drops are pending and at 0 while some are, so a stub falls back
-//! to Rust when the ring is half full (the fallback wakes the writer, see
-//! `writer::wake_if_sleeping`) or a marker is due. A ring made
+//! to Rust when the ring is half full (the fallback encodes the ring on its own thread, see
+//! hooks.rs) or a marker is due. A ring made
 //! [`without_inline_writes`](Ring::without_inline_writes) (the clock is not the TSC, whose
 //! ticks the stubs read) keeps `inline_limit` at 0: the stubs never write it.
 
+use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use eltrace_trace::ThreadIdx;
+
+mod outbox;
+use outbox::Encoder;
+pub use outbox::{BUF_BYTES, BUFFERS, MIN_BUFFERS, Outbox};
 
 /// Kind code of a drop marker record (`sp` holds the number of events lost just before it).
 pub const KIND_DROPPED: u32 = 7;
@@ -155,13 +165,18 @@ pub struct Ring {
     /// Producer-written: how many times it waited for room, and for how many ns in all.
     waits: AtomicU64,
     wait_ns: AtomicU64,
-    /// Consumer only, timeless events: the time (ns) of the writer's last snapshot of this
-    /// ring (0: none yet); the events drained next happened after it.
-    anchor_ns: AtomicU64,
+    /// The consumer lock (1 while held): who may encode the ring (outbox.rs).
+    consumer: AtomicU32,
+    /// The encoder, used only by the consumer lock's holder.
+    encoder: UnsafeCell<Encoder>,
+    /// Encoded chunks waiting for the writer.
+    outbox: Outbox,
 }
 
-// SAFETY: the ring is shared between exactly one producer and one consumer that follow the
-// head/tail protocol above; the buffer pointer is owned by the ring and freed only in Drop.
+// SAFETY: the ring is shared between exactly one producer and one consumer at a time (the
+// holder of the consumer lock) that follow the head/tail protocol above; the encoder is used
+// only under that lock and the outbox by its sealed/written protocol (outbox.rs); the buffer
+// pointer is owned by the ring and freed only in Drop.
 unsafe impl Send for Ring {}
 // SAFETY: see Send; all shared mutable state is atomic or covered by the protocol.
 unsafe impl Sync for Ring {}
@@ -231,13 +246,30 @@ impl Ring {
         events.max(2).next_power_of_two()
     }
 
-    /// Bytes a ring of `capacity` records takes (buffer plus header).
-    pub fn bytes_for(capacity: usize) -> usize {
-        capacity * core::mem::size_of::<RawRecord>() + core::mem::size_of::<Ring>()
+    /// Bytes a ring of `capacity` records and `buffers` outbox buffers takes.
+    pub fn bytes_for(capacity: usize, buffers: usize) -> usize {
+        capacity * core::mem::size_of::<RawRecord>()
+            + core::mem::size_of::<Ring>()
+            + Outbox::bytes_for(buffers)
     }
 
-    /// A ring of `capacity` records (a power of two, or 0 for a ring that only counts drops).
+    /// A ring of `capacity` records (a power of two, or 0 for a ring that only counts drops)
+    /// for thread 0, exact times, the fewest outbox buffers (tests).
+    #[cfg(test)]
     pub fn new(capacity: usize) -> Ring {
+        Ring::for_thread(capacity, ThreadIdx(0), false, MIN_BUFFERS, 0)
+    }
+
+    /// The ring of thread `thread`: `capacity` records (a power of two, or 0 for a ring that
+    /// only counts drops), an outbox of `buffers` buffers; `timeless`: no per-event times,
+    /// the first records' ordering times starting at `start_ns`.
+    pub fn for_thread(
+        capacity: usize,
+        thread: ThreadIdx,
+        timeless: bool,
+        buffers: usize,
+        start_ns: u64,
+    ) -> Ring {
         assert!(capacity == 0 || capacity.is_power_of_two());
         let records = if capacity == 0 {
             core::ptr::null_mut()
@@ -261,7 +293,9 @@ impl Ring {
             waiting: AtomicU32::new(0),
             waits: AtomicU64::new(0),
             wait_ns: AtomicU64::new(0),
-            anchor_ns: AtomicU64::new(0),
+            consumer: AtomicU32::new(0),
+            encoder: UnsafeCell::new(Encoder::new(thread, timeless, start_ns)),
+            outbox: Outbox::new(if capacity == 0 { 0 } else { buffers }, BUF_BYTES),
         }
     }
 
@@ -342,7 +376,10 @@ impl Ring {
         } else {
             2
         };
-        if self.capacity - used >= need {
+        // Room in the ring, or an outbox buffer the producer can encode into (outbox.rs) while
+        // nobody else holds the consumer lock.
+        let can_encode = self.outbox.has_room() && !self.is_consumed();
+        if self.capacity - used >= need || can_encode {
             self.waiting.store(0, Ordering::Relaxed);
             false
         } else {
@@ -386,6 +423,7 @@ impl Ring {
     }
 
     /// Consumer: like [`Ring::drain_to`], but copies at most `max` records (the first ones).
+    #[cfg(test)]
     pub fn drain_to_max(&self, upto: u64, max: usize, out: &mut Vec<RawRecord>) {
         let tail = self.tail.load(Ordering::Relaxed);
         if upto <= tail || self.capacity == 0 {
@@ -411,7 +449,7 @@ impl Ring {
     }
 
     /// Consumer: frees the slots before `upto` and wakes the producer if it waits for room.
-    fn release(&self, upto: u64) {
+    pub(crate) fn release(&self, upto: u64) {
         self.tail.store(upto, Ordering::Release);
         core::sync::atomic::fence(Ordering::SeqCst);
         if self.waiting.load(Ordering::Relaxed) != 0 {
@@ -419,9 +457,12 @@ impl Ring {
         }
     }
 
-    /// Consumer: wakes the producer if it sleeps in a wait (e.g. because waiting is over).
+    /// Wakes the producer if it sleeps in a wait (room was made: the writer wrote outbox
+    /// buffers or released the consumer lock; or waiting is over).
     pub fn wake_producer(&self) {
-        if self.waiting.swap(0, Ordering::AcqRel) != 0 {
+        core::sync::atomic::fence(Ordering::SeqCst);
+        if self.waiting.load(Ordering::Relaxed) != 0 && self.waiting.swap(0, Ordering::AcqRel) != 0
+        {
             crate::sys::futex_wake(&self.waiting);
         }
     }
@@ -429,16 +470,6 @@ impl Ring {
     /// Consumer: the next sequence to read (records before it are drained).
     pub fn drained(&self) -> u64 {
         self.tail.load(Ordering::Relaxed)
-    }
-
-    /// Consumer: the time of its last snapshot of this ring (0: none yet).
-    pub fn anchor_ns(&self) -> u64 {
-        self.anchor_ns.load(Ordering::Relaxed)
-    }
-
-    /// Consumer: sets [`Ring::anchor_ns`].
-    pub fn set_anchor_ns(&self, ns: u64) {
-        self.anchor_ns.store(ns, Ordering::Relaxed);
     }
 
     /// Consumer: records published but not yet drained (approximate while the producer runs).

@@ -4,6 +4,8 @@
 use super::*;
 use std::sync::Arc;
 
+use eltrace_trace::ThreadIdx;
+
 fn rec(i: u64) -> RawRecord {
     RawRecord::new(i, i * 16, i as u32, 0)
 }
@@ -195,11 +197,18 @@ fn try_push_refuses_a_full_ring_without_counting() {
     }
     assert!(!r.try_push(rec(4)));
     assert_eq!((r.total_drops(), r.pending_drops(), r.fill()), (0, 0, 4));
-    assert!(r.prepare_wait(), "full: the producer must wait");
+    // Full, but the producer could encode into a free outbox buffer: no wait.
+    assert!(!r.prepare_wait(), "the producer can encode");
+    let other = r.try_consume().unwrap();
+    assert!(
+        r.prepare_wait(),
+        "full and locked by another consumer: the producer must wait"
+    );
     assert_eq!(r.waiting_word().load(Ordering::Relaxed), 1);
     let mut out = Vec::new();
     r.drain_to_max(r.published(), 1, &mut out);
     assert_eq!(out, vec![rec(0)]);
+    drop(other);
     // Releasing slots clears the waiting word (and wakes the futex).
     assert_eq!(r.waiting_word().load(Ordering::Relaxed), 0);
     assert!(!r.prepare_wait(), "room: nothing to wait for");
@@ -236,4 +245,355 @@ fn lossless_producer_waits_and_loses_nothing() {
         r.waits().0 > 0,
         "a 64-record ring must have made the producer wait"
     );
+}
+
+/// The events of whole chunks in `bytes` (after a trace header), and the DROPPED counts.
+fn read_chunks(bytes: &[u8], timeless: bool) -> (Vec<eltrace_trace::Event>, Vec<u64>) {
+    use eltrace_trace::{Record, TraceInfo, TraceReader, TraceWriter};
+    let mut info = TraceInfo::new(1);
+    if timeless {
+        info.extra.push(("timing".into(), "none".into()));
+    }
+    let mut file = Vec::new();
+    drop(TraceWriter::new(&mut file, &info).unwrap());
+    file.extend_from_slice(bytes);
+    let mut r = TraceReader::new(&file[..]).unwrap();
+    let (mut events, mut drops) = (Vec::new(), Vec::new());
+    while let Some(rec) = r.next_record().unwrap() {
+        match rec {
+            Record::Events { events: e, .. } => events.extend(e),
+            Record::Dropped { count, .. } => drops.push(count),
+            _ => {}
+        }
+    }
+    (events, drops)
+}
+
+/// What the writer does with a ring's outbox: append the sealed buffers to `out`.
+fn take_sealed(r: &Ring, out: &mut Vec<u8>) -> u64 {
+    let outbox = r.outbox();
+    let mut events = 0;
+    for i in outbox.written()..outbox.sealed() {
+        // SAFETY: one thread plays the writer here, and `i` is in [written, sealed).
+        let slot = unsafe { outbox.sealed_slot(i) };
+        out.extend_from_slice(&slot.bytes);
+        events += slot.events;
+        slot.bytes.clear();
+        slot.events = 0;
+        outbox.mark_written(i);
+    }
+    events
+}
+
+#[test]
+fn encoded_records_read_back_as_events_with_drop_markers() {
+    let r = Ring::new(16);
+    let mut out = Vec::new();
+    let mut n = 0u64;
+    for round in 0..3u64 {
+        for i in 0..10 {
+            let f = (round * 10 + i) as u32;
+            assert!(r.try_push(RawRecord::new(1000 + u64::from(f), 0x7000, f, 0)));
+            n += 1;
+        }
+        r.drop_one();
+        r.drop_one();
+        assert!(r.try_push(RawRecord::new(2000, 0x7000, 99, 1)));
+        n += 1;
+        let mut c = r.try_consume().unwrap();
+        assert!(r.try_consume().is_none(), "one consumer at a time");
+        let done = c.encode(r.published());
+        assert_eq!((done.records, done.blocked), (12, false));
+        assert!(c.seal());
+        drop(c);
+        assert_eq!(r.fill(), 0);
+        take_sealed(&r, &mut out);
+    }
+    let (events, drops) = read_chunks(&out, false);
+    assert_eq!(events.len() as u64, n);
+    assert_eq!(drops, vec![2, 2, 2]);
+    assert_eq!(r.take_unreported_drops(), 0, "markers reported every drop");
+    assert_eq!(events[0].func.0, 0);
+    assert_eq!(events[10].func.0, 99);
+    assert_eq!(events[11].func.0, 10);
+}
+
+#[test]
+fn encoding_stops_when_every_buffer_waits_for_the_writer() {
+    let r = Ring::new(1 << 16);
+    // Distinct functions and stack pointers: about 8 bytes an event, so the two 64 KiB
+    // buffers of a test ring hold fewer than 20,000.
+    let rec = |i: u64| RawRecord::new(i * 1_000_003, 0x7000_0000 + i * 4096, i as u32, 0);
+    for i in 0..40_000 {
+        assert!(r.try_push(rec(i)));
+    }
+    let mut c = r.try_consume().unwrap();
+    let done = c.encode(r.published());
+    assert!(
+        done.blocked && done.sealed == 2 && done.records < 40_000,
+        "{done:?}"
+    );
+    assert!(!r.outbox().has_room());
+    drop(c);
+    let mut out = Vec::new();
+    let mut events = take_sealed(&r, &mut out);
+    while r.fill() > 0 {
+        let mut c = r.try_consume().unwrap();
+        c.encode(r.published());
+        c.seal();
+        drop(c);
+        events += take_sealed(&r, &mut out);
+    }
+    assert_eq!(events, 40_000);
+    let (back, _) = read_chunks(&out, false);
+    assert_eq!(back.len(), 40_000);
+    assert!(
+        back.iter()
+            .enumerate()
+            .all(|(i, e)| e.func.0 == i as u32 && e.sp == 0x7000_0000 + i as u64 * 4096)
+    );
+}
+
+#[test]
+fn a_producer_encoding_its_own_ring_loses_nothing_to_a_slow_writer() {
+    // The producer protocol of hooks.rs (encode when half full, wait when every buffer
+    // waits) against a writer thread that takes sealed buffers now and then, timeless.
+    let r = Arc::new(Ring::for_thread(256, ThreadIdx(0), true, MIN_BUFFERS, 0));
+    let p = Arc::clone(&r);
+    const N: u64 = 300_000;
+    let encode = |r: &Ring| {
+        if let Some(mut c) = r.try_consume() {
+            c.encode(r.published());
+        }
+    };
+    let t = std::thread::spawn(move || {
+        for i in 0..N {
+            let rec = RawRecord::new(0, 0x7000 + (i % 7) * 16, (i % 1000) as u32, 0);
+            loop {
+                if p.try_push(rec) {
+                    break;
+                }
+                encode(&p);
+                if p.try_push(rec) {
+                    break;
+                }
+                if p.prepare_wait() {
+                    crate::sys::futex_wait(p.waiting_word(), 1, 1_000_000);
+                }
+                p.count_wait(0);
+            }
+            if p.above_threshold() {
+                encode(&p);
+            }
+        }
+        p.retire();
+    });
+    let mut out = Vec::new();
+    let mut events = 0;
+    loop {
+        let retired = r.is_retired();
+        if retired {
+            let mut c = r.try_consume().unwrap();
+            c.encode(r.published());
+            c.seal();
+        }
+        events += take_sealed(&r, &mut out);
+        r.wake_producer();
+        if retired && r.fill() == 0 && r.outbox().sealed() == r.outbox().written() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    t.join().unwrap();
+    assert_eq!((events, r.total_drops()), (N, 0));
+    let (back, drops) = read_chunks(&out, true);
+    assert!(drops.is_empty());
+    assert_eq!(back.len() as u64, N);
+    assert!(
+        back.iter()
+            .enumerate()
+            .all(|(i, e)| e.func.0 == (i % 1000) as u32)
+    );
+    assert!(
+        back.windows(2).all(|w| w[0].ts <= w[1].ts),
+        "ordering times never go back"
+    );
+}
+
+/// The thread-side encoder's benchmark (`scripts/bench-encode.sh`): the events of a recorded
+/// trace turned back into the raw records the rings held, pushed into a ring 2048 at a time
+/// (as a thread's stubs fill half its default ring) and encoded by its consumer, the sealed
+/// buffers taken as the writer takes them; on one core, next to a plain copy of the same
+/// 16-byte records. Ignored by default: `ELTRACE_BENCH_TRACE=t.eltrace cargo test --release
+/// -p eltrace-profiler bench_encode -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_encode() {
+    use eltrace_trace::{Record, TraceReader};
+    use std::time::Instant;
+    let path = std::env::var("ELTRACE_BENCH_TRACE").expect("ELTRACE_BENCH_TRACE=trace");
+    let f = std::io::BufReader::new(std::fs::File::open(&path).unwrap());
+    let mut r = TraceReader::new(f).unwrap();
+    let mut threads: Vec<(ThreadIdx, Vec<RawRecord>)> = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        if let Record::Events { thread, events } = rec {
+            let i = match threads.iter().position(|(t, _)| *t == thread) {
+                Some(i) => i,
+                None => {
+                    threads.push((thread, Vec::new()));
+                    threads.len() - 1
+                }
+            };
+            threads[i].1.extend(
+                events
+                    .iter()
+                    .map(|e| RawRecord::new(e.ts, e.sp, e.func.0, u32::from(e.kind.code()))),
+            );
+        }
+    }
+    let n: usize = threads.iter().map(|(_, r)| r.len()).sum();
+    assert!(n > 0, "{path} holds no events");
+    let (mut best_enc, mut best_copy, mut bytes) = (f64::MAX, f64::MAX, 0);
+    let mut copy: Vec<RawRecord> = Vec::with_capacity(n);
+    for _ in 0..7 {
+        copy.clear();
+        let t = Instant::now();
+        for (_, raw) in &threads {
+            for piece in raw.chunks(2048) {
+                copy.extend_from_slice(piece);
+            }
+        }
+        best_copy = best_copy.min(t.elapsed().as_secs_f64());
+        std::hint::black_box(&copy);
+        let mut out = Vec::with_capacity(n * 4);
+        let t = Instant::now();
+        for (thread, raw) in &threads {
+            let ring = Ring::for_thread(4096, *thread, false, BUFFERS, 0);
+            for piece in raw.chunks(2048) {
+                for &rec in piece {
+                    assert!(ring.try_push(rec));
+                }
+                let mut c = ring.try_consume().unwrap();
+                let done = c.encode(ring.published());
+                drop(c);
+                if done.sealed > 0 {
+                    take_sealed(&ring, &mut out);
+                }
+            }
+            let mut c = ring.try_consume().unwrap();
+            c.seal();
+            drop(c);
+            take_sealed(&ring, &mut out);
+        }
+        best_enc = best_enc.min(t.elapsed().as_secs_f64());
+        bytes = out.len();
+    }
+    let m = |s: f64| n as f64 / s / 1e6;
+    println!(
+        "encode_bench events {n} bytes_out {bytes} bytes_per_event {:.2}",
+        bytes as f64 / n as f64
+    );
+    println!(
+        "encode_bench push+encode {:.1} M events/s ({:.2} ns/event); copy of the 16-byte records {:.1} M events/s ({:.2} GB/s)",
+        m(best_enc),
+        best_enc * 1e9 / n as f64,
+        m(best_copy),
+        (n * 16) as f64 / best_copy / 1e9
+    );
+}
+
+#[test]
+fn a_thread_and_the_writer_encoding_one_ring_keep_every_event() {
+    // The thread encodes its own ring when half full; the writer thread flushes (encodes
+    // and seals under the lock when it can) and takes sealed buffers; exact times, calls
+    // nested as a program makes them.
+    let r = Arc::new(Ring::for_thread(512, ThreadIdx(0), false, MIN_BUFFERS, 0));
+    let p = Arc::clone(&r);
+    const N: u64 = 400_000;
+    let encode = |r: &Ring| {
+        if let Some(mut c) = r.try_consume() {
+            c.encode(r.published());
+        }
+    };
+    let t = std::thread::spawn(move || {
+        let mut expect = Vec::with_capacity(N as usize);
+        let mut stack: Vec<(u32, u64)> = Vec::new();
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for i in 0..N {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (kind, func, sp) = if stack.is_empty() || x % 3 == 0 || stack.len() < 3 {
+                let sp = 0x7fff_0000 - stack.len() as u64 * 32;
+                let f = (x % 500) as u32;
+                stack.push((f, sp));
+                (0, f, sp)
+            } else {
+                let (f, s) = stack.pop().unwrap();
+                (1 + (x % 7 == 0) as u32 * 2, f, s)
+            };
+            let rec = RawRecord::new(1_000_000 + i * 3, sp, func, kind);
+            expect.push((kind, func, sp));
+            loop {
+                if p.try_push(rec) {
+                    break;
+                }
+                encode(&p);
+                if p.try_push(rec) {
+                    break;
+                }
+                if p.prepare_wait() {
+                    crate::sys::futex_wait(p.waiting_word(), 1, 1_000_000);
+                }
+                p.count_wait(0);
+            }
+            if p.above_threshold() {
+                encode(&p);
+            }
+        }
+        p.retire();
+        expect
+    });
+    let mut out = Vec::new();
+    let mut events = 0;
+    let mut k = 0u64;
+    loop {
+        let retired = r.is_retired();
+        k += 1;
+        if retired || k % 3 == 0 {
+            if let Some(mut c) = r.try_consume() {
+                c.encode(r.published());
+                c.seal();
+            }
+        }
+        events += take_sealed(&r, &mut out);
+        r.wake_producer();
+        if retired && r.fill() == 0 && r.outbox().sealed() == r.outbox().written() {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    let expect = t.join().unwrap();
+    assert_eq!((events, r.total_drops()), (N, 0));
+    let (back, _) = read_chunks(&out, false);
+    let got: Vec<(u32, u32, u64)> = back
+        .iter()
+        .map(|e| (u32::from(e.kind.code()), e.func.0, e.sp))
+        .collect();
+    assert_eq!(got.len(), expect.len());
+    assert!(got == expect, "the events differ");
+}
+
+#[test]
+fn a_failed_try_consume_leaves_the_holders_lock() {
+    let r = Ring::new(16);
+    let held = r.try_consume().unwrap();
+    assert!(r.try_consume().is_none());
+    assert!(
+        r.is_consumed(),
+        "a failed attempt released the holder's lock"
+    );
+    drop(held);
+    assert!(!r.is_consumed());
+    assert!(r.try_consume().is_some());
 }

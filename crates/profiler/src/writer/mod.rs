@@ -1,9 +1,10 @@
 //! The writer: it owns the trace output ([`Sink`]), the writer thread and the end of the
-//! trace. Every `ELTRACE_FLUSH_MS`, and whenever a ring is a quarter full, the thread drains
-//! every registered ring ([`drain`]): queued function/thread/diagnostic/value records first,
-//! then the events, and flushes so that a killed process leaves a readable trace. Between
-//! rounds it sleeps on a futex that a producer whose ring is half full wakes
-//! ([`wake_if_sleeping`]). Ending the recording (Shutdown, atexit, the unhandled-exception
+//! trace. Whenever a thread has sealed a buffer of encoded chunks (it wakes the writer:
+//! [`wake_if_sleeping`]), the thread appends the sealed buffers to the file ([`drain`]:
+//! queued function/thread/diagnostic/value records first); every `ELTRACE_FLUSH_MS` it also
+//! encodes the rings that filled slowly and flushes, so that a killed process leaves a
+//! readable trace. Between rounds it sleeps on a futex, and costs nothing while no events
+//! come. Ending the recording (Shutdown, atexit, the unhandled-exception
 //! sentinel: [`Writer::finish`]; SIGABRT: [`Writer::finish_from_signal`]) asks the recorder to
 //! stop and the thread for the final drain and End record, written once.
 //!
@@ -81,23 +82,20 @@ impl Writer {
     fn run(&self) {
         let rec = self.rec;
         let period = Duration::from_millis(rec.config.flush_ms);
-        // Poll often: an end request (possibly from a signal handler, which cannot wake us) is
-        // seen within ~1 ms, and a ring that is a quarter full is drained early.
-        let step = Duration::from_millis(1).min(period);
         let mut last_flush = Instant::now();
         loop {
-            // While a ring is filling, go again at once: a busy producer (30-40 M events/s on
-            // the fast path) is about as fast as the encoder.
-            let busy = any_ring_filling(rec);
-            if !busy {
-                sleep(rec, step);
+            // Sleep until a thread seals a buffer of chunks (it wakes us), an end is requested
+            // (which wakes us too), or the next flush is due.
+            if !any_sealed(rec) {
+                let left = period.saturating_sub(last_flush.elapsed());
+                sleep(rec, left.max(Duration::from_millis(1)));
             }
             if !rec.is_recording() {
                 self.final_drain();
                 return;
             }
             let due = last_flush.elapsed() >= period;
-            if !due && !busy && !any_ring_filling(rec) {
+            if !due && !any_sealed(rec) {
                 continue;
             }
             let result = std::panic::catch_unwind(|| {
@@ -125,6 +123,7 @@ impl Writer {
             return;
         }
         self.rec.request_end(reason);
+        wake_now();
         let on_writer = sys::current_tid() == self.tid.load(Ordering::Relaxed);
         if !on_writer {
             for _ in 0..5000 {
@@ -158,6 +157,7 @@ impl Writer {
             return;
         }
         self.rec.request_end(reason);
+        wake_now(); // a futex wake: async-signal-safe
         if sys::current_tid() == self.tid.load(Ordering::Relaxed) {
             return; // the writer itself is aborting; it cannot drain for us
         }
@@ -196,7 +196,8 @@ impl Writer {
                 // the registry is locked.
                 let ring = unsafe { &*r.ring };
                 ring.wake_producer();
-                // Events pushed after the last round are lost with the process.
+                // Events pushed after the last round are lost with the process (and any a
+                // thread still held under its consumer lock).
                 let unwritten = ring.fill() as u64;
                 let n = ring.take_unreported_drops() + unwritten;
                 if n > 0 {
@@ -287,7 +288,7 @@ pub fn wait_for_room(ring: &Ring) -> bool {
 /// 1 while the writer thread sleeps between rounds (a futex word).
 static SLEEPING: AtomicU32 = AtomicU32::new(0);
 
-/// Producer side: a ring crossed its threshold; wake the writer if it sleeps. One load when it
+/// Producer side: a buffer of chunks is ready; wake the writer if it sleeps. One load when it
 /// is awake; one `FUTEX_WAKE` per sleep otherwise (never on the fast path's inline branch).
 #[inline(always)]
 pub fn wake_if_sleeping() {
@@ -296,7 +297,8 @@ pub fn wake_if_sleeping() {
     }
 }
 
-/// Producer side: a ring is full; make sure the writer is not asleep.
+/// Make sure the writer is not asleep (a ring is full, or an end was requested). Only an
+/// atomic and a futex wake: safe in a signal handler.
 fn wake_now() {
     if SLEEPING.swap(0, Ordering::AcqRel) != 0 {
         sys::futex_wake(&SLEEPING);
@@ -306,16 +308,17 @@ fn wake_now() {
 /// Sleeps up to `step`, or until a producer calls [`wake_if_sleeping`].
 fn sleep(rec: &Recorder, step: Duration) {
     SLEEPING.store(1, Ordering::SeqCst);
-    if !any_ring_filling(rec) {
+    if !any_sealed(rec) && rec.is_recording() {
         sys::futex_wait(&SLEEPING, 1, step.as_nanos() as u64);
     }
     SLEEPING.store(0, Ordering::Relaxed);
 }
 
-fn any_ring_filling(rec: &Recorder) -> bool {
+/// Whether some ring's outbox holds a buffer of chunks for the writer.
+fn any_sealed(rec: &Recorder) -> bool {
     lock(&rec.rings).iter().any(|r| {
         // SAFETY: registered rings stay allocated while in the (locked) registry.
-        let ring = unsafe { &*r.ring };
-        ring.fill() * 4 >= ring.capacity() && ring.capacity() > 0
+        let outbox = unsafe { &*r.ring }.outbox();
+        outbox.sealed() != outbox.written()
     })
 }

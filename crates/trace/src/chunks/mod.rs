@@ -95,6 +95,11 @@ impl ChunkBuilder {
         self.count > 0
     }
 
+    /// Where the open chunk starts in its buffer (`None`: no chunk is open).
+    pub fn open_at(&self) -> Option<usize> {
+        (self.count > 0).then_some(self.start)
+    }
+
     /// Events in the open chunk.
     pub fn len(&self) -> u32 {
         self.count
@@ -118,7 +123,7 @@ impl ChunkBuilder {
         };
         if buf.capacity() - buf.len() < need
             || self.count as usize >= MAX_EVENTS_PER_CHUNK
-            || (code == ENTER && self.shadow.len() >= SHADOW_CAP)
+            || (code == ENTER && self.count > 0 && self.shadow.len() >= SHADOW_CAP)
         {
             return false;
         }
@@ -211,6 +216,7 @@ impl ChunkBuilder {
         buf[self.start..self.start + 12].copy_from_slice(&head);
         let count = u64::from(self.count);
         self.count = 0;
+        self.shadow.clear();
         count
     }
 }

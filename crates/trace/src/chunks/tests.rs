@@ -88,7 +88,13 @@ fn events(rng: &mut Rng, n: usize) -> Vec<Event> {
 
 /// Builds `events` into chunks in buffers of `buf_bytes`, closing a chunk also at random
 /// places; returns the bytes of every buffer in order and the events per chunk.
-fn build(rng: &mut Rng, ev: &[Event], timeless: bool, buf_bytes: usize) -> (Vec<u8>, Vec<usize>) {
+fn build(
+    rng: &mut Rng,
+    ev: &[Event],
+    timeless: bool,
+    buf_bytes: usize,
+    random_closes: bool,
+) -> (Vec<u8>, Vec<usize>) {
     let mut b = ChunkBuilder::new(ThreadIdx(3), timeless);
     let mut all = Vec::new();
     let mut splits = Vec::new();
@@ -107,7 +113,7 @@ fn build(rng: &mut Rng, ev: &[Event], timeless: bool, buf_bytes: usize) -> (Vec<
                 buf.clear();
             }
         }
-        if rng.below(500) == 0 {
+        if random_closes && rng.below(500) == 0 {
             splits.push(b.close(&mut buf) as usize);
         }
     }
@@ -145,7 +151,7 @@ fn the_same_bytes_as_the_writer() {
         let ev = events(&mut rng, n);
         for timeless in [false, true] {
             let buf_bytes = [RESERVE + MAX_EVENT_BYTES, 200, 4096, 1 << 16][rng.below(4) as usize];
-            let (built, splits) = build(&mut rng, &ev, timeless, buf_bytes);
+            let (built, splits) = build(&mut rng, &ev, timeless, buf_bytes, true);
             assert!(splits.iter().all(|&n| n > 0));
             assert_eq!(
                 built,
@@ -178,8 +184,13 @@ fn a_deep_stack_closes_the_chunk_and_reads_back() {
         });
     }
     let mut rng = Rng(5);
-    let (built, splits) = build(&mut rng, &ev, false, 1 << 20);
+    let (built, splits) = build(&mut rng, &ev, false, 1 << 20, false);
     assert!(splits.len() >= 3, "{splits:?}");
+    assert_eq!(
+        splits[..2],
+        [SHADOW_CAP, SHADOW_CAP],
+        "closed when the stack was full"
+    );
     assert_eq!(built, reference(&ev, &splits, false));
     let mut file = Vec::new();
     drop(TraceWriter::new(&mut file, &TraceInfo::new(1)).unwrap());

@@ -1,0 +1,328 @@
+//! A ring's encoded side: the [`Encoder`] that turns its raw records into whole trace chunks,
+//! and the [`Outbox`] of fixed buffers those chunks go into until the writer appends them to
+//! the file.
+//!
+//! Whoever holds the ring's consumer lock ([`Ring::try_consume`]) encodes: the thread the ring
+//! belongs to, when its ring is half full (hooks.rs: on its own core, from records still in
+//! its cache), or the writer thread for a ring that filled slowly (every flush period) or whose
+//! thread exited. The writer thread itself only copies sealed buffers to the file: no thread
+//! sits on the path of every event doing more than moving finished bytes.
+//!
+//! ```text
+//!  producer (stubs, hooks) ──16-byte records──► ring ──Encoder (lock holder)──► Outbox
+//!                                                                                │ sealed
+//!                                              trace file ◄──writer thread◄──────┘ buffers
+//! ```
+//!
+//! The outbox is `N` buffers used in turn: buffers `[written, sealed)` wait for the writer,
+//! buffer `sealed % N` is the one being filled when `sealed - written < N`, and when all `N`
+//! wait, encoding stops until the writer has written one (the ring then fills, and a lossless
+//! producer waits: hooks.rs). Only the lock holder advances `sealed` (Release, after the
+//! buffer's bytes); only the writer advances `written` (Release, after it emptied the buffer).
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use eltrace_trace::chunks::{self, ChunkBuilder};
+use eltrace_trace::{EventKind, ThreadIdx};
+
+use super::{KIND_DROPPED, Ring, extend_ticks};
+use crate::clock;
+
+/// Bytes of one outbox buffer: 64 KiB, 20-30 k events of a typical program.
+pub const BUF_BYTES: usize = 64 * 1024;
+/// Outbox buffers of a thread's ring.
+pub const BUFFERS: usize = 8;
+/// Outbox buffers of a ring made while the rings use up the memory cap.
+pub const MIN_BUFFERS: usize = 2;
+
+/// One outbox buffer: whole chunks, and the events they hold.
+pub struct Slot {
+    pub bytes: Vec<u8>,
+    pub events: u64,
+}
+
+/// The buffers between a ring's encoder and the writer (see the module doc).
+pub struct Outbox {
+    slots: Box<[UnsafeCell<Slot>]>,
+    sealed: AtomicU64,
+    written: AtomicU64,
+}
+
+impl Outbox {
+    pub fn new(buffers: usize, bytes: usize) -> Outbox {
+        let slots = (0..buffers.max(1))
+            .map(|_| {
+                UnsafeCell::new(Slot {
+                    bytes: Vec::with_capacity(bytes),
+                    events: 0,
+                })
+            })
+            .collect();
+        Outbox {
+            slots,
+            sealed: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+        }
+    }
+
+    /// Bytes an outbox of `buffers` buffers takes.
+    pub fn bytes_for(buffers: usize) -> usize {
+        buffers * BUF_BYTES
+    }
+
+    fn n(&self) -> u64 {
+        self.slots.len() as u64
+    }
+
+    /// Whether the encoder has a buffer to fill (not every buffer waits for the writer).
+    pub fn has_room(&self) -> bool {
+        let sealed = self.sealed.load(Ordering::Relaxed);
+        sealed - self.written.load(Ordering::Acquire) < self.n()
+    }
+
+    /// Writer: buffers sealed so far (read with Acquire: their bytes are visible).
+    pub fn sealed(&self) -> u64 {
+        self.sealed.load(Ordering::Acquire)
+    }
+
+    /// Writer: buffers written so far.
+    pub fn written(&self) -> u64 {
+        self.written.load(Ordering::Relaxed)
+    }
+
+    /// Writer: buffer number `i` (in `[written, sealed)`), to be copied out and emptied.
+    ///
+    /// # Safety
+    /// Only the writer thread may call this, for `i` in `[written(), sealed())`, and must not
+    /// hold the reference past its [`Outbox::mark_written`] of `i`.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn sealed_slot(&self, i: u64) -> &mut Slot {
+        // SAFETY: the encoder does not touch buffers in [written, sealed) (the caller's
+        // promise), so the writer has this one to itself until it marks it written.
+        unsafe { &mut *self.slots[(i % self.n()) as usize].get() }
+    }
+
+    /// Writer: buffer `i` (the oldest waiting one) is written and emptied.
+    pub fn mark_written(&self, i: u64) {
+        debug_assert_eq!(i, self.written.load(Ordering::Relaxed));
+        self.written.store(i + 1, Ordering::Release);
+    }
+
+    /// Lock holder: the buffer being filled, if one is free.
+    ///
+    /// # Safety
+    /// Only the holder of the ring's consumer lock may call this.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn current(&self) -> Option<&mut Slot> {
+        let sealed = self.sealed.load(Ordering::Relaxed);
+        if sealed - self.written.load(Ordering::Acquire) >= self.n() {
+            return None;
+        }
+        // SAFETY: `sealed % n` is outside [written, sealed), so the writer does not touch it,
+        // and the lock makes the caller the only encoder.
+        Some(unsafe { &mut *self.slots[(sealed % self.n()) as usize].get() })
+    }
+
+    /// Lock holder: hands the buffer being filled to the writer.
+    fn seal(&self) {
+        let sealed = self.sealed.load(Ordering::Relaxed);
+        self.sealed.store(sealed + 1, Ordering::Release);
+    }
+}
+
+/// The encoding state of one ring (owned by the consumer lock's holder).
+pub struct Encoder {
+    builder: ChunkBuilder,
+    thread: ThreadIdx,
+    timeless: bool,
+    /// Timeless events: when the ring was last encoded (ns); the next records came after.
+    anchor_ns: u64,
+    /// Records of an unknown kind (skipped).
+    pub bad: u64,
+}
+
+impl Encoder {
+    pub fn new(thread: ThreadIdx, timeless: bool, start_ns: u64) -> Encoder {
+        Encoder {
+            builder: ChunkBuilder::new(thread, timeless),
+            thread,
+            timeless,
+            anchor_ns: start_ns,
+            bad: 0,
+        }
+    }
+}
+
+/// What one [`Consumer::encode`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Encoded {
+    /// Records taken out of the ring.
+    pub records: u64,
+    /// Buffers sealed for the writer.
+    pub sealed: u64,
+    /// It stopped early: every outbox buffer waits for the writer.
+    pub blocked: bool,
+}
+
+/// The consumer lock of a ring, held ([`Ring::try_consume`]); released on drop, waking a
+/// producer that waits for room.
+pub struct Consumer<'a> {
+    ring: &'a Ring,
+}
+
+impl Ring {
+    /// Takes the consumer lock unless another thread holds it.
+    #[inline]
+    pub fn try_consume(&self) -> Option<Consumer<'_>> {
+        // `then`, not `then_some`: a guard built for a failed attempt would release the
+        // holder's lock when dropped.
+        self.consumer
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then(|| Consumer { ring: self })
+    }
+
+    /// Whether some thread holds the consumer lock.
+    pub fn is_consumed(&self) -> bool {
+        self.consumer.load(Ordering::Relaxed) != 0
+    }
+
+    /// The ring's outbox.
+    pub fn outbox(&self) -> &Outbox {
+        &self.outbox
+    }
+}
+
+impl Drop for Consumer<'_> {
+    fn drop(&mut self) {
+        self.ring.consumer.store(0, Ordering::Release);
+        core::sync::atomic::fence(Ordering::SeqCst);
+        if self.ring.waiting_word().load(Ordering::Relaxed) != 0 {
+            self.ring.wake_producer();
+        }
+    }
+}
+
+impl Consumer<'_> {
+    fn encoder(&mut self) -> &mut Encoder {
+        // SAFETY: the consumer lock is held by this guard, so no other thread touches the
+        // encoder, and `&mut self` keeps this reference unique on this thread.
+        unsafe { &mut *self.ring.encoder.get() }
+    }
+
+    /// Encodes the records `[tail, upto)` (`upto` a value [`Ring::published`] returned) into
+    /// the outbox, as far as its buffers allow, and frees their ring slots.
+    pub fn encode(&mut self, upto: u64) -> Encoded {
+        let ring = self.ring;
+        let mut tail = ring.tail.load(Ordering::Relaxed);
+        let mut done = Encoded::default();
+        if upto <= tail || ring.capacity == 0 {
+            return done;
+        }
+        let total = upto - tail;
+        let enc = self.encoder();
+        // How the records get their `ts`: ticks extended from a clock read now (every record
+        // was written before it), or, for timeless records, times spread evenly between the
+        // last encode and now (an ordering estimate: docs/trace-format.md).
+        let now = clock::now();
+        let (from, step) = if enc.timeless {
+            let to = clock::to_ns(now).max(enc.anchor_ns);
+            let from = enc.anchor_ns;
+            enc.anchor_ns = to;
+            (from, (to - from) / total)
+        } else {
+            (0, 0)
+        };
+        let mut i = 0u64;
+        'buffers: while tail < upto {
+            // SAFETY: this guard holds the consumer lock.
+            let Some(slot) = (unsafe { ring.outbox.current() }) else {
+                done.blocked = true;
+                break;
+            };
+            let buf = &mut slot.bytes;
+            debug_assert!(
+                enc.builder
+                    .open_at()
+                    .is_none_or(|at| at + chunks::RESERVE <= buf.len()),
+                "open chunk at {:?} but the buffer holds {} bytes (sealed {} written {})",
+                enc.builder.open_at(),
+                buf.len(),
+                ring.outbox.sealed.load(Ordering::Relaxed),
+                ring.outbox.written.load(Ordering::Relaxed)
+            );
+            while tail < upto {
+                // SAFETY: `tail < upto <= head` (published with Release, read with Acquire by
+                // the caller), so the slot holds a whole record the producer will not touch
+                // until `tail` moves past it; `tail & mask` indexes the buffer.
+                let r = unsafe { ring.records.add((tail & ring.mask) as usize).read() };
+                let kind = r.kind();
+                if kind == KIND_DROPPED {
+                    slot.events += enc.builder.close(buf);
+                    if !chunks::put_dropped(buf, enc.thread, r.sp()) {
+                        break; // the buffer is full: seal it and go on in the next
+                    }
+                    ring.note_marked_drops(r.sp());
+                } else if kind <= u32::from(EventKind::Value.code()) {
+                    let ts = if enc.timeless {
+                        from + step * (i + 1)
+                    } else {
+                        clock::to_ns(extend_ticks(r.ticks48(), now))
+                    };
+                    if !enc.builder.push(buf, ts, kind as u8, r.func(), r.sp()) {
+                        if enc.builder.is_open() {
+                            slot.events += enc.builder.close(buf);
+                            continue; // again, in a new chunk
+                        }
+                        break; // the buffer is full
+                    }
+                } else {
+                    enc.bad += 1;
+                }
+                tail += 1;
+                i += 1;
+            }
+            if tail < upto {
+                debug_assert!(
+                    enc.builder.open_at().is_none(),
+                    "sealed with an open chunk (encode)"
+                );
+                ring.outbox.seal();
+                done.sealed += 1;
+                continue 'buffers;
+            }
+        }
+        done.records = i;
+        if i > 0 {
+            ring.release(tail);
+        }
+        done
+    }
+
+    /// Closes the open chunk and hands the buffer being filled to the writer, if it holds
+    /// anything (a flush: the writer's periodic one, or the end).
+    pub fn seal(&mut self) -> bool {
+        let ring = self.ring;
+        let enc = self.encoder();
+        // SAFETY: this guard holds the consumer lock.
+        let Some(slot) = (unsafe { ring.outbox.current() }) else {
+            return false;
+        };
+        slot.events += enc.builder.close(&mut slot.bytes);
+        if slot.bytes.is_empty() {
+            return false;
+        }
+        debug_assert!(
+            enc.builder.open_at().is_none(),
+            "sealed with an open chunk (seal)"
+        );
+        ring.outbox.seal();
+        true
+    }
+
+    /// Records of an unknown kind skipped so far (then reset).
+    pub fn take_bad(&mut self) -> u64 {
+        std::mem::take(&mut self.encoder().bad)
+    }
+}
