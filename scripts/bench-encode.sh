@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The writer's encoder alone (issue 12): times the profiler's encoding of raw ring records
-# (crates/profiler/src/writer/drain.rs `encode_piece`, as the writer thread runs it: pieces of
-# 16384 records → events → EVENTS chunks with CRC) on one core, next to a plain copy of the
-# same 16-byte records, in the same run, on the events of a recorded trace turned back into
-# raw records. Best of 7 rounds.
+# The encoder alone: times a ring's encoding of its raw records into whole EVENTS chunks with
+# CRC (crates/profiler/src/ring/outbox.rs, as a program thread runs it on its own ring: 2048
+# records pushed, then encoded into the outbox, sealed buffers taken as the writer takes them)
+# on one core, next to a plain copy of the same 16-byte records, in the same run, on the events
+# of a recorded trace turned back into raw records. Best of 7 rounds.
 #
 #   bash scripts/bench-encode.sh [TRACE]   # default: records tests/apps/Scenarios fib ×40
 set -euo pipefail

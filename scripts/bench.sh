@@ -23,9 +23,9 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
 if [ "$quick" = 1 ]; then
-    calls=20000; rounds=2; sustained_calls=200000; bdn_args=--quick
+    calls=20000; rounds=2; sustained_calls=200000; thread_calls=200000; bdn_args=--quick
 else
-    calls=200000; rounds=15; sustained_calls=50000000; bdn_args=
+    calls=200000; rounds=15; sustained_calls=100000000; thread_calls=20000000; bdn_args=
 fi
 # Per-thread ring for the timed runs: a round (2 × calls events, the harnesses pause between
 # rounds so the writer drains it) stays below the fast path's inline limit (half the ring), so
@@ -133,39 +133,89 @@ read -r size events <<<"$(encoding fast)"
 read -r size_none events_none <<<"$(encoding timing-none)"
 read -r size_sampled events_sampled <<<"$(encoding timing-sampled)"
 
-# Sustained: one long loop with the default buffers, lossless (the default: the thread waits
-# for the writer when its ring is full) and with --lossy (drops counted), in the same run: the
-# writer's rate, what the program produced, the waits or drops, and the calls/s of each.
+# Sustained: one loop of $sustained_calls calls with the default buffers, per timing mode,
+# lossless (the default: the thread encodes its own ring and waits for the writer when every
+# buffer is full) and exact with --lossy; and the threads rows: 1 and 2 busy threads making
+# $thread_calls calls each at once. What a user pays is the sustained figure; the burst rows
+# above time rounds that fit in a 2^20-event ring, where no encoding happens during the round.
 sustained() {
-    local mode="$1" flag="${2:-}"
-    note "sustained run ($mode): $sustained_calls calls, default buffers"
-    local sus="$out/sustained-$mode.eltrace"
-    # shellcheck disable=SC2086 # an optional flag
-    env ELTRACE_HOOKS=fast "$eltrace" record -o "$sus" $flag --include 'Bench.Target.Empty' -- \
-        dotnet "$out/Stopwatch/EltraceBench.dll" "$sustained_calls" 1 >"$out/sustained-$mode.log" 2>&1 \
-        || die "sustained run ($mode) failed (see $out/sustained-$mode.log)"
-    "$eltrace" report --json "$sus" >"$out/sustained-$mode.json"
+    local name="$1" threads="$2"
+    shift 2
+    note "sustained run ($name, $threads thread(s))"
+    local n=$sustained_calls rounds=1 pause=0
+    if [ "$threads" != 1 ] || [ "${name#threads}" != "$name" ]; then
+        n=$thread_calls; rounds=3; pause=200
+    fi
+    local sus="$out/sustained-$name.eltrace" log="$out/sustained-$name.log"
+    if [ "${1:-}" = none ]; then
+        dotnet "$out/Stopwatch/EltraceBench.dll" "$n" "$rounds" "$pause" "$threads" >"$log" 2>&1 \
+            || die "sustained run ($name) failed (see $log)"
+        return
+    fi
+    # shellcheck disable=SC2068 # the record flags, word by word
+    env ELTRACE_HOOKS=fast "$eltrace" record -o "$sus" $@ --include 'Bench.Target.Empty' -- \
+        dotnet "$out/Stopwatch/EltraceBench.dll" "$n" "$rounds" "$pause" "$threads" >"$log" 2>&1 \
+        || die "sustained run ($name) failed (see $log)"
+    "$eltrace" report --json "$sus" >"$out/sustained-$name.json"
 }
-sustained lossless
-sustained lossy --lossy
-python3 - "$out" "$size" "$events" "$size_none" "$events_none" "$size_sampled" "$events_sampled" >>"$table" <<'PY'
+sustained base 1 none
+sustained exact 1 --timing exact
+sustained none 1 --timing none
+sustained sampled 1 --timing sampled
+sustained lossy 1 --lossy
+for t in 1 2; do
+    sustained "threads$t-base" "$t" none
+    sustained "threads$t-exact" "$t" --timing exact
+    sustained "threads$t-none" "$t" --timing none
+done
+rdtsc_ns=nan
+if [ "$quick" = 0 ]; then
+    rdtsc_ns=$(cargo run --release -q --locked -p eltrace-profiler --example rdtsc 2>/dev/null | sed -n 's/^rdtsc_ns //p')
+fi
+python3 - "$out" "$size" "$events" "$size_none" "$events_none" "$size_sampled" "$events_sampled" \
+    "${ns[stopwatch,none]}" "${ns[stopwatch,fast]}" "${ns[stopwatch,timing-none]}" "${ns[stopwatch,timing-sampled]}" \
+    "$rdtsc_ns" >>"$table" <<'PY'
 import json, re, sys
 out = sys.argv[1]
 size, events, size_n, events_n, size_s, events_s = map(int, sys.argv[2:8])
+b0, bf, bn, bs = map(float, sys.argv[8:12])
+burst_exact, burst_none, burst_sampled = bf - b0, bn - b0, bs - b0
+rdtsc = sys.argv[12]
 print(f"Encoding: the fast-path Stopwatch trace holds {events} events in {size} bytes: "
       f"{size / max(events, 1):.2f} bytes per event (whole file, metadata included); "
       f"--timing none {events_n} events in {size_n} bytes: {size_n / max(events_n, 1):.2f}; "
       f"--timing sampled {events_s} events in {size_s} bytes: {size_s / max(events_s, 1):.2f}.")
 print()
-print("| sustained run | ns/call | events written | dropped | waits (time) | written M events/s |")
-print("|---|---:|---:|---:|---:|---:|")
-for mode in ("lossless", "lossy"):
-    r = json.load(open(f"{out}/sustained-{mode}.json"))["trace"]
-    log = open(f"{out}/sustained-{mode}.log").read()
-    ns = re.findall(r"^ns_per_call (\S+)", log, re.M)
+print(f"One RDTSC: {rdtsc} ns here (crates/profiler/examples/rdtsc.rs), so two cost {2 * float(rdtsc or 'nan'):.1f} ns;"
+      f" the exact timing's sustained target (1.5x two RDTSCs) is {3 * float(rdtsc or 'nan'):.1f} ns per call.")
+print()
+print("| sustained run | ns/call | above no profiler | burst (above) | events written | dropped | waits (time) | written M events/s |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+def ns_of(name):
+    log = open(f"{out}/sustained-{name}.log").read()
+    v = re.findall(r"^ns_per_call (\S+)", log, re.M)
+    return float(v[-1]) if v else float("nan")
+burst = {"exact": burst_exact, "none": burst_none, "sampled": burst_sampled, "lossy": burst_exact}
+rows = [("exact", "exact"), ("none", "none"), ("sampled", "sampled"), ("lossy", "exact --lossy")]
+base = ns_of("base")
+for name, label in rows:
+    r = json.load(open(f"{out}/sustained-{name}.json"))["trace"]
     dur = r["duration_ns"] / 1e9
-    print(f"| {mode} | {ns[-1] if ns else '?'} | {r['events']} | {r['dropped_events']} | "
+    ns = ns_of(name)
+    print(f"| {label} | {ns:.2f} | {ns - base:.2f} | {burst[name]:.2f} | {r['events']} | {r['dropped_events']} | "
           f"{r.get('waits', 0)} ({r.get('wait_ns', 0) / 1e6:.0f} ms) | "
           f"{r['events'] / max(dur, 1e-9) / 1e6:.1f} |")
+print()
+print(f"No profiler, same loop: {base:.2f} ns/call.")
+print()
+print("| busy threads | no profiler ns/call | exact ns/call (above) | none ns/call (above) | exact: × 1 thread | none: × 1 thread |")
+print("|---:|---:|---:|---:|---:|---:|")
+one = {}
+for t in (1, 2):
+    b, e, n = ns_of(f"threads{t}-base"), ns_of(f"threads{t}-exact"), ns_of(f"threads{t}-none")
+    if t == 1:
+        one = {"e": e - b, "n": n - b}
+    print(f"| {t} | {b:.2f} | {e:.2f} ({e - b:.2f}) | {n:.2f} ({n - b:.2f}) | "
+          f"{(e - b) / one['e']:.2f} | {(n - b) / one['n']:.2f} |")
 PY
 cat "$table"
