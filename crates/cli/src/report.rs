@@ -361,7 +361,8 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
     if t.waits > 0 {
         let _ = writeln!(
             o,
-            "waits: hooks waited {} times for the trace writer, {} in all (lossless recording;              the waiting time is inside the frames that were running)",
+            "waits: hooks waited {} times for the trace writer, {} in all (lossless recording; \
+             the waiting time is inside the frames that were running)",
             t.waits,
             fmt_ns(t.wait_ns)
         );

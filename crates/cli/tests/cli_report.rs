@@ -45,6 +45,27 @@ fn text_report() {
 }
 
 #[test]
+fn waits_line_is_one_sentence() {
+    let dir = temp_dir("waits");
+    let trace = TraceBuilder::new(app_info())
+        .functions([("App.dll", "App.Program", "Main")])
+        .thread(0, 1001)
+        .events(0, &[(0, Enter, 0), (1_000_000, Leave, 0)])
+        .waits(0, 3, 2_000)
+        .end(0);
+    let p = save(&dir, "t.eltrace", &trace);
+    let o = run(&["report", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out.lines().find(|l| l.starts_with("waits:")).expect(&out);
+    assert_eq!(
+        line,
+        "waits: hooks waited 3 times for the trace writer, 2.00 µs in all (lossless recording; \
+         the waiting time is inside the frames that were running)"
+    );
+}
+
+#[test]
 fn text_report_top_and_by() {
     let dir = temp_dir("top");
     let p = save(&dir, "t.eltrace", &sample_trace(true));
