@@ -20,7 +20,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Debian packages of the crates in the workspace's Cargo.toml files (with their dependencies).
-RUST_DEB_PACKAGES="librust-anyhow-dev librust-clap-dev librust-serde-json-dev librust-libc-dev librust-crc32fast-dev"
+RUST_DEB_PACKAGES="librust-clap-dev librust-serde-json-dev librust-libc-dev librust-crc32fast-dev"
 DEBIAN_REGISTRY=/usr/share/cargo/registry
 
 as_root() {

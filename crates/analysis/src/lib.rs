@@ -78,13 +78,10 @@ mod tests;
 
 pub use analysis::{Analysis, ValueSample};
 pub use analyzer::{Analyzer, Options, analyze, analyze_with};
-pub use asyncs::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves};
+pub use asyncs::runtime_reports_suspend_leaves;
 pub use calltree::{CallNode, CallTree};
 pub use eltrace_trace::{FunctionIdx, ThreadIdx};
-pub use machines::{
-    Kickoffs, MachineKind, machine_kind_from_flags, state_machine_method, state_machine_type_parts,
-    without_arity,
-};
+pub use machines::{Kickoffs, MachineKind, machine_kind_from_flags};
 pub use model::{
     CallNodeId, EdgeStats, EndKind, Frame, FunctionStats, FunctionTable, SegmentRef, Tables,
     ThreadStats, ThreadTable, Totals, ValueTable,

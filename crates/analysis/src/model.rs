@@ -170,6 +170,18 @@ impl ThreadTable {
     pub fn os_tid(&self, idx: ThreadIdx) -> Option<u64> {
         self.get(idx).map(|r| r.os_tid)
     }
+    /// A thread's name for people, without its tid, the same in every report and export: the
+    /// runtime's name for it (`.NET TP Worker`), `main` for the thread whose OS tid is the
+    /// process's `pid`, `managed thread N` for another thread whose record has a managed id
+    /// (eltrace's profiler writes none: no profiling API gives it), else `thread`.
+    pub fn name(&self, idx: ThreadIdx, pid: u32) -> String {
+        match self.get(idx) {
+            Some(r) if !r.name.is_empty() => r.name.clone(),
+            Some(r) if r.os_tid == u64::from(pid) && pid != 0 => "main".to_owned(),
+            Some(r) if r.managed_id != 0 => format!("managed thread {}", r.managed_id),
+            _ => "thread".to_owned(),
+        }
+    }
     /// Records in index order.
     pub fn iter(&self) -> impl Iterator<Item = &ThreadRecord> {
         self.records.iter().map(|(_, r)| r)

@@ -32,15 +32,6 @@ const SETTING: u8 = 1;
 const READY: u8 = 2;
 const FAILED: u8 = 3;
 
-unsafe extern "C" {
-    fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
-    fn madvise(addr: *mut u8, len: usize, advice: i32) -> i32;
-}
-const PROT_READ_WRITE: i32 = 0x1 | 0x2;
-const MAP_PRIVATE_ANONYMOUS_NORESERVE: i32 = 0x02 | 0x20 | 0x4000;
-const MADV_HUGEPAGE: i32 = 14;
-const MAP_FAILED: usize = usize::MAX;
-
 /// The allocator (see the module's doc).
 pub struct HugeAlloc {
     state: AtomicU8,
@@ -102,23 +93,24 @@ impl HugeAlloc {
         // SAFETY: an anonymous private mapping at an address of the kernel's choosing touches
         // no existing memory; the result is checked before use.
         let p = unsafe {
-            mmap(
+            libc::mmap(
                 std::ptr::null_mut(),
                 len,
-                PROT_READ_WRITE,
-                MAP_PRIVATE_ANONYMOUS_NORESERVE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
                 -1,
                 0,
             )
-        } as usize;
-        if p == MAP_FAILED || p == 0 {
+        };
+        if p == libc::MAP_FAILED || p.is_null() {
             self.state.store(FAILED, Ordering::Release);
             return None;
         }
+        let p = p as usize;
         let start = p.next_multiple_of(HUGE_PAGE);
         // SAFETY: the range lies inside the mapping just made; the advice only asks for huge
         // pages (its failure leaves ordinary pages, which work the same).
-        unsafe { madvise(start as *mut u8, REGION, MADV_HUGEPAGE) };
+        unsafe { libc::madvise(start as *mut libc::c_void, REGION, libc::MADV_HUGEPAGE) };
         self.start.store(start, Ordering::Relaxed);
         self.next.store(start, Ordering::Relaxed);
         self.state.store(READY, Ordering::Release);

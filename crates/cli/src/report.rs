@@ -361,7 +361,8 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
     if t.waits > 0 {
         let _ = writeln!(
             o,
-            "waits: hooks waited {} times for the trace writer, {} in all (lossless recording;              the waiting time is inside the frames that were running)",
+            "waits: hooks waited {} times for the trace writer, {} in all (lossless recording; \
+             the waiting time is inside the frames that were running)",
             t.waits,
             fmt_ns(t.wait_ns)
         );
@@ -477,19 +478,21 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
     o.push('\n');
     iterator_table(&mut o, rows, n);
 
+    // No managed thread id column: no profiling API gives it, so every trace has 0 there
+    // (the JSON keeps `managed_id`, documented as such). The thread's name is the one every
+    // export shows (`main` for the thread whose tid is the pid).
     let _ = writeln!(
         o,
-        "{:>8}  {:>8}  {:<20}  {:>10}  {:>10}  {:>9}  {:>11}",
-        "tid", "managed", "thread", "events", "inclusive", "max depth", "open at end"
+        "{:>8}  {:<20}  {:>10}  {:>10}  {:>9}  {:>11}",
+        "tid", "thread", "events", "inclusive", "max depth", "open at end"
     );
     for (idx, s) in a.threads() {
         let r = a.tables.threads.get(idx);
         let _ = writeln!(
             o,
-            "{:>8}  {:>8}  {:<20}  {:>10}  {:>10}  {:>9}  {:>11}",
+            "{:>8}  {:<20}  {:>10}  {:>10}  {:>9}  {:>11}",
             r.map_or_else(|| format!("#{}", idx.0), |r| r.os_tid.to_string()),
-            r.map_or(0, |r| r.managed_id),
-            fit(r.map_or("", |r| r.name.as_str()), 20),
+            fit(&a.tables.threads.name(idx, info.pid), 20),
             s.events,
             tm.text_per_call(s.inclusive_ns),
             s.max_depth,
@@ -498,9 +501,8 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
     }
     let _ = writeln!(
         o,
-        "{:>8}  {:>8}  {:<20}  {:>10}  {:>10}",
+        "{:>8}  {:<20}  {:>10}  {:>10}",
         "total",
-        "",
         "",
         t.analysed_events,
         tm.text(total)

@@ -227,7 +227,7 @@ fn synthetic_report_in_chromium() {
     assert_eq!(seen["zoomed_drawn"], 8, "{seen:#}");
     assert_eq!(
         seen["crumbs"],
-        "Zoomed: dotnet App.dll (pid 4242) › Main (tid 1001) › App.Program.Main › App.Program.Compute"
+        "Zoomed: dotnet App.dll (pid 4242) › Main (1001) › App.Program.Main › App.Program.Compute"
     );
     // Leaf under Compute on each thread and under the resumed Work.
     assert_eq!(seen["matches"], 3, "{seen:#}");
@@ -252,7 +252,7 @@ fn synthetic_report_in_chromium() {
     );
     assert_eq!(
         strings(&seen["threads"]),
-        ["Main (tid 1001)", "pool <worker> (tid 1002)"]
+        ["Main (1001)", "pool <worker> (1002)"]
     );
     // Sorted by wall time: Work 72..90 µs, the state machine 62..69, the thunk (no wall time).
     assert_eq!(
@@ -368,10 +368,14 @@ fn recorded_calltree_in_chromium() {
     assert_eq!(seen["facts"]["Dropped events"], "0");
     assert_eq!(seen["facts"]["Truncated"], "no");
     assert_eq!(seen["facts"]["Hooks"], "fast-path");
-    assert!(
-        strings(&seen["threads"])
-            .iter()
-            .any(|t| t.starts_with("thread ")),
+    // The program's one thread is its main thread (its tid is the pid), named so.
+    let pid = seen["facts"]["Process"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("pid ");
+    assert_eq!(
+        strings(&seen["threads"]),
+        [format!("main ({pid})")],
         "{seen:#}"
     );
 }
@@ -489,7 +493,7 @@ fn session_report_in_chromium() {
     let csc = "/usr/bin/dotnet /sdk/Roslyn/bincore/csc.dll /noconfig @/tmp/x.rsp (pid 4300)";
     assert_eq!(
         seen["crumbs"],
-        format!("Zoomed: all processes › {csc} › thread 4300 › Csc.P.Main")
+        format!("Zoomed: all processes › {csc} › main (4300) › Csc.P.Main")
     );
     // Shared.Log.Write: twice in App, three times in csc.
     assert_eq!(seen["matches"], 5, "{seen:#}");
@@ -512,10 +516,10 @@ fn session_report_in_chromium() {
     assert_eq!(
         strings(&seen["threads"]),
         [
-            "thread 4242",
-            "thread 4300",
-            ".NET TP Worker (tid 4250)",
-            ".NET TP Worker (tid 4301)"
+            "main (4242)",
+            "main (4300)",
+            ".NET TP Worker (4250)",
+            ".NET TP Worker (4301)"
         ]
     );
     assert_eq!(seen["facts"]["Process"], "pid 4242");

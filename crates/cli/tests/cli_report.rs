@@ -45,6 +45,80 @@ fn text_report() {
 }
 
 #[test]
+fn waits_line_is_one_sentence() {
+    let dir = temp_dir("waits");
+    let trace = TraceBuilder::new(app_info())
+        .functions([("App.dll", "App.Program", "Main")])
+        .thread(0, 1001)
+        .events(0, &[(0, Enter, 0), (1_000_000, Leave, 0)])
+        .waits(0, 3, 2_000)
+        .end(0);
+    let p = save(&dir, "t.eltrace", &trace);
+    let o = run(&["report", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out.lines().find(|l| l.starts_with("waits:")).expect(&out);
+    assert_eq!(
+        line,
+        "waits: hooks waited 3 times for the trace writer, 2.00 µs in all (lossless recording; \
+         the waiting time is inside the frames that were running)"
+    );
+}
+
+/// The thread table has no managed-id column (no profiling API gives the id, so it was 0 on
+/// every thread) and names threads as the exports do: the runtime's name, `main` for the
+/// thread whose tid is the pid, else `thread`.
+#[test]
+fn thread_table_names_threads_as_the_exports_do() {
+    let dir = temp_dir("threads");
+    let pid = u64::from(app_info().pid);
+    let trace = TraceBuilder::new(app_info())
+        .functions([("App.dll", "App.Program", "Main")])
+        .thread(0, pid)
+        .named_thread(1, 1002, 0, ".NET TP Worker")
+        .thread(2, 1003)
+        .events(0, &[(0, Enter, 0), (3_000_000, Leave, 0)])
+        .events(1, &[(0, Enter, 0), (2_000_000, Leave, 0)])
+        .events(2, &[(0, Enter, 0), (1_000_000, Leave, 0)])
+        .end(0);
+    let p = save(&dir, "t.eltrace", &trace);
+    let o = run(&["report", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.contains("open at end"))
+        .expect(&out);
+    let cells = |l: &str| {
+        l.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        cells(lines[header]),
+        [
+            "tid",
+            "thread",
+            "events",
+            "inclusive",
+            "max depth",
+            "open at end"
+        ]
+    );
+    let rows: Vec<Vec<String>> = lines[header + 1..header + 4]
+        .iter()
+        .map(|l| cells(l))
+        .collect();
+    assert_eq!(rows[0][..2], [pid.to_string(), "main".to_owned()], "{out}");
+    assert_eq!(rows[1][..2], ["1002", ".NET TP Worker"], "{out}");
+    assert_eq!(rows[2][..2], ["1003", "thread"], "{out}");
+    assert!(lines[header + 4].trim_start().starts_with("total"), "{out}");
+}
+
+#[test]
 fn text_report_top_and_by() {
     let dir = temp_dir("top");
     let p = save(&dir, "t.eltrace", &sample_trace(true));

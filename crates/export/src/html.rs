@@ -37,6 +37,7 @@ use std::io::{self, Write};
 use eltrace_analysis::{Analysis, Frame, FrameSink, Options, Tables, ThreadIdx, ThreadStats};
 use serde_json::{Map, Value, json};
 
+use crate::labels::thread_label;
 use crate::{Exporter, ProcessMeta};
 use functions::{FnRow, add_function_rows, functions_json, keep_functions};
 use tree::{Acc, KeyMap, ThreadRow, path_key};
@@ -78,7 +79,6 @@ struct Report {
 struct ThreadLine {
     process: u32,
     tid: u64,
-    managed: u64,
     name: String,
     label: String,
     s: ThreadStats,
@@ -145,9 +145,8 @@ impl Exporter for Html<'_> {
             r.threads.push(ThreadLine {
                 process,
                 tid: rec.map_or(0, |r| r.os_tid),
-                managed: rec.map_or(0, |r| r.managed_id),
                 name: rec.map_or("", |r| r.name.as_str()).to_owned(),
-                label: thread_label(a, idx),
+                label: thread_label(&a.tables, idx, self.process.pid),
                 s: *s,
                 offset: self.process.start_ns,
             });
@@ -205,15 +204,6 @@ impl Strings {
         self.list.push(s.to_owned());
         self.index.insert(s.to_owned(), i);
         i
-    }
-}
-
-/// The thread's label: its name or `thread`, and its OS tid.
-fn thread_label(a: &Analysis, idx: ThreadIdx) -> String {
-    match a.tables.threads.get(idx) {
-        Some(r) if !r.name.is_empty() => format!("{} (tid {})", r.name, r.os_tid),
-        Some(r) => format!("thread {}", r.os_tid),
-        None => format!("thread #{}", idx.0),
     }
 }
 
@@ -313,7 +303,6 @@ fn threads_json(threads: &[ThreadLine], strings: &mut Strings) -> Value {
     let mut columns = json!({
         "process": column(threads.iter().map(|l| l.process)),
         "tid": column(threads.iter().map(|l| l.tid)),
-        "managed": column(threads.iter().map(|l| l.managed)),
         "name": names,
         "label": labels,
         "events": t(|s| s.events),

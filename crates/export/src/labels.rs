@@ -83,23 +83,12 @@ pub(crate) fn display_tid(tables: &Tables, thread: ThreadIdx) -> u64 {
     }
 }
 
-/// A thread's name without its tid: the runtime's name for it (`.NET TP Worker`), `main` for
-/// the thread whose OS tid is the pid, `managed thread N` for another managed thread, else
-/// `thread`.
-pub(crate) fn thread_base_name(tables: &Tables, thread: ThreadIdx, pid: u32) -> String {
-    match tables.threads.get(thread) {
-        Some(r) if !r.name.is_empty() => r.name.clone(),
-        Some(r) if r.os_tid == u64::from(pid) && pid != 0 => "main".to_owned(),
-        Some(r) if r.managed_id != 0 => format!("managed thread {}", r.managed_id),
-        _ => "thread".to_owned(),
-    }
-}
-
-/// A thread's name with its tid, for viewers that do not show tids: `main (4242)`.
+/// A thread's name ([`ThreadTable::name`](eltrace_analysis::ThreadTable::name)) with its
+/// tid, for viewers that do not show tids and the HTML report's tables: `main (4242)`.
 pub(crate) fn thread_label(tables: &Tables, thread: ThreadIdx, pid: u32) -> String {
     format!(
         "{} ({})",
-        thread_base_name(tables, thread, pid),
+        tables.threads.name(thread, pid),
         display_tid(tables, thread)
     )
 }

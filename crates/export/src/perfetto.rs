@@ -46,7 +46,7 @@ use std::io::{self, Write};
 
 use eltrace_analysis::{Analysis, EndKind, Frame, FrameSink, FunctionIdx, Tables, ThreadIdx};
 
-use crate::labels::{ProcessMeta, display_tid, thread_base_name, thread_label};
+use crate::labels::{ProcessMeta, display_tid, thread_label};
 use crate::nest::{Held, Holder, Step, walk};
 use crate::{ExportOptions, Exporter, TimeWindow};
 
@@ -344,7 +344,7 @@ impl Out<'_> {
         if self.described.contains_key(&thread) && !renamed {
             return Ok(());
         }
-        let name = thread_base_name(tables, thread, pid);
+        let name = tables.threads.name(thread, pid);
         if self.described.get(&thread) == Some(&name) {
             return Ok(());
         }

@@ -259,7 +259,9 @@ pub struct ThreadRecord {
     pub idx: ThreadIdx,
     /// OS thread id (Linux TID).
     pub os_tid: u64,
-    /// Managed thread id (`Environment.CurrentManagedThreadId`), 0 when unknown.
+    /// Managed thread id (`Environment.CurrentManagedThreadId`), 0 when unknown. eltrace's
+    /// profiler always writes 0: no profiling API gives a thread's managed id (the runtime's
+    /// `ThreadID` is the address of its own thread object, not the managed id).
     pub managed_id: u64,
     /// Thread name, empty when unknown or unnamed.
     pub name: String,

@@ -16,5 +16,5 @@ pub(crate) mod link;
 mod roles;
 
 pub(crate) use calls::Calls;
-pub(crate) use roles::Roles;
-pub use roles::{IMPL_ASYNC, Role, role_of, runtime_reports_suspend_leaves};
+pub use roles::runtime_reports_suspend_leaves;
+pub(crate) use roles::{Role, Roles};

@@ -46,19 +46,9 @@ pub enum Role {
     StateMachine,
 }
 
-impl Role {
-    /// Whether frames of this role are segments of logical calls.
-    pub fn segmented(self) -> bool {
-        matches!(self, Role::Variant | Role::StateMachine)
-    }
-}
-
 /// The role of a function from its record alone (the profiler's flags, impl flags, name);
-/// without state-machine flags a `<M>d__N.MoveNext` is taken for an async state machine.
-pub fn role_of(r: &FunctionRecord) -> Role {
-    role_with(r, false)
-}
-
+/// without state-machine flags a `<M>d__N.MoveNext` is taken for an async state machine
+/// unless `iterator_by_name`.
 fn role_with(r: &FunctionRecord, iterator_by_name: bool) -> Role {
     if r.flags.async_thunk() {
         Role::Thunk
@@ -233,6 +223,10 @@ mod tests {
             flags: FunctionFlags(flags),
             ..FunctionRecord::default()
         }
+    }
+
+    fn role_of(r: &FunctionRecord) -> Role {
+        role_with(r, false)
     }
 
     #[test]

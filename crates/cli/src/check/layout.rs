@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::runtimes::dotnet_command;
+use super::run::dotnet_command;
 use crate::util::{Fail, io_msg};
 
 /// The file written last into a complete root (the same name as scripts/runtimes.sh's).

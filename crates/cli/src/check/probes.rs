@@ -144,7 +144,7 @@ fn build_in(dotnet: &Path, dir: &Path, tfm: &str) -> Result<(), Fail> {
         .try_clone()
         .map_err(|e| fail("cannot write the log in", e))?;
     // No build servers left running after the build.
-    let mut cmd = super::runtimes::dotnet_command(dotnet);
+    let mut cmd = super::run::dotnet_command(dotnet);
     cmd.arg("build")
         .arg(src.join("Probes.csproj"))
         .args(["-c", "Release", "--nologo", "-nodeReuse:false"])

@@ -1,7 +1,9 @@
 //! Running one experiment: the probe program under the profiler in its own child process and
 //! process group, with a timeout; a crash is a result. Its observations are the profiler's
 //! file (or, for the recording experiment, the trace read back and analysed), the probe's
-//! stdout and the exit status.
+//! stdout and the exit status. The child-process helpers the other modules share live here
+//! too (`dotnet_command`, `run_with_timeout`): layout, probes and runtimes import from run,
+//! never run from them, and runtimes → layout → probes → run is the one direction.
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -31,6 +33,19 @@ impl Ended {
             _ => "unknown".into(),
         }
     }
+}
+
+/// `dotnet` with quiet output and no build servers left behind.
+pub fn dotnet_command(dotnet: &Path) -> Command {
+    let mut cmd = Command::new(dotnet);
+    cmd.env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
+        .env("DOTNET_NOLOGO", "1")
+        .env("DOTNET_SKIP_FIRST_TIME_EXPERIENCE", "1")
+        .env("MSBUILDDISABLENODEREUSE", "1")
+        .env("DOTNET_CLI_USE_MSBUILD_SERVER", "0")
+        .env("UseSharedCompilation", "false")
+        .stdin(Stdio::null());
+    cmd
 }
 
 /// Spawns `cmd` in its own process group and waits, killing the group after `timeout`.

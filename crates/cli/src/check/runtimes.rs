@@ -6,9 +6,10 @@
 //! stderr.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use super::layout::{complete, lay_out, package_path, packages_dir, restore, rid, served_versions};
+use super::run::dotnet_command;
 use crate::util::{Fail, io_msg};
 
 /// `--runtime all`.
@@ -151,19 +152,6 @@ pub fn newest_of_major<'a>(
         .filter(|v| v.starts_with(&prefix) && !v.contains('-'))
         .max_by_key(|v| version_key(v))
         .map(str::to_string)
-}
-
-/// `dotnet` with quiet output and no build servers left behind.
-pub fn dotnet_command(dotnet: &Path) -> Command {
-    let mut cmd = Command::new(dotnet);
-    cmd.env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
-        .env("DOTNET_NOLOGO", "1")
-        .env("DOTNET_SKIP_FIRST_TIME_EXPERIENCE", "1")
-        .env("MSBUILDDISABLENODEREUSE", "1")
-        .env("DOTNET_CLI_USE_MSBUILD_SERVER", "0")
-        .env("UseSharedCompilation", "false")
-        .stdin(Stdio::null());
-    cmd
 }
 
 /// The Microsoft.NETCore.App versions the SDK's `dotnet` has.

@@ -419,7 +419,6 @@
   const rel = function (ns) { return isFinite(t0) ? fmtNs(Math.max(0, ns - t0)) : ''; };
   const threadColumns = [
     { title: 'Thread', text: true, get: function (r) { return threadLabel(r); }, show: function (r) { return threadLabel(r); } },
-    { title: 'Managed id', get: function (r) { return TH.managed[r]; }, show: function (r) { return TH.managed[r] ? String(TH.managed[r]) : ''; } },
     { title: 'Events', get: function (r) { return TH.events[r]; }, show: function (r) { return fmtInt(TH.events[r]); } },
     { title: 'Frames', get: function (r) { return TH.frames[r]; }, show: function (r) { return fmtInt(TH.frames[r]); } },
     { title: 'Time in frames', tip: 'Sum of the thread\u2019s root frames', get: function (r) { return TH.incl[r]; }, show: function (r) { return fmtNs(TH.incl[r]); } },
