@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! ELTRACE_OUTPUT = a FIFO (swapped in for the reserved file)  → refused, no hang
+//! ELTRACE_OUTPUT = an existing directory                      → refused, nothing beside it
 //! ```
 
 mod common;
@@ -77,4 +78,31 @@ fn a_fifo_at_the_output_is_refused_without_hanging() {
         "the FIFO is left alone"
     );
     assert_eq!(traces_under(dir.path()), Vec::<String>::new());
+}
+
+/// `ELTRACE_OUTPUT` naming an existing directory (set by hand; `record -o DIR` refuses it
+/// itself) is an error, not a stem: no `<dir>.<pid>.eltrace` appears beside it.
+#[test]
+fn a_directory_as_the_output_is_an_error() {
+    let dir = TempDir::new("dir-output");
+    let logs = TempDir::new("dir-output-logs");
+    let out_dir = dir.path().join("traces");
+    std::fs::create_dir(&out_dir).unwrap();
+    for session in [None, Some("dir-session")] {
+        let mut cmd = fib_profiled(&out_dir, session);
+        let (status, out, err) = run_captured(&mut cmd, logs.path(), "fib-dir");
+        assert!(status.success(), "{status}; stderr:\n{err}");
+        assert!(out.contains("fib(22) = 17711"), "stdout: {out}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("eltrace:") && l.contains("not profiling"))
+            .unwrap_or_else(|| panic!("no message from the profiler ({session:?}):\n{err}"));
+        assert!(line.contains("is a directory"), "{line}");
+        assert!(line.contains("ELTRACE_OUTPUT"), "{line}");
+        assert_eq!(
+            traces_under(dir.path()),
+            Vec::<String>::new(),
+            "{session:?}"
+        );
+    }
 }

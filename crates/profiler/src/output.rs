@@ -15,6 +15,7 @@
 //! (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), where `<stem>` is the output's name without
 //! its `.eltrace` extension. Without a session (the variables set by hand), the first process
 //! to create `ELTRACE_OUTPUT` exclusively writes it and the others write pid-named files.
+//! An `ELTRACE_OUTPUT` that names a directory is an error, as `record -o DIR` is.
 //! Traces are created 0600: they hold the command line and, with `--values`, argument values.
 //!
 //! Every open is `O_NONBLOCK` and checked with `fstat`: anything but a regular file swapped
@@ -26,6 +27,8 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use eltrace_trace::protocol::env;
 
 use crate::config::Config;
 
@@ -43,6 +46,15 @@ const F_SETFL: i32 = 4;
 /// The trace file of process `pid` (whose parent is `ppid`), created or claimed.
 pub fn open(config: &Config, pid: u32, ppid: u32) -> io::Result<(PathBuf, File)> {
     let main = config.output_path(pid);
+    // A directory is not a stem: `<dir>.<pid>.eltrace` beside it is not what was asked for.
+    if std::fs::metadata(&main).is_ok_and(|m| m.is_dir()) {
+        return Err(io::Error::other(format!(
+            "{} is a directory; {} names the trace file, such as {}",
+            main.display(),
+            env::OUTPUT,
+            main.join("app.eltrace").display()
+        )));
+    }
     let root = match (&config.session, config.parent_pid) {
         (Some(_), Some(parent)) => Some(parent == ppid),
         _ => None,
@@ -269,6 +281,28 @@ mod tests {
                 "{e}"
             );
         }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// `ELTRACE_OUTPUT` set by hand to a directory: an error, not `<dir>.<pid>.eltrace`.
+    #[test]
+    fn a_directory_is_not_a_stem() {
+        let d = dir("directory");
+        let out = d.join("traces");
+        std::fs::create_dir(&out).unwrap();
+        for session in [None, Some(("s", 1))] {
+            for (pid, ppid) in [(2, 1), (3, 2)] {
+                let e = open(&config(&out, session), pid, ppid).unwrap_err();
+                assert!(e.to_string().contains("is a directory"), "{e}");
+                assert!(e.to_string().contains("ELTRACE_OUTPUT"), "{e}");
+            }
+        }
+        let left: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(left, vec![out.clone()]);
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
         let _ = std::fs::remove_dir_all(&d);
     }
 
