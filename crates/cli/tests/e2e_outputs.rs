@@ -6,6 +6,7 @@
 //! ```text
 //! ELTRACE_OUTPUT = a FIFO (swapped in for the reserved file)  → refused, no hang
 //! ELTRACE_OUTPUT = an existing directory                      → refused, nothing beside it
+//! record -o x, x replaced by a FIFO before dotnet starts      → refused; record: trace lost
 //! ```
 
 mod common;
@@ -16,7 +17,7 @@ use std::process::Command;
 use eltrace_trace::protocol::{self, env};
 
 use common::apps::{dotnet_command, scenarios_dll};
-use common::processes::{TempDir, profiler_library, run_captured};
+use common::processes::{TempDir, eltrace, profiler_library, run_captured, shell_status};
 
 /// `dotnet Scenarios.dll fib` under the profiler, writing to `output`; with `session`, as
 /// the process `eltrace record` started (its parent, this test, is `ELTRACE_PARENT_PID`).
@@ -105,4 +106,35 @@ fn a_directory_as_the_output_is_an_error() {
             "{session:?}"
         );
     }
+}
+
+/// The whole race through `eltrace record`: the reserved `-o` is replaced by a FIFO before
+/// the .NET program (exec'd by the shell `record` started, so it claims `-o`) opens it. The
+/// program runs unprofiled to its end, and `record` says the trace is lost and exits 1.
+#[test]
+fn record_says_a_trace_lost_to_a_fifo_is_lost() {
+    profiler_library();
+    let dir = TempDir::new("fifo-record");
+    let logs = TempDir::new("fifo-record-logs");
+    let out = dir.path().join("x.eltrace");
+    let script = format!(
+        "rm \"$ELTRACE_OUTPUT\" && mkfifo \"$ELTRACE_OUTPUT\" && exec dotnet '{}' fib",
+        scenarios_dll().display()
+    );
+    let mut cmd = Command::new(eltrace());
+    cmd.env_remove(env::HOOKS)
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .args(["--", "sh", "-c", &script]);
+    let (status, stdout, err) = run_captured(&mut cmd, logs.path(), "record-fifo-hung?");
+    assert!(stdout.contains("fib(22) = 17711"), "stdout: {stdout}");
+    assert_eq!(shell_status(status), 1, "stderr:\n{err}");
+    assert!(err.contains("is a FIFO, not a regular file"), "{err}");
+    let lost = err
+        .lines()
+        .find(|l| l.starts_with("eltrace: error: the trace is lost"))
+        .unwrap_or_else(|| panic!("record does not say the trace is lost:\n{err}"));
+    assert!(lost.contains("replaced by a FIFO"), "{lost}");
+    assert!(!err.contains("bad magic"), "{err}");
 }

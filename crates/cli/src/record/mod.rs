@@ -2,7 +2,9 @@
 //! profiling variables set for the child only (docs/design.md "Process boundary"), waits for
 //! it, and summarises the session's traces on stderr ([`summary`]). Exits with the child's
 //! exit code (128 + signal if a signal killed it). SIGINT, SIGTERM and SIGHUP sent to
-//! `record` are passed on to the program ([`signals`]); a second SIGINT stops the wait.
+//! `record` are passed on to the program ([`signals`]); a second SIGINT stops the wait. When
+//! the reserved output was replaced while the program ran (a symlink or FIFO raced in), the
+//! trace is lost: `record` says so and exits non-zero (the program's status, or 1).
 
 mod reserve;
 mod signals;
@@ -201,7 +203,22 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
         }
         (None, None) => 1,
     };
+    let replaced_by = reservation.replaced_by(&output);
     drop(reservation);
+    if let Some(what) = replaced_by {
+        // Not read: what is there now is not this run's trace (and may be a FIFO).
+        eprintln!(
+            "eltrace: error: the trace is lost: {} was {} while `{shown_cmd}` ran, so the \
+             profiler did not write it there (it refuses a symlink, a FIFO or a device swapped \
+             in for the file record reserved); choose an -o in a directory only you can write",
+            output.display(),
+            match what {
+                "removed" => "removed".to_owned(),
+                w => format!("replaced by {w}"),
+            }
+        );
+        return Ok(ExitCode::from(if code == 0 { 1 } else { code }));
+    }
     summary::summarize(&output, &session, &shown_cmd, &opts.include, &opts.exclude);
     Ok(ExitCode::from(code))
 }
