@@ -13,6 +13,8 @@
 //!
 //! The temporary file is never opened through a symlink and never an existing file: a
 //! symlink planted at `out.json.partial` (or at the temporary's own name) is left alone.
+//! It is created mode 0600 whatever the umask (an export shows what its trace holds, argument
+//! values included), or with the mode of the regular file it replaces.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Stdout, Write};
@@ -99,10 +101,12 @@ impl OutFile {
             Err(e) => return Err(Fail::new(format!("{shown}: {}", io_msg(&e)))),
         }
         let (file, temp) = create_temp(target)?;
-        if let Some(mode) = mode {
-            // The replacement keeps the permissions of the file it replaces.
-            let _ = file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777));
-        }
+        // A new export is the owner's alone, like the trace it shows (which may hold
+        // argument values), whatever the umask; a replacement keeps the permissions of the
+        // file it replaces.
+        let mode = mode.map_or(0o600, |m| m & 0o7777);
+        // Best effort: created 0600 already; a file system without modes keeps its own.
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(mode));
         Ok(OutFile::Temp {
             file,
             temp,
@@ -167,7 +171,7 @@ fn create_temp(target: &Path) -> Result<(File, PathBuf), Fail> {
         match OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o644)
+            .mode(0o600)
             .custom_flags(O_NOFOLLOW)
             .open(&temp)
         {

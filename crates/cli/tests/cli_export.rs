@@ -242,3 +242,41 @@ fn time_window_and_thread_root() {
     ]);
     assert_error(&o, 2, "unknown unit 'h'");
 }
+
+/// Exports are private like traces (issue 28): created 0600 under umask 022, in every format
+/// (a `--values` trace's export shows argument values); a file replaced keeps its own mode.
+#[test]
+fn exports_are_created_owner_only_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("export-mode");
+    let p = save(&dir, "t.eltrace", &sample_trace(true));
+    let mode = |f: &std::path::Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+    for format in ["perfetto", "speedscope", "chrome", "folded", "html"] {
+        let out = dir.join(format!("t.{format}.out"));
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("umask 022; exec \"$@\"")
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_eltrace"))
+            .args(["export", "-f", format, "-o"])
+            .arg(&out)
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        assert_eq!(mode(&out), 0o600, "{format}");
+    }
+    let kept = dir.join("kept.folded");
+    std::fs::write(&kept, b"old").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let o = run(&[
+        "export",
+        "-f",
+        "folded",
+        "-o",
+        kept.to_str().unwrap(),
+        p.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mode(&kept), 0o640, "a replaced file keeps its mode");
+}

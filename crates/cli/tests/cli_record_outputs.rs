@@ -137,3 +137,54 @@ fn an_include_that_matched_nothing_is_warned_about() {
         .unwrap();
     assert_error(&o, 2, "UTF-8");
 }
+
+/// Issue 28: the reserved output replaced while the program runs (a symlink raced in, a
+/// FIFO the profiler refuses, the file removed): the trace is lost, and `record` says so
+/// and exits non-zero (the program's status when that is not 0) instead of reading what is
+/// there now. What was swapped in is left alone.
+#[test]
+fn a_trace_lost_to_a_swapped_output_is_an_error() {
+    let dir = temp_dir("rec-swapped");
+    let lib = save(&dir, "libeltrace_profiler.so", b"not really a library");
+    let lib = lib.to_str().unwrap();
+    let elsewhere = save(&dir, "elsewhere", b"someone else's file");
+    let out = dir.join("t.eltrace");
+    let o = out.to_str().unwrap();
+    let swaps = [
+        (
+            format!(
+                "rm \"$ELTRACE_OUTPUT\"; ln -s '{}' \"$ELTRACE_OUTPUT\"",
+                elsewhere.display()
+            ),
+            "a symlink",
+            1,
+        ),
+        (
+            "rm \"$ELTRACE_OUTPUT\"; mkfifo \"$ELTRACE_OUTPUT\"".to_owned(),
+            "a FIFO",
+            1,
+        ),
+        ("rm \"$ELTRACE_OUTPUT\"; exit 3".to_owned(), "removed", 3),
+    ];
+    for (script, what, code) in swaps {
+        let r = run(&record_args(lib, o, &script));
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(code), "{script}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("eltrace: error: "))
+            .unwrap_or_else(|| panic!("{script}: no error line: {err}"));
+        assert!(line.contains("trace is lost"), "{line}");
+        assert!(line.contains(what), "{what}: {line}");
+        assert!(line.contains(o), "{line}");
+        assert!(!err.contains("bad magic"), "{err}");
+        assert!(!err.contains("trace written to"), "{err}");
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"someone else's file");
+        if what == "a FIFO" {
+            let t = std::fs::symlink_metadata(&out).unwrap().file_type();
+            assert!(std::os::unix::fs::FileTypeExt::is_fifo(&t), "left alone");
+        }
+        let _ = std::fs::remove_file(&out);
+    }
+}

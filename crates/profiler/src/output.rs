@@ -15,23 +15,46 @@
 //! (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), where `<stem>` is the output's name without
 //! its `.eltrace` extension. Without a session (the variables set by hand), the first process
 //! to create `ELTRACE_OUTPUT` exclusively writes it and the others write pid-named files.
+//! An `ELTRACE_OUTPUT` that names a directory is an error, as `record -o DIR` is.
 //! Traces are created 0600: they hold the command line and, with `--values`, argument values.
+//!
+//! Every open is `O_NONBLOCK` and checked with `fstat`: anything but a regular file swapped
+//! in at the path (a FIFO, whose open would wait for a reader for ever, a device, a socket)
+//! is refused, and the program runs on unprofiled.
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use eltrace_trace::protocol::env;
 
 use crate::config::Config;
 
 /// `O_NOFOLLOW` on Linux x86-64: fail instead of opening a symlink's target.
 const O_NOFOLLOW: i32 = 0o400_000;
+/// `O_NONBLOCK` on Linux x86-64: an open that would wait (a FIFO without a reader) fails.
+const O_NONBLOCK: i32 = 0o4000;
 /// `ELOOP`, what `open` says for a symlink under `O_NOFOLLOW`.
 const ELOOP: i32 = 40;
+/// `ENXIO`, what a non-blocking open for writing says for a FIFO without a reader.
+const ENXIO: i32 = 6;
+const F_GETFL: i32 = 3;
+const F_SETFL: i32 = 4;
 
 /// The trace file of process `pid` (whose parent is `ppid`), created or claimed.
 pub fn open(config: &Config, pid: u32, ppid: u32) -> io::Result<(PathBuf, File)> {
     let main = config.output_path(pid);
+    // A directory is not a stem: `<dir>.<pid>.eltrace` beside it is not what was asked for.
+    if std::fs::metadata(&main).is_ok_and(|m| m.is_dir()) {
+        return Err(io::Error::other(format!(
+            "{} is a directory; {} names the trace file, such as {}",
+            main.display(),
+            env::OUTPUT,
+            main.join("app.eltrace").display()
+        )));
+    }
     let root = match (&config.session, config.parent_pid) {
         (Some(_), Some(parent)) => Some(parent == ppid),
         _ => None,
@@ -65,36 +88,44 @@ pub fn sibling_path(main: &Path, pid: u32) -> PathBuf {
 
 /// Creates `path` exclusively, mode 0600, not following a symlink.
 fn create_new(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
+    let f = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .custom_flags(O_NOFOLLOW)
-        .open(path)
+        .custom_flags(O_NOFOLLOW | O_NONBLOCK)
+        .open(path)?;
+    regular_file(path, f)
 }
 
 /// Opens the file `eltrace record` reserved: it must be a regular, empty file of ours (not a
 /// symlink). A non-empty one was claimed already (the process exec'd a new image):
 /// `AlreadyExists`.
 fn claim_reserved(path: &Path) -> io::Result<File> {
+    // Not even opened when it is plainly something else (a device's open can act); the
+    // `fstat` of the opened file below is what decides.
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let t = meta.file_type();
+        if !t.is_file() && !t.is_symlink() {
+            return Err(not_regular(path, t));
+        }
+    }
     let f = OpenOptions::new()
         .write(true)
-        .custom_flags(O_NOFOLLOW)
+        .custom_flags(O_NOFOLLOW | O_NONBLOCK)
         .open(path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(ELOOP) {
+        .map_err(|e| match e.raw_os_error() {
+            Some(ELOOP) => {
                 io::Error::other(format!("{} is a symlink; not following it", path.display()))
-            } else {
-                e
             }
+            // A FIFO (or socket) swapped in after the check above, with no reader.
+            Some(ENXIO) => match std::fs::symlink_metadata(path) {
+                Ok(m) if !m.file_type().is_file() => not_regular(path, m.file_type()),
+                _ => e,
+            },
+            _ => e,
         })?;
+    let f = regular_file(path, f)?;
     let meta = f.metadata()?;
-    if !meta.file_type().is_file() {
-        return Err(io::Error::other(format!(
-            "{} is not a regular file",
-            path.display()
-        )));
-    }
     if meta.len() != 0 {
         return Err(io::ErrorKind::AlreadyExists.into());
     }
@@ -108,8 +139,46 @@ fn claim_reserved(path: &Path) -> io::Result<File> {
     Ok(f)
 }
 
+/// `f`, opened `O_NONBLOCK` at `path`, if `fstat` says it is a regular file (then in
+/// blocking mode again); otherwise an error that says what it is.
+fn regular_file(path: &Path, f: File) -> io::Result<File> {
+    let t = f.metadata()?.file_type();
+    if !t.is_file() {
+        return Err(not_regular(path, t));
+    }
+    let fd = f.as_raw_fd();
+    // SAFETY: fcntl F_GETFL/F_SETFL on a descriptor `f` owns for the calls; only the file
+    // status flags change (O_NONBLOCK means nothing for a regular file, cleared for clarity).
+    unsafe {
+        let flags = fcntl(fd, F_GETFL);
+        if flags >= 0 {
+            fcntl(fd, F_SETFL, flags & !O_NONBLOCK);
+        }
+    }
+    Ok(f)
+}
+
+/// The error for a non-regular file of type `t` at `path`.
+fn not_regular(path: &Path, t: std::fs::FileType) -> io::Error {
+    let what = if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a symlink"
+    } else {
+        "not a regular file"
+    };
+    io::Error::other(format!("{} is {what}, not a regular file", path.display()))
+}
+
 unsafe extern "C" {
     fn geteuid() -> u32;
+    fn fcntl(fd: i32, cmd: i32, ...) -> i32;
 }
 
 #[cfg(test)]
@@ -178,6 +247,62 @@ mod tests {
         std::os::unix::fs::symlink(&target, d.join("app.10.eltrace")).unwrap();
         assert!(open(&config(&main, None), 10, 1).is_err());
         assert_eq!(std::fs::read(&target).unwrap(), b"");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A FIFO swapped in for the reserved file: refused at once (a blocking open would wait
+    /// for a reader for ever), with or without a reader; the pid-named files are never one.
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_reader() {
+        let d = dir("fifo");
+        let main = d.join("app.eltrace");
+        let made = std::process::Command::new("mkfifo").arg(&main).status();
+        assert!(made.unwrap().success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (c, m) = (config(&main, Some(("s", 1))), main.clone());
+        std::thread::spawn(move || {
+            let alone = open(&c, 2, 1).map(|(p, _)| p);
+            // With a reader waiting on the FIFO, the open itself would succeed: fstat says no.
+            let reader = OpenOptions::new()
+                .read(true)
+                .custom_flags(O_NONBLOCK)
+                .open(&m)
+                .unwrap();
+            let read = open(&c, 2, 1).map(|(p, _)| p);
+            drop(reader);
+            tx.send((alone, read)).unwrap();
+        });
+        let (alone, read) = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the open of the FIFO hung");
+        for e in [alone.unwrap_err(), read.unwrap_err()] {
+            assert!(
+                e.to_string().contains("is a FIFO, not a regular file"),
+                "{e}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// `ELTRACE_OUTPUT` set by hand to a directory: an error, not `<dir>.<pid>.eltrace`.
+    #[test]
+    fn a_directory_is_not_a_stem() {
+        let d = dir("directory");
+        let out = d.join("traces");
+        std::fs::create_dir(&out).unwrap();
+        for session in [None, Some(("s", 1))] {
+            for (pid, ppid) in [(2, 1), (3, 2)] {
+                let e = open(&config(&out, session), pid, ppid).unwrap_err();
+                assert!(e.to_string().contains("is a directory"), "{e}");
+                assert!(e.to_string().contains("ELTRACE_OUTPUT"), "{e}");
+            }
+        }
+        let left: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(left, vec![out.clone()]);
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
         let _ = std::fs::remove_dir_all(&d);
     }
 

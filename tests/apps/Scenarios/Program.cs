@@ -41,12 +41,13 @@ public static class Program
             case "busy": return MemoryScenario.Busy(args);
             case "cpu": return CpuScenario.Run(args);
             case "simd": return SimdScenario.Run();
+            case "signals": return SignalsScenario.Run();
             default:
                 Console.Error.WriteLine(
                     "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
                     "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls|soak [SECONDS]|" +
                     "tail-loop [N]|classic-tier [N]|osr-sync [N]|iterators|async-shapes|many-threads [N] [STEPS]|" +
-                    "busy [SECONDS] [THREADS]|cpu [ROUNDS]|simd>");
+                    "busy [SECONDS] [THREADS]|cpu [ROUNDS]|simd|signals>");
                 return 2;
         }
     }

@@ -1,9 +1,13 @@
 //! `eltrace record`: reserves the output ([`reserve`]), runs a command with the CoreCLR
 //! profiling variables set for the child only (docs/design.md "Process boundary"), waits for
 //! it, and summarises the session's traces on stderr ([`summary`]). Exits with the child's
-//! exit code (128 + signal if a signal killed it).
+//! exit code (128 + signal if a signal killed it). SIGINT, SIGTERM and SIGHUP sent to
+//! `record` are passed on to the program ([`signals`]); a second SIGINT stops the wait. When
+//! the reserved output was replaced while the program ran (a symlink or FIFO raced in), the
+//! trace is lost: `record` says so and exits non-zero (the program's status, or 1).
 
 mod reserve;
+mod signals;
 mod summary;
 
 use std::ffi::OsString;
@@ -82,44 +86,6 @@ pub(crate) fn find_profiler(explicit: Option<&Path>) -> Result<PathBuf, Fail> {
     }
 }
 
-/// SIGINT/SIGQUIT are ignored while the child runs (the terminal sends them to both), so
-/// that eltrace can still summarise the trace after the child ends.
-mod signals {
-    use std::os::raw::c_int;
-
-    unsafe extern "C" {
-        fn signal(signum: c_int, handler: usize) -> usize;
-    }
-
-    const SIGINT: c_int = 2;
-    const SIGQUIT: c_int = 3;
-    const SIG_IGN: usize = 1;
-    const SIG_ERR: usize = usize::MAX;
-
-    pub struct Ignored {
-        old: [usize; 2],
-    }
-
-    pub fn ignore_interrupts() -> Ignored {
-        // SAFETY: `signal` with SIG_IGN installs no handler code; it only changes the
-        // disposition of two signals for this process (the child has already exec'd).
-        let old = unsafe { [signal(SIGINT, SIG_IGN), signal(SIGQUIT, SIG_IGN)] };
-        Ignored { old }
-    }
-
-    impl Drop for Ignored {
-        fn drop(&mut self) {
-            for (sig, old) in [SIGINT, SIGQUIT].into_iter().zip(self.old) {
-                if old != SIG_ERR {
-                    // SAFETY: restores the disposition `signal` returned before (the default
-                    // or a value the runtime installed), as if SIG_IGN had never been set.
-                    unsafe { signal(sig, old) };
-                }
-            }
-        }
-    }
-}
-
 pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     let Some((program, args)) = opts.command.split_first() else {
         return Err(Fail::with_code(2, "record needs a COMMAND to run"));
@@ -193,6 +159,7 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
             env::VSTEST_SHUTDOWN_MS,
         );
     }
+    let handlers = signals::Handlers::install();
     let spawned = cmd.spawn();
     if spawned.is_err() {
         // Nothing will fill the reserved file.
@@ -213,11 +180,21 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
             ));
         }
     };
-    let status = {
-        let _quiet = signals::ignore_interrupts();
-        child.wait()
+    handlers.child(child.id());
+    let waited = signals::wait_for_exit(child.id());
+    drop(handlers);
+    let waited =
+        waited.map_err(|e| Fail::new(format!("waiting for {shown_cmd} failed: {}", io_msg(&e))))?;
+    if waited == signals::Waited::GaveUp {
+        eprintln!(
+            "eltrace: `{shown_cmd}` (pid {}) still runs; its trace is not complete until it exits",
+            child.id()
+        );
+        return Ok(ExitCode::from(130));
     }
-    .map_err(|e| Fail::new(format!("waiting for {shown_cmd} failed: {}", io_msg(&e))))?;
+    let status = child
+        .wait()
+        .map_err(|e| Fail::new(format!("waiting for {shown_cmd} failed: {}", io_msg(&e))))?;
     let code: u8 = match (status.code(), status.signal()) {
         (Some(c), _) => c as u8,
         (None, Some(sig)) => {
@@ -226,7 +203,22 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
         }
         (None, None) => 1,
     };
+    let replaced_by = reservation.replaced_by(&output);
     drop(reservation);
+    if let Some(what) = replaced_by {
+        // Not read: what is there now is not this run's trace (and may be a FIFO).
+        eprintln!(
+            "eltrace: error: the trace is lost: {} was {} while `{shown_cmd}` ran, so the \
+             profiler did not write it there (it refuses a symlink, a FIFO or a device swapped \
+             in for the file record reserved); choose an -o in a directory only you can write",
+            output.display(),
+            match what {
+                "removed" => "removed".to_owned(),
+                w => format!("replaced by {w}"),
+            }
+        );
+        return Ok(ExitCode::from(if code == 0 { 1 } else { code }));
+    }
     summary::summarize(&output, &session, &shown_cmd, &opts.include, &opts.exclude);
     Ok(ExitCode::from(code))
 }

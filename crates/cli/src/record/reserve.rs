@@ -8,11 +8,14 @@
 //! app.eltrace          locked              → refused: another eltrace record writes it
 //! /dev/null, a FIFO    not a regular file  → refused
 //! ```
+//!
+//! After the run, [`Reservation::replaced_by`] tells whether the path still is the file
+//! reserved: one replaced meanwhile (a symlink or FIFO raced in) means the trace is lost.
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::session;
@@ -33,9 +36,26 @@ fn try_lock(f: &File) -> bool {
     unsafe { flock(f.as_raw_fd(), LOCK_EX | LOCK_NB) == 0 }
 }
 
+/// What a non-regular file of type `t` is, for a message.
+fn what(t: std::fs::FileType) -> &'static str {
+    if t.is_symlink() {
+        "a symlink"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// The reserved output, locked while this value lives.
 pub struct Reservation {
-    _file: File,
+    file: File,
     /// Files of an earlier recording that were removed to make room.
     pub replaced: Vec<PathBuf>,
 }
@@ -48,17 +68,7 @@ pub fn reserve(output: &Path) -> Result<Reservation, Fail> {
         Ok(meta) => {
             let t = meta.file_type();
             if !t.is_file() {
-                let what = if t.is_symlink() {
-                    "a symlink"
-                } else if t.is_dir() {
-                    "a directory"
-                } else if t.is_char_device() || t.is_block_device() {
-                    "a device"
-                } else if t.is_fifo() {
-                    "a FIFO"
-                } else {
-                    "not a regular file"
-                };
+                let what = what(t);
                 return Err(Fail::new(format!(
                     "refusing to write the trace to {shown}: it is {what}; give -o a new or regular file"
                 )));
@@ -109,10 +119,23 @@ pub fn reserve(output: &Path) -> Result<Reservation, Fail> {
             "{shown} is being written by another eltrace record; choose another -o"
         )));
     }
-    Ok(Reservation {
-        _file: file,
-        replaced,
-    })
+    Ok(Reservation { file, replaced })
+}
+
+impl Reservation {
+    /// What is at `output` now when it no longer is the file reserved (someone replaced it
+    /// while the program ran: the profiler refuses what was swapped in, or a trace written
+    /// there is not the one this run reserved): "a symlink", "a FIFO", "another file",
+    /// "removed". `None` while it is.
+    pub fn replaced_by(&self, output: &Path) -> Option<&'static str> {
+        let mine = self.file.metadata().ok()?;
+        match std::fs::symlink_metadata(output) {
+            Err(_) => Some("removed"),
+            Ok(m) if !m.file_type().is_file() => Some(what(m.file_type())),
+            Ok(m) if (m.dev(), m.ino()) != (mine.dev(), mine.ino()) => Some("another file"),
+            Ok(_) => None,
+        }
+    }
 }
 
 fn remove(path: &Path) -> Result<(), Fail> {

@@ -84,6 +84,11 @@ impl ChildGuard {
         ChildGuard { child: Some(child) }
     }
 
+    /// The child's pid (its process group's id too).
+    pub fn id(&self) -> u32 {
+        self.child.as_ref().expect("child").id()
+    }
+
     /// Waits for the child; kills its process group and panics after `timeout`.
     pub fn wait(mut self, timeout: Duration, what: &str) -> ExitStatus {
         let deadline = Instant::now() + timeout;

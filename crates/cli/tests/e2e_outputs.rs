@@ -1,0 +1,140 @@
+//! Hostile outputs of the profiler (issue 28), with the profiling variables set by hand as
+//! `eltrace record` sets them (docs/design.md "Process boundary"): whatever is at
+//! `ELTRACE_OUTPUT`, the program runs to its end, unprofiled when the output cannot be
+//! written, and the profiler says why on stderr.
+//!
+//! ```text
+//! ELTRACE_OUTPUT = a FIFO (swapped in for the reserved file)  → refused, no hang
+//! ELTRACE_OUTPUT = an existing directory                      → refused, nothing beside it
+//! record -o x, x replaced by a FIFO before dotnet starts      → refused; record: trace lost
+//! ```
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use eltrace_trace::protocol::{self, env};
+
+use common::apps::{dotnet_command, scenarios_dll};
+use common::processes::{TempDir, eltrace, profiler_library, run_captured, shell_status};
+
+/// `dotnet Scenarios.dll fib` under the profiler, writing to `output`; with `session`, as
+/// the process `eltrace record` started (its parent, this test, is `ELTRACE_PARENT_PID`).
+fn fib_profiled(output: &Path, session: Option<&str>) -> Command {
+    let mut cmd = dotnet_command();
+    cmd.arg(scenarios_dll())
+        .arg("fib")
+        .env_remove(env::HOOKS)
+        .env(env::CORECLR_ENABLE_PROFILING, "1")
+        .env(env::CORECLR_PROFILER, protocol::CLSID_BRACED)
+        .env(env::CORECLR_PROFILER_PATH, profiler_library())
+        .env(env::OUTPUT, output);
+    if let Some(s) = session {
+        cmd.env(env::SESSION, s)
+            .env(env::PARENT_PID, std::process::id().to_string());
+    }
+    cmd
+}
+
+/// Every regular `*.eltrace` file under `dir` and its subdirectories.
+fn traces_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            found.extend(traces_under(&p));
+        } else if p.is_file() && p.extension().is_some_and(|x| x == "eltrace") {
+            found.push(p.display().to_string());
+        }
+    }
+    found
+}
+
+/// The race of issue 28: `record` reserved the output, and someone replaced it by a FIFO
+/// before the profiler opened it. Opening a FIFO for writing waits for a reader for ever;
+/// the profiler must refuse it instead, and the program run on.
+#[test]
+fn a_fifo_at_the_output_is_refused_without_hanging() {
+    let dir = TempDir::new("fifo-output");
+    let logs = TempDir::new("fifo-output-logs");
+    let fifo = dir.path().join("app.eltrace");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo: {made}");
+    let mut cmd = fib_profiled(&fifo, Some("fifo-session"));
+    // A hang is the failure here: run_captured kills it after its timeout and panics.
+    let (status, out, err) = run_captured(&mut cmd, logs.path(), "fib-fifo-hung?");
+    assert!(status.success(), "{status}; stderr:\n{err}");
+    assert!(out.contains("fib(22) = 17711"), "stdout: {out}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("eltrace:") && l.contains("not profiling"))
+        .unwrap_or_else(|| panic!("no message from the profiler; stderr:\n{err}"));
+    assert!(line.contains("is a FIFO"), "{line}");
+    assert!(line.contains(&fifo.display().to_string()), "{line}");
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .map(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
+            .unwrap_or(false),
+        "the FIFO is left alone"
+    );
+    assert_eq!(traces_under(dir.path()), Vec::<String>::new());
+}
+
+/// `ELTRACE_OUTPUT` naming an existing directory (set by hand; `record -o DIR` refuses it
+/// itself) is an error, not a stem: no `<dir>.<pid>.eltrace` appears beside it.
+#[test]
+fn a_directory_as_the_output_is_an_error() {
+    let dir = TempDir::new("dir-output");
+    let logs = TempDir::new("dir-output-logs");
+    let out_dir = dir.path().join("traces");
+    std::fs::create_dir(&out_dir).unwrap();
+    for session in [None, Some("dir-session")] {
+        let mut cmd = fib_profiled(&out_dir, session);
+        let (status, out, err) = run_captured(&mut cmd, logs.path(), "fib-dir");
+        assert!(status.success(), "{status}; stderr:\n{err}");
+        assert!(out.contains("fib(22) = 17711"), "stdout: {out}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("eltrace:") && l.contains("not profiling"))
+            .unwrap_or_else(|| panic!("no message from the profiler ({session:?}):\n{err}"));
+        assert!(line.contains("is a directory"), "{line}");
+        assert!(line.contains("ELTRACE_OUTPUT"), "{line}");
+        assert_eq!(
+            traces_under(dir.path()),
+            Vec::<String>::new(),
+            "{session:?}"
+        );
+    }
+}
+
+/// The whole race through `eltrace record`: the reserved `-o` is replaced by a FIFO before
+/// the .NET program (exec'd by the shell `record` started, so it claims `-o`) opens it. The
+/// program runs unprofiled to its end, and `record` says the trace is lost and exits 1.
+#[test]
+fn record_says_a_trace_lost_to_a_fifo_is_lost() {
+    profiler_library();
+    let dir = TempDir::new("fifo-record");
+    let logs = TempDir::new("fifo-record-logs");
+    let out = dir.path().join("x.eltrace");
+    let script = format!(
+        "rm \"$ELTRACE_OUTPUT\" && mkfifo \"$ELTRACE_OUTPUT\" && exec dotnet '{}' fib",
+        scenarios_dll().display()
+    );
+    let mut cmd = Command::new(eltrace());
+    cmd.env_remove(env::HOOKS)
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .args(["--", "sh", "-c", &script]);
+    let (status, stdout, err) = run_captured(&mut cmd, logs.path(), "record-fifo-hung?");
+    assert!(stdout.contains("fib(22) = 17711"), "stdout: {stdout}");
+    assert_eq!(shell_status(status), 1, "stderr:\n{err}");
+    assert!(err.contains("is a FIFO, not a regular file"), "{err}");
+    let lost = err
+        .lines()
+        .find(|l| l.starts_with("eltrace: error: the trace is lost"))
+        .unwrap_or_else(|| panic!("record does not say the trace is lost:\n{err}"));
+    assert!(lost.contains("replaced by a FIFO"), "{lost}");
+    assert!(!err.contains("bad magic"), "{err}");
+}
