@@ -14,15 +14,17 @@ use crate::{fast, hooks, values};
 /// * ENTERLEAVE: the JIT emits the probes. FRAME_INFO: the WithInfo hooks require at least one
 ///   of ARGS/RETVAL/FRAME_INFO *before* they are registered (and FRAME_INFO is the cheapest).
 /// * EXCEPTIONS: Throw/Unwind/Catch events. THREADS: ThreadNameChanged.
-/// * DISABLE_INLINING: an inlined callee has no probes of its own. Measured on CoreCLR
-///   10.0.12 with a loop calling a one-line `static int Small(int x) => x + 1` 1000 times:
-///   1000 Enter/Leave pairs while the caller runs tier-0 code, but **0** (Small is not even
-///   JIT-compiled, so the mapper never sees it) when the caller is optimized
-///   (`DOTNET_TieredCompilation=0`, or `DOTNET_TC_QuickJitForLoops=0`, or after tier-up).
-///   With this flag the count is 1000 in all three cases.
+/// * JIT_COMPILATION: the runtime asks the `JITInlining` callback before it inlines a callee
+///   (profiler.rs `jit_inlining`), which refuses only callees whose calls are recorded: an
+///   inlined callee has no probes of its own. Measured on CoreCLR 10.0.12 with a loop calling
+///   a one-line `static int Small(int x) => x + 1` 1000 times: 1000 Enter/Leave pairs while
+///   the caller runs tier-0 code, but **0** (Small is not even JIT-compiled, so the mapper
+///   never sees it) when the caller is optimized and Small is inlined. Until this stop the
+///   mask held `COR_PRF_DISABLE_INLINING`, which forbids inlining in every method of the
+///   process (the framework's too) although only a selected callee's inlining loses events.
 pub const EVENT_MASK: DWORD = COR_PRF_MONITOR_ENTERLEAVE
     | COR_PRF_ENABLE_FRAME_INFO
-    | COR_PRF_DISABLE_INLINING
+    | COR_PRF_MONITOR_JIT_COMPILATION
     | COR_PRF_MONITOR_EXCEPTIONS
     | COR_PRF_MONITOR_THREADS;
 

@@ -36,6 +36,8 @@ struct Mapper {
     variants: Mutex<Vec<(ModuleID, u32)>>,
     /// The runtime's major version (0 when unknown).
     runtime_major: u32,
+    /// Inlining decisions for functions not mapped yet (see [`allows_inlining`]).
+    inlining: Mutex<std::collections::HashMap<u64, bool>>,
 }
 
 /// The one mapper (set once, by [`install`]).
@@ -51,6 +53,7 @@ pub fn install(info: &'static Info, modules: &'static Modules, rec: &'static Rec
         sentinels: Mutex::new(Vec::new()),
         variants: Mutex::new(Vec::new()),
         runtime_major: runtime_major(&info.runtime_description().unwrap_or_default()),
+        inlining: Mutex::new(std::collections::HashMap::new()),
     });
     info.set_function_id_mapper2(function_id_mapper)
 }
@@ -178,6 +181,45 @@ impl Mapper {
                 false
             }
         }
+    }
+}
+
+/// Whether the JIT may inline `callee` (the `JITInlining` callback): not when its calls are
+/// recorded (selected, or the unhandled-exception sentinel), nor when it cannot be named.
+/// Decided once per function, at JIT time; a function not mapped yet is named and its
+/// decision kept without registering it (it gets a FUNCTION record only when it is mapped).
+pub fn allows_inlining(callee: FunctionID) -> bool {
+    match std::panic::catch_unwind(|| MAPPER.get().map(|m| m.allows_inlining(callee))) {
+        Ok(Some(allow)) => allow,
+        _ => false,
+    }
+}
+
+impl Mapper {
+    fn allows_inlining(&self, callee: FunctionID) -> bool {
+        if lock(&self.sentinels).contains(&(callee as u64)) {
+            return false;
+        }
+        if let Some((_, hooked)) = self.rec.function(callee as u64) {
+            return !hooked;
+        }
+        if let Some(&allow) = lock(&self.inlining).get(&(callee as u64)) {
+            return allow;
+        }
+        let (described, failure) = self.modules.describe(self.info, callee);
+        let record = &described.record;
+        let allow = failure.is_none()
+            && !self.rec.config.selection.selects(
+                &described.glob_module,
+                &record.full_name(),
+                described.framework,
+            )
+            && !(described.framework
+                && record.module == SENTINEL_MODULE
+                && record.type_name == SENTINEL_TYPE
+                && record.method == SENTINEL_METHOD);
+        lock(&self.inlining).insert(callee as u64, allow);
+        allow
     }
 }
 

@@ -291,6 +291,28 @@ impl Profiler {
         S_OK
     }
 
+    /// `JITInlining(caller, callee, should_inline)`: the JIT may inline `callee` unless its
+    /// calls are recorded (a selected function, or the unhandled-exception sentinel): an
+    /// inlined call makes no Enter or Leave. Everything else, framework code included,
+    /// keeps the JIT's inlining (install.rs: no `COR_PRF_DISABLE_INLINING`).
+    ///
+    /// # Safety
+    /// `should_inline` must be null or writable (the runtime passes its out parameter).
+    pub unsafe fn jit_inlining(
+        &self,
+        _caller: FunctionID,
+        callee: FunctionID,
+        should_inline: *mut BOOL,
+    ) -> HRESULT {
+        if should_inline.is_null() {
+            return E_POINTER;
+        }
+        let allow = crate::mapper::allows_inlining(callee);
+        // SAFETY: non-null and writable per the contract.
+        unsafe { *should_inline = BOOL::from(allow) };
+        S_OK
+    }
+
     fn hooked_index(function: FunctionID) -> Option<u32> {
         Recorder::global()?
             .function(function as u64)

@@ -162,7 +162,7 @@ callback_table! {
     JITCachedFunctionSearchStarted(a: FunctionID, b: *mut BOOL);
     JITCachedFunctionSearchFinished(a: FunctionID, b: COR_PRF_JIT_CACHE);
     JITFunctionPitched(a: FunctionID);
-    JITInlining(a: FunctionID, b: FunctionID, c: *mut BOOL);
+    JITInlining(a: FunctionID, b: FunctionID, c: *mut BOOL) => jit_inlining;
     ThreadCreated(a: ThreadID);
     ThreadDestroyed(a: ThreadID);
     ThreadAssignedToOSThread(a: ThreadID, b: DWORD);
