@@ -130,6 +130,46 @@ pub fn to_ns(ticks: u64) -> u64 {
     }
 }
 
+/// [`to_ns`] with the calibration read once: for a loop converting many ticks.
+#[derive(Clone, Copy)]
+pub struct Converter {
+    tsc: bool,
+    t0: u64,
+    m0: u64,
+    mult: u128,
+}
+
+impl Converter {
+    pub fn new() -> Converter {
+        Converter {
+            tsc: is_tsc(),
+            t0: TSC0.load(Ordering::Relaxed),
+            m0: MONO0.load(Ordering::Relaxed),
+            mult: u128::from(MULT.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// The same value as [`to_ns`]`(ticks)`.
+    #[inline(always)]
+    pub fn to_ns(self, ticks: u64) -> u64 {
+        if !self.tsc {
+            ticks
+        } else if ticks >= self.t0 {
+            self.m0
+                .wrapping_add((((ticks - self.t0) as u128 * self.mult) >> 32) as u64)
+        } else {
+            self.m0
+                .wrapping_sub((((self.t0 - ticks) as u128 * self.mult) >> 32) as u64)
+        }
+    }
+}
+
+impl Default for Converter {
+    fn default() -> Self {
+        Converter::new()
+    }
+}
+
 /// Wall-clock Unix time in nanoseconds.
 pub fn unix_now_ns() -> u64 {
     sys::clock_ns(sys::CLOCK_REALTIME)

@@ -36,6 +36,9 @@ pub const BUFFERS: usize = 8;
 /// Outbox buffers of a ring made while the rings use up the memory cap.
 pub const MIN_BUFFERS: usize = 2;
 
+/// The highest event kind code a record may hold (higher: a drop marker or unknown).
+const MAX_KIND: u32 = EventKind::Value.code() as u32;
+
 /// One outbox buffer: whole chunks, and the events they hold.
 pub struct Slot {
     pub bytes: Vec<u8>,
@@ -253,9 +256,33 @@ impl Consumer<'_> {
                 ring.outbox.written.load(Ordering::Relaxed)
             );
             while tail < upto {
-                // SAFETY: `tail < upto <= head` (published with Release, read with Acquire by
-                // the caller), so the slot holds a whole record the producer will not touch
-                // until `tail` moves past it; `tail & mask` indexes the buffer.
+                // The ordinary records, as one run through the builder's loop.
+                let (records, mask, run_tail, run_i) = (ring.records, ring.mask, tail, i);
+                let timeless = enc.timeless;
+                let conv = clock::Converter::new();
+                let taken = enc.builder.push_run(buf, (upto - tail) as usize, |j| {
+                    let at = run_tail + j as u64;
+                    // SAFETY: `at < upto <= head` (published with Release, read with Acquire
+                    // by the caller), so the slot holds a whole record the producer will not
+                    // touch until `tail` moves past it; `at & mask` indexes the buffer.
+                    let r = unsafe { records.add((at & mask) as usize).read() };
+                    let kind = r.kind();
+                    if kind > MAX_KIND {
+                        return None; // a drop marker or an unknown kind: below
+                    }
+                    let ts = if timeless {
+                        from + step * (run_i + j as u64 + 1)
+                    } else {
+                        conv.to_ns(extend_ticks(r.ticks48(), now))
+                    };
+                    Some((ts, kind as u8, r.func(), r.sp()))
+                }) as u64;
+                tail += taken;
+                i += taken;
+                if tail == upto {
+                    break;
+                }
+                // SAFETY: as above, for `tail < upto`.
                 let r = unsafe { ring.records.add((tail & ring.mask) as usize).read() };
                 let kind = r.kind();
                 if kind == KIND_DROPPED {
@@ -264,21 +291,14 @@ impl Consumer<'_> {
                         break; // the buffer is full: seal it and go on in the next
                     }
                     ring.note_marked_drops(r.sp());
-                } else if kind <= u32::from(EventKind::Value.code()) {
-                    let ts = if enc.timeless {
-                        from + step * (i + 1)
-                    } else {
-                        clock::to_ns(extend_ticks(r.ticks48(), now))
-                    };
-                    if !enc.builder.push(buf, ts, kind as u8, r.func(), r.sp()) {
-                        if enc.builder.is_open() {
-                            slot.events += enc.builder.close(buf);
-                            continue; // again, in a new chunk
-                        }
-                        break; // the buffer is full
-                    }
-                } else {
+                } else if kind > MAX_KIND {
                     enc.bad += 1;
+                } else if enc.builder.is_open() {
+                    // Refused by the open chunk (its limits): close it, go on in a new one.
+                    slot.events += enc.builder.close(buf);
+                    continue;
+                } else {
+                    break; // the buffer is full
                 }
                 tail += 1;
                 i += 1;

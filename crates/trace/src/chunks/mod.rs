@@ -179,6 +179,115 @@ impl ChunkBuilder {
         true
     }
 
+    /// Appends the events `get(0)`, `get(1)`, … `get(n - 1)` as [`ChunkBuilder::push`] would,
+    /// one after another, and returns how many it took: it stops at the first `None` (an item
+    /// the caller handles itself) or at the first event `push` would refuse. The same bytes
+    /// as `push` per event, in a loop that keeps the builder's state in registers.
+    #[inline(always)]
+    pub fn push_run(
+        &mut self,
+        buf: &mut Vec<u8>,
+        n: usize,
+        mut get: impl FnMut(usize) -> Option<(u64, u8, u32, u64)>,
+    ) -> usize {
+        let mut i = 0;
+        if self.count == 0 {
+            // The first event opens the chunk (reserving its header) through `push`.
+            let Some((ts, code, func, sp)) = (if n > 0 { get(0) } else { None }) else {
+                return 0;
+            };
+            if !self.push(buf, ts, code, func, sp) {
+                return 0;
+            }
+            i = 1;
+        }
+        if self.timeless {
+            i + self.run::<true>(buf, n - i, |j| get(i + j))
+        } else {
+            i + self.run::<false>(buf, n - i, |j| get(i + j))
+        }
+    }
+
+    /// [`ChunkBuilder::push_run`]'s loop over an open chunk.
+    #[inline(always)]
+    fn run<const TIMELESS: bool>(
+        &mut self,
+        buf: &mut Vec<u8>,
+        n: usize,
+        mut get: impl FnMut(usize) -> Option<(u64, u8, u32, u64)>,
+    ) -> usize {
+        debug_assert!(self.count > 0);
+        let cap = buf.capacity();
+        let base = buf.as_mut_ptr();
+        let mut len = buf.len();
+        let mut count = self.count as usize;
+        let mut prev_ts = self.prev_ts;
+        let mut prev_sp = self.prev_sp;
+        let mut last_ts = self.last_ts;
+        let mut last_end = self.last_end;
+        let first_ts = self.first_ts;
+        let stack = &mut self.shadow;
+        let mut i = 0;
+        while i < n {
+            if cap - len < MAX_EVENT_BYTES || count >= MAX_EVENTS_PER_CHUNK {
+                break;
+            }
+            let Some((ts, code, func, sp)) = get(i) else {
+                break;
+            };
+            if code == ENTER && stack.len() >= SHADOW_CAP {
+                break;
+            }
+            let ends = ends_frame(code);
+            let predicted = ends && stack.predicts(func, sp);
+            // SAFETY: MAX_EVENT_BYTES of spare capacity were checked above (each `put_var`
+            // gets its 10 bytes within them), so every write lands in the buffer.
+            let k = unsafe {
+                let p = base.add(len);
+                let mut k;
+                if TIMELESS {
+                    let repeat = code == ENTER && last_end == Some((func, sp));
+                    let head =
+                        u64::from(predicted) | (u64::from(code) << 1) | (u64::from(repeat) << 4);
+                    k = put_var(p, head);
+                    if !predicted && !repeat {
+                        k += put_var(p.add(k), u64::from(func));
+                        k += put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64));
+                    }
+                    if ends {
+                        last_end = Some((func, sp));
+                    }
+                    last_ts = ts.max(first_ts);
+                } else {
+                    let delta = ts.saturating_sub(prev_ts);
+                    prev_ts = prev_ts.max(ts);
+                    k = put_var(
+                        p,
+                        (delta << 4) | (u64::from(code) << 1) | u64::from(predicted),
+                    );
+                    if !predicted {
+                        k += put_var(p.add(k), u64::from(func));
+                        k += put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64));
+                    }
+                }
+                k
+            };
+            len += k;
+            prev_sp = sp;
+            stack.apply_code(code, func, sp, predicted);
+            count += 1;
+            i += 1;
+        }
+        // SAFETY: the bytes up to `len` were written above, within the capacity.
+        unsafe { buf.set_len(len) };
+        self.count = count as u32;
+        self.prev_ts = prev_ts;
+        self.prev_sp = prev_sp;
+        self.last_ts = last_ts;
+        self.last_end = last_end;
+        i
+    }
+
     /// Closes the open chunk (no effect if none is): writes its header and prefix and moves
     /// its events down behind them, so that `buf` ends with the whole chunk. Returns the
     /// number of events it holds.

@@ -162,6 +162,71 @@ fn the_same_bytes_as_the_writer() {
     }
 }
 
+/// [`build`] through `push_run`: random runs, some cut short by a `None`.
+fn build_runs(
+    rng: &mut Rng,
+    ev: &[Event],
+    timeless: bool,
+    buf_bytes: usize,
+) -> (Vec<u8>, Vec<usize>) {
+    let mut b = ChunkBuilder::new(ThreadIdx(3), timeless);
+    let mut all = Vec::new();
+    let mut splits = Vec::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(buf_bytes);
+    let mut at = 0;
+    while at < ev.len() {
+        let n = (1 + rng.below(600) as usize).min(ev.len() - at);
+        let stop = if rng.below(4) == 0 {
+            rng.below(n as u64) as usize
+        } else {
+            n
+        };
+        let cap = buf.capacity();
+        let taken = b.push_run(&mut buf, n, |j| {
+            (j < stop).then(|| {
+                let e = &ev[at + j];
+                (e.ts, e.kind.code(), e.func.0, e.sp)
+            })
+        });
+        assert_eq!(buf.capacity(), cap, "push_run grew the buffer");
+        assert!(taken <= stop);
+        at += taken;
+        if taken < stop {
+            // Refused: close, or move to a new buffer.
+            if b.is_open() {
+                splits.push(b.close(&mut buf) as usize);
+            } else {
+                all.extend_from_slice(&buf);
+                buf.clear();
+            }
+        }
+    }
+    if b.is_open() {
+        splits.push(b.close(&mut buf) as usize);
+    }
+    all.extend_from_slice(&buf);
+    (all, splits)
+}
+
+#[test]
+fn runs_make_the_same_bytes_as_single_pushes() {
+    for seed in 1..150u64 {
+        let mut rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        let n = 1 + rng.below(5000) as usize;
+        let ev = events(&mut rng, n);
+        for timeless in [false, true] {
+            let buf_bytes = [RESERVE + MAX_EVENT_BYTES, 300, 4096, 1 << 16][rng.below(4) as usize];
+            let (built, splits) = build_runs(&mut rng, &ev, timeless, buf_bytes);
+            assert_eq!(splits.iter().sum::<usize>(), ev.len());
+            assert_eq!(
+                built,
+                reference(&ev, &splits, timeless),
+                "seed {seed} timeless {timeless} buffer {buf_bytes}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_deep_stack_closes_the_chunk_and_reads_back() {
     // More nested Enters than the prediction stack holds: chunks close early, events survive.
