@@ -27,6 +27,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
 duration="${DURATION:-10}"
+# The request: PATH=/ is "Hello, World!" (one call of the app's code), PATH=/fib/N makes the
+# app's own recursive calls (CONFIGS picks the rows, e.g. CONFIGS="none nothing fast-app").
+path="${PATH_UNDER_TEST:-/}"
 warmup="${WARMUP:-3}"
 if [ "${1:-}" = "--quick" ]; then duration=2; warmup=1; fi
 out="${BENCH_OUT:-out/bench-web}"
@@ -76,6 +79,9 @@ start_server() {
         slow-empty) cmd=(env ELTRACE_HOOKS=slow-empty "${rec[@]}" -- dotnet "$web") ;;
         slow) cmd=("${rec[@]}" --slow-path -- dotnet "$web") ;;
         fast-app) cmd=("$eltrace" record -o "$trace" -- dotnet "$web") ;;
+        nothing) cmd=("$eltrace" record -o "$trace" --exclude '*' -- dotnet "$web") ;;
+        fast-none) cmd=("${rec[@]}" --timing none -- dotnet "$web") ;;
+        fast-sampled) cmd=("${rec[@]}" --timing sampled -- dotnet "$web") ;;
         *) die "unknown config $config" ;;
     esac
     "${cmd[@]}" >"$log.out" 2>"$log.err" </dev/null &
@@ -116,13 +122,13 @@ errors() {
 }
 
 declare -A result errs events dropped waits
-configs=(none fast-empty fast slow-empty slow fast-app)
+configs=(${CONFIGS:-none nothing fast-app fast-empty fast fast-none fast-sampled slow-empty slow})
 [ -n "$dotnet_trace" ] && configs+=(dotnet-trace)
 for config in "${configs[@]}"; do
     log="$out/$config"
     note "$config: starting the server"
     start_server "$config" "$log"
-    wrk -t1 -c16 -d"${warmup}s" "$url/" >"$log.warmup" 2>&1 || true
+    wrk -t1 -c16 -d"${warmup}s" "$url$path" >"$log.warmup" 2>&1 || true
     tracer_pid=
     if [ "$config" = dotnet-trace ]; then
         # Attached for the measured window (plus a margin); its default profile.
@@ -132,7 +138,7 @@ for config in "${configs[@]}"; do
         sleep 2
     fi
     note "$config: wrk -t1 -c16 -d${duration}s"
-    wrk -t1 -c16 -d"${duration}s" "$url/" >"$log.wrk" 2>&1 || die "$config: wrk failed (see $log.wrk)"
+    wrk -t1 -c16 -d"${duration}s" "$url$path" >"$log.wrk" 2>&1 || die "$config: wrk failed (see $log.wrk)"
     [ -n "$tracer_pid" ] && { wait "$tracer_pid" || note "dotnet-trace exited non-zero (see $log.trace.out)"; }
     stop_server
     result[$config]="$(rps "$log.wrk")"
@@ -158,6 +164,9 @@ base="${result[none]}"
         [slow-empty]="slow path, empty hook (all methods)"
         [slow]="eltrace record --slow-path (all methods)"
         [fast-app]="eltrace record (default selection: the app's code)"
+        [nothing]="eltrace record --exclude '*' (profiler loaded, nothing selected)"
+        [fast-none]="eltrace record --timing none (all methods)"
+        [fast-sampled]="eltrace record --timing sampled (all methods)"
         [dotnet-trace]="dotnet-trace collect $trace_version (default profile)"
     )
     for config in "${configs[@]}"; do
