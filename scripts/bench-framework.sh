@@ -2,7 +2,7 @@
 # Unselected code at full speed (issue 24, point 3): bench/Framework (JSON round trips, LINQ,
 # dictionaries, string work: framework code almost all the time) timed with no profiler, with
 # the profiler loaded and nothing selected (`--exclude '*'`), and with the default selection
-# (the app's own few methods), alternating, N runs each (default 7); prints the median ms of
+# (the app's own few methods), alternating, N runs each (default 3); prints the median ms of
 # each and its ratio to no profiler. Also the writer's CPU time over 10 s of an idle
 # `record` (a program that sleeps), from /proc.
 #
@@ -11,7 +11,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
-runs="${1:-7}"
+runs="${1:-3}"
 out="${BENCH_OUT:-out/bench}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -20,7 +20,7 @@ eltrace="${ELTRACE_BENCH_BIN:-$REPO_ROOT/target/release/eltrace}"
 dotnet build -c Release --nologo -v quiet -o "$out/Framework" bench/Framework >"$out/framework-build.log" 2>&1 \
     || die "dotnet build of bench/Framework failed (see $out/framework-build.log)"
 dll="$out/Framework/EltraceFramework.dll"
-rounds="${FRAMEWORK_ROUNDS:-40}"
+rounds="${FRAMEWORK_ROUNDS:-400}"
 
 one() {
     case "$1" in
@@ -35,7 +35,7 @@ for i in $(seq 1 "$runs"); do
     for c in none nothing default; do
         all[$c]+="$(one "$c") "
     done
-    note "run $i: none ${all[none]##* } nothing ${all[nothing]##* } default ${all[default]##* }"
+    note "run $i of $runs done"
 done
 python3 - "${all[none]}" "${all[nothing]}" "${all[default]}" "$runs" "$rounds" <<'PY'
 import statistics, sys
