@@ -7,6 +7,8 @@
 //! ELTRACE_OUTPUT = a FIFO (swapped in for the reserved file)  → refused, no hang
 //! ELTRACE_OUTPUT = an existing directory                      → refused, nothing beside it
 //! record -o x, x replaced by a FIFO before dotnet starts      → refused; record: trace lost
+//! a file-size limit (ulimit -f) below the trace's size        → the trace stops at the
+//!                                                               limit, no SIGXFSZ
 //! ```
 
 mod common;
@@ -137,4 +139,64 @@ fn record_says_a_trace_lost_to_a_fifo_is_lost() {
         .unwrap_or_else(|| panic!("record does not say the trace is lost:\n{err}"));
     assert!(lost.contains("replaced by a FIFO"), "{lost}");
     assert!(!err.contains("bad magic"), "{err}");
+}
+
+/// At the file-size limit (`RLIMIT_FSIZE`) a write past it raises SIGXFSZ, which killed the
+/// program (exit 153; 0 without the profiler). The trace now stops at the limit: the program
+/// ends normally, the profiler says why, and the trace reads as cut short.
+#[test]
+fn a_file_size_limit_ends_the_trace_not_the_program() {
+    let dir = TempDir::new("fsize-output");
+    let trace = dir.path().join("fib.eltrace");
+    // 64 blocks: 32 KiB in dash's 512-byte blocks, 64 KiB in bash's; `Scenarios fib` writes
+    // ~400 KB of trace.
+    let script = format!(
+        "ulimit -f 64 && exec '{}' record -o '{}' -- dotnet '{}' fib",
+        eltrace().display(),
+        trace.display(),
+        scenarios_dll().display()
+    );
+    let mut cmd = Command::new("sh");
+    // The runtime's W^X double mapping sizes a memory file with ftruncate, which so small a
+    // limit refuses ("Failed to create CoreCLR, HRESULT: 0x8007000E"); without it the
+    // runtime starts, and only the trace meets the limit.
+    cmd.arg("-c")
+        .arg(&script)
+        .env_remove(env::HOOKS)
+        .env("DOTNET_EnableWriteXorExecute", "0");
+    let (status, stdout, stderr) = run_captured(&mut cmd, dir.path(), "fsize");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "the program must end normally (153 = SIGXFSZ):\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("fib("),
+        "the program ran to its end: {stdout}"
+    );
+    assert!(
+        stderr.contains("file size limit (RLIMIT_FSIZE"),
+        "the profiler says why the trace ends: {stderr}"
+    );
+    let size = std::fs::metadata(&trace).unwrap().len();
+    assert!(
+        size <= 64 * 1024,
+        "the trace stays within the limit: {size} bytes"
+    );
+    let out = Command::new(eltrace())
+        .arg("report")
+        .arg("--json")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["trace"]["truncated"], true,
+        "the trace reads as cut short"
+    );
 }

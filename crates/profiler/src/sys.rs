@@ -127,6 +127,30 @@ pub fn clock_ns(clock: c_int) -> u64 {
         .wrapping_add(ts.tv_nsec as u64)
 }
 
+/// glibc's `struct rlimit` on x86-64.
+#[repr(C)]
+struct Rlimit {
+    cur: u64,
+    max: u64,
+}
+
+/// `RLIMIT_FSIZE` on Linux: the largest file the process may write.
+const RLIMIT_FSIZE: c_int = 1;
+
+unsafe extern "C" {
+    fn getrlimit(resource: c_int, rlim: *mut Rlimit) -> c_int;
+}
+
+/// The soft `RLIMIT_FSIZE` in bytes, or `None` when there is none (or it cannot be read). A
+/// write past it raises SIGXFSZ, which kills a process that does not handle it.
+pub fn file_size_limit() -> Option<u64> {
+    let mut r = Rlimit { cur: 0, max: 0 };
+    // SAFETY: `r` is a valid, writable rlimit; RLIMIT_FSIZE is a resource glibc knows.
+    let rc = unsafe { getrlimit(RLIMIT_FSIZE, &mut r) };
+    // RLIM_INFINITY is all ones.
+    (rc == 0 && r.cur != u64::MAX).then_some(r.cur)
+}
+
 /// The calling thread's kernel thread id.
 pub fn current_tid() -> u64 {
     // SAFETY: gettid has no preconditions.

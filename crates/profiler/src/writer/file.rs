@@ -72,25 +72,48 @@ impl Write for PipeWriter {
 
 fn io_thread(mut file: File, rx: Receiver<IoMsg>, free: SyncSender<Vec<u8>>) {
     let mut failed = false;
+    // Bytes in the file so far: a write past the file-size limit (RLIMIT_FSIZE) would raise
+    // SIGXFSZ and kill the program, so the trace stops at the limit instead.
+    let mut size = 0u64;
     for msg in rx {
         match msg {
             IoMsg::Data(mut block) => {
-                if let Err(e) = file.write_all(&block) {
-                    if !failed {
-                        failed = true;
-                        if let Some(rec) = Recorder::global() {
-                            // Counted as an internal error; the trace ends at its last whole
-                            // chunk on disk (readers see it truncated).
-                            let msg = if e.raw_os_error() == Some(ENOSPC) {
-                                "the disk is full (ENOSPC): the trace ends here, later \
-                                 events are lost"
-                                    .to_owned()
-                            } else {
-                                format!("writing the trace file failed: {e}")
-                            };
-                            rec.internal_error("io", &msg);
-                        }
+                let limit = crate::sys::file_size_limit();
+                let room = limit.map_or(u64::MAX, |l| l.saturating_sub(size));
+                if failed {
+                    // The trace already ended at an error or the limit.
+                } else if (block.len() as u64) > room {
+                    // Up to the limit (a chunk cut there reads as the trace's end), not past.
+                    let _ = file.write_all(&block[..room as usize]);
+                    size += room;
+                    failed = true;
+                    if let Some(rec) = Recorder::global() {
+                        rec.internal_error(
+                            "io",
+                            &format!(
+                                "the file size limit (RLIMIT_FSIZE, {} bytes) is reached: the \
+                                 trace ends here, later events are lost",
+                                limit.unwrap_or(0)
+                            ),
+                        );
                     }
+                } else if let Err(e) = file.write_all(&block) {
+                    // Nothing more is written after a failed write (a later block that
+                    // succeeded would leave a gap): the trace ends at its last whole chunk on
+                    // disk (readers see it truncated), counted as an internal error.
+                    failed = true;
+                    if let Some(rec) = Recorder::global() {
+                        let msg = if e.raw_os_error() == Some(ENOSPC) {
+                            "the disk is full (ENOSPC): the trace ends here, later events are \
+                             lost"
+                                .to_owned()
+                        } else {
+                            format!("writing the trace file failed: {e}")
+                        };
+                        rec.internal_error("io", &msg);
+                    }
+                } else {
+                    size += block.len() as u64;
                 }
                 block.clear();
                 let _ = free.try_send(block); // full: the writer has enough; drop it
