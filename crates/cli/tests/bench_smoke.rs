@@ -1,6 +1,6 @@
 //! `scripts/bench.sh --quick` runs end to end (tiny iteration counts; not a timed test): both
 //! harnesses build, every hook configuration runs and prints a number, and the table, the
-//! encoding line and the sustained-writer line are printed.
+//! encoding line, the sustained rows per timing mode and the 1/2-thread rows are printed.
 
 mod common;
 
@@ -35,4 +35,19 @@ fn bench_script_runs_quickly_end_to_end() {
     }
     assert!(stdout.contains("bytes per event"), "{stdout}");
     assert!(stdout.contains("M events/s"), "{stdout}");
+    // The sustained rows per timing mode, beside their burst cost, and the threads rows.
+    for row in [
+        "| exact |",
+        "| none |",
+        "| sampled |",
+        "| exact --lossy |",
+        "| 1 |",
+        "| 2 |",
+    ] {
+        assert!(
+            stdout.contains(row),
+            "no sustained row {row:?} in:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("| busy threads |"), "{stdout}");
 }
