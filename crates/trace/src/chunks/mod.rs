@@ -224,7 +224,11 @@ impl ChunkBuilder {
         let mut prev_ts = self.prev_ts;
         let mut prev_sp = self.prev_sp;
         let mut last_ts = self.last_ts;
-        let mut last_end = self.last_end;
+        // The last frame-ending event as plain words in registers (`end_valid`: there is one).
+        let (mut end_valid, mut end_func, mut end_sp) = match self.last_end {
+            Some((f, s)) => (true, f, s),
+            None => (false, 0u32, 0u64),
+        };
         let first_ts = self.first_ts;
         let stack = &mut self.shadow;
         let mut i = 0;
@@ -246,7 +250,7 @@ impl ChunkBuilder {
                 let p = base.add(len);
                 let mut k;
                 if TIMELESS {
-                    let repeat = code == ENTER && last_end == Some((func, sp));
+                    let repeat = code == ENTER && end_valid && end_func == func && end_sp == sp;
                     let head =
                         u64::from(predicted) | (u64::from(code) << 1) | (u64::from(repeat) << 4);
                     k = put_var(p, head);
@@ -255,7 +259,7 @@ impl ChunkBuilder {
                         k += put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64));
                     }
                     if ends {
-                        last_end = Some((func, sp));
+                        (end_valid, end_func, end_sp) = (true, func, sp);
                     }
                     last_ts = ts.max(first_ts);
                 } else {
@@ -284,7 +288,7 @@ impl ChunkBuilder {
         self.prev_ts = prev_ts;
         self.prev_sp = prev_sp;
         self.last_ts = last_ts;
-        self.last_end = last_end;
+        self.last_end = end_valid.then_some((end_func, end_sp));
         i
     }
 
