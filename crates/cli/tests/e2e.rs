@@ -33,6 +33,7 @@ modes!(
     many_arguments_survive_the_probes,
     struct_returns_survive_the_probes,
     async_tasks_keep_results_and_balance,
+    inlinable_selected_callees_are_counted,
 );
 
 const MAIN: &str = "Scenarios.Program.Main";
@@ -571,5 +572,31 @@ fn async_tasks_keep_results_and_balance(mode: Mode) {
             "Scenarios.AsyncScenario.Leaf"
         ),
         200
+    );
+}
+
+/// Small selected methods called from a loop optimized from its first call: the JIT would
+/// inline them, but eltrace refuses the inlining of callees it records (the JITInlining
+/// callback), so every call is counted, in every hook mode and runtime.
+fn inlinable_selected_callees_are_counted(mode: Mode) {
+    let (_, r) = record_correct(mode, "inline", &[]);
+    let n = 100_000;
+    assert_eq!(r.calls("Scenarios.InlineScenario.Small"), n + n);
+    assert_eq!(r.calls("Scenarios.Getter.get_Value"), n);
+    assert_eq!(r.calls("Scenarios.InlineScenario.Twice"), n / 2);
+    assert_eq!(r.calls("Scenarios.InlineScenario.Loop"), 1);
+    assert_eq!(
+        r.edge_calls(
+            "Scenarios.InlineScenario.Twice",
+            "Scenarios.InlineScenario.Small"
+        ),
+        n
+    );
+    assert_eq!(
+        r.edge_calls(
+            "Scenarios.InlineScenario.Loop",
+            "Scenarios.InlineScenario.Small"
+        ),
+        n
     );
 }

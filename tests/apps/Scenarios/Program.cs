@@ -42,6 +42,7 @@ public static class Program
             case "cpu": return CpuScenario.Run(args);
             case "simd": return SimdScenario.Run();
             case "signals": return SignalsScenario.Run();
+            case "inline": return InlineScenario.Run();
             default:
                 Console.Error.WriteLine(
                     "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
