@@ -125,6 +125,12 @@ pub struct RecordArgs {
     /// busy program down further).
     #[arg(long)]
     pub lossy: bool,
+    /// How long threads wait in all for a trace writer that makes no progress (a stalled
+    /// disk, a full file system) before they drop events instead (counted, marked in the
+    /// trace, reported); waiting resumes once the writer moves again. `500ms`, `5s` (the
+    /// default), `0` (wait for ever).
+    #[arg(long, value_name = "DURATION", value_parser = parse_stall)]
+    pub max_stall: Option<u64>,
     /// Per-event timing: `exact` (a timestamp on every event, the default), `none` (no
     /// timestamps: exact counts, call tree and stacks at a fraction of the cost; no times)
     /// or `sampled` (no per-event timestamps; a sampler thread estimates the time of each
@@ -269,6 +275,7 @@ impl From<RecordArgs> for RecordOptions {
             slow_path: a.slow_path,
             values: a.values,
             lossy: a.lossy,
+            max_stall_ms: a.max_stall,
             timing: a.timing,
             sample_hz: a.sample_hz,
             keep_tail_loops: a.keep_tail_loops,
@@ -325,6 +332,44 @@ impl From<ExportArgs> for ExportCmd {
                 max_output: None,
             },
             max_output: a.max_output,
+        }
+    }
+}
+
+/// `--max-stall`: `0`, `<n>ms` or `<n>s` (whole numbers), as milliseconds.
+fn parse_stall(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, scale) = if let Some(d) = t.strip_suffix("ms") {
+        (d, 1)
+    } else if let Some(d) = t.strip_suffix('s') {
+        (d, 1000)
+    } else if t == "0" {
+        (t, 1)
+    } else {
+        return Err(format!(
+            "{s:?}: give a duration such as 500ms, 5s or 0 (wait for ever)"
+        ));
+    };
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|&ms| ms <= 3_600_000)
+        .ok_or_else(|| format!("{s:?}: give a duration such as 500ms, 5s or 0, at most 3600s"))
+}
+
+#[cfg(test)]
+mod stall_tests {
+    use super::parse_stall;
+
+    #[test]
+    fn max_stall_durations() {
+        assert_eq!(parse_stall("500ms"), Ok(500));
+        assert_eq!(parse_stall("5s"), Ok(5000));
+        assert_eq!(parse_stall("0"), Ok(0));
+        for bad in ["5", "soon", "-1s", "1.5s", "3601s", ""] {
+            assert!(parse_stall(bad).is_err(), "{bad}");
         }
     }
 }

@@ -9,6 +9,8 @@
 //! record -o x, x replaced by a FIFO before dotnet starts      → refused; record: trace lost
 //! a file-size limit (ulimit -f) below the trace's size        → the trace stops at the
 //!                                                               limit, no SIGXFSZ
+//! the trace's file system frozen for 4 s, --max-stall 300ms    → drops (counted, said)
+//!                                                               instead of waits after 300 ms
 //! ```
 
 mod common;
@@ -199,4 +201,52 @@ fn a_file_size_limit_ends_the_trace_not_the_program() {
         json["trace"]["truncated"], true,
         "the trace reads as cut short"
     );
+}
+
+/// A stalled writer (the trace's file system frozen: here the I/O thread stops 4 s before its
+/// second block, `ELTRACE_TEST_IO_DELAY_MS`) holds the busy threads at most `--max-stall` in
+/// all: then they drop events (counted, marked, said) instead of waiting, and waiting resumes
+/// once the writer moves. Before, each wait had its own 10 s clock and nothing was dropped.
+#[test]
+fn a_stalled_writer_holds_the_program_at_most_max_stall() {
+    let dir = TempDir::new("stall-output");
+    let trace = dir.path().join("busy.eltrace");
+    let mut cmd = Command::new(eltrace());
+    cmd.arg("record")
+        .arg("-o")
+        .arg(&trace)
+        .args(["--max-stall", "300ms", "--", "dotnet"])
+        .arg(scenarios_dll())
+        .args(["busy", "3", "1"])
+        .env(env::TEST_IO_DELAY_MS, "4000")
+        .env_remove(env::HOOKS);
+    let (status, stdout, stderr) = run_captured(&mut cmd, dir.path(), "stall");
+    assert!(
+        status.success(),
+        "the program ends normally:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("writer-stalled") && stderr.contains("300 ms"),
+        "the profiler says the writer stalled: {stderr}"
+    );
+    let out = Command::new(eltrace())
+        .arg("report")
+        .arg("--json")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dropped = json["trace"]["dropped_events"].as_u64().unwrap();
+    let events = json["trace"]["events"].as_u64().unwrap();
+    assert!(
+        dropped > 0,
+        "events were dropped during the stall: {}",
+        json["trace"]
+    );
+    assert!(events > 0, "and the rest recorded: {}", json["trace"]);
 }

@@ -16,6 +16,9 @@ pub const MAX_BUFFER_EVENTS: usize = 1 << 26;
 pub const DEFAULT_MAX_BUFFER_MB: usize = 512;
 pub const MAX_MAX_BUFFER_MB: usize = 1 << 20;
 pub const DEFAULT_FLUSH_MS: u64 = 20;
+/// `ELTRACE_MAX_STALL_MS` by default: threads wait for a stalled writer 5 s in all.
+pub const DEFAULT_MAX_STALL_MS: u64 = 5_000;
+pub const MAX_MAX_STALL_MS: u64 = 3_600_000;
 pub const MAX_FLUSH_MS: u64 = 60_000;
 pub const DEFAULT_SAMPLE_HZ: u64 = 1000;
 pub const MAX_SAMPLE_HZ: u64 = 100_000;
@@ -109,6 +112,11 @@ pub struct Config {
     pub buffer_events: usize,
     pub max_buffer_mb: usize,
     pub flush_ms: u64,
+    /// How long (ms, total) threads wait for a writer that makes no progress before they drop
+    /// events instead (0: for ever).
+    pub max_stall_ms: u64,
+    /// Test only: the I/O thread's one stall before its second block (ms).
+    pub test_io_delay_ms: u64,
     pub disable: bool,
     /// `ELTRACE_TEST_TRASH_REGISTERS=1`.
     pub trash_registers: bool,
@@ -239,6 +247,16 @@ impl Config {
             MAX_FLUSH_MS as usize,
             &mut warnings,
         ) as u64;
+        let max_stall_ms = number(
+            &get,
+            env::MAX_STALL_MS,
+            DEFAULT_MAX_STALL_MS as usize,
+            0,
+            MAX_MAX_STALL_MS as usize,
+            &mut warnings,
+        ) as u64;
+        let test_io_delay_ms =
+            number(&get, env::TEST_IO_DELAY_MS, 0, 0, 60_000, &mut warnings) as u64;
 
         let timing = match get(env::TIMING).as_deref().map(str::trim) {
             None => Timing::Exact,
@@ -281,6 +299,8 @@ impl Config {
             buffer_events,
             max_buffer_mb,
             flush_ms,
+            max_stall_ms,
+            test_io_delay_ms,
             disable,
             trash_registers,
             preserve_rcx,
@@ -374,6 +394,8 @@ mod tests {
         assert_eq!(c.max_buffer_mb, 512);
         assert_eq!(c.max_buffer_bytes(), 512 << 20);
         assert_eq!(c.flush_ms, 20);
+        assert_eq!(c.max_stall_ms, 5_000);
+        assert_eq!(c.test_io_delay_ms, 0);
         assert!(!c.disable);
         assert!(!c.values);
         assert!(c.selection.is_default());
@@ -492,6 +514,21 @@ mod tests {
         for bad in ["0", "x", "-1"] {
             let c = cfg(&[(env::MAX_BUFFER_MB, bad)]);
             assert_eq!(c.max_buffer_mb, DEFAULT_MAX_BUFFER_MB);
+            assert_eq!(c.warnings.len(), 1);
+        }
+    }
+
+    #[test]
+    fn max_stall_ms() {
+        assert_eq!(cfg(&[(env::MAX_STALL_MS, "250")]).max_stall_ms, 250);
+        assert_eq!(
+            cfg(&[(env::MAX_STALL_MS, "0")]).max_stall_ms,
+            0,
+            "0: wait for ever"
+        );
+        for bad in ["soon", "-1", "3600001"] {
+            let c = cfg(&[(env::MAX_STALL_MS, bad)]);
+            assert_eq!(c.max_stall_ms, DEFAULT_MAX_STALL_MS);
             assert_eq!(c.warnings.len(), 1);
         }
     }

@@ -68,6 +68,12 @@ pub mod env {
     pub const MAX_BUFFER_MB: &str = "ELTRACE_MAX_BUFFER_MB";
     /// How often the writer thread drains the buffers, in ms.
     pub const FLUSH_MS: &str = "ELTRACE_FLUSH_MS";
+    /// The longest total stall of the trace writer (ms) for which threads wait before they
+    /// drop events instead (`record --max-stall`; `0`: wait for ever).
+    pub const MAX_STALL_MS: &str = "ELTRACE_MAX_STALL_MS";
+    /// Test only: the I/O thread sleeps this many ms once, before the second block it writes
+    /// (a file system frozen that long).
+    pub const TEST_IO_DELAY_MS: &str = "ELTRACE_TEST_IO_DELAY_MS";
     /// `1`: the profiler declines to load.
     pub const DISABLE: &str = "ELTRACE_DISABLE";
     /// Test only, `1`: fast-path stubs overwrite their whole trash set before returning.

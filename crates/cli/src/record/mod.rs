@@ -36,6 +36,8 @@ pub struct RecordOptions {
     pub values: bool,
     /// `--lossy`: `ELTRACE_LOSSY=1`.
     pub lossy: bool,
+    /// `--max-stall`: `ELTRACE_MAX_STALL_MS` (unset: the environment's, else 5 s).
+    pub max_stall_ms: Option<u64>,
     /// `--timing`: `ELTRACE_TIMING` (unset: the environment's, else `exact`).
     pub timing: Option<String>,
     /// `--sample-hz`: `ELTRACE_SAMPLE_HZ`.
@@ -141,6 +143,9 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     }
     if opts.lossy {
         cmd.env(env::LOSSY, "1");
+    }
+    if let Some(ms) = opts.max_stall_ms {
+        cmd.env(env::MAX_STALL_MS, ms.to_string());
     }
     let user_set = [
         env::DOTNET_TAIL_CALL_LOOP_OPT,

@@ -12,7 +12,9 @@
 //! is lossy. The wait cannot deadlock: the producer holds no lock while it sleeps (it is in a
 //! hook), the writer takes only its own locks and never calls into the runtime, the sleep is a
 //! futex with a 1 ms timeout that re-checks, and once the writer has stopped (the final drain
-//! is done) or made no progress for [`STALL_NS`], waiting gives way to counted drops.
+//! is done) or has finished no round for `ELTRACE_MAX_STALL_MS` (5 s by default: a total
+//! stall measured from the writer's last progress, not per wait), waiting gives way to
+//! counted drops until the writer moves again.
 
 mod drain;
 mod file;
@@ -44,8 +46,11 @@ pub struct Writer {
     tid: AtomicU64,
     /// The final drain is done.
     finished: AtomicBool,
-    /// Drain rounds done so far (a waiting producer watches it for progress).
+    /// Drain rounds done so far.
     rounds: AtomicU64,
+    /// When (CLOCK_MONOTONIC ns) the writer last finished a round: waiting producers measure
+    /// the writer's stall from it (the total stall, not each wait's).
+    progress_ns: AtomicU64,
 }
 
 impl Writer {
@@ -58,6 +63,7 @@ impl Writer {
             tid: AtomicU64::new(0),
             finished: AtomicBool::new(false),
             rounds: AtomicU64::new(0),
+            progress_ns: AtomicU64::new(sys::clock_ns(sys::CLOCK_MONOTONIC)),
         };
         WRITER.set(writer).ok()?;
         WRITER.get()
@@ -103,6 +109,8 @@ impl Writer {
                 round(rec, &mut sink, due)
             });
             self.rounds.fetch_add(1, Ordering::Release);
+            self.progress_ns
+                .store(sys::clock_ns(sys::CLOCK_MONOTONIC), Ordering::Release);
             if due {
                 last_flush = Instant::now();
             }
@@ -182,6 +190,8 @@ impl Writer {
             for _ in 0..FINAL_ROUNDS {
                 let drained = round(rec, &mut sink, true);
                 self.rounds.fetch_add(1, Ordering::Release);
+                self.progress_ns
+                    .store(sys::clock_ns(sys::CLOCK_MONOTONIC), Ordering::Release);
                 if drained == 0 {
                     break;
                 }
@@ -225,6 +235,13 @@ impl Writer {
         self.finished.store(true, Ordering::Release);
     }
 
+    /// Whether the writer has finished no round for longer than the allowed total stall
+    /// (`max_stall_ms`; 0: never stalled) at `now`.
+    fn stalled(&self, now: u64) -> bool {
+        let max = self.rec.config.max_stall_ms;
+        max != 0 && now.saturating_sub(self.progress_ns.load(Ordering::Acquire)) > max * 1_000_000
+    }
+
     /// Whether a producer may wait for this writer: recording is lossless and the final drain
     /// is not done.
     fn takes_waiters(&self) -> bool {
@@ -234,11 +251,6 @@ impl Writer {
 
 /// Drain rounds the final drain runs at most while producers keep refilling their rings.
 const FINAL_ROUNDS: usize = 64;
-
-/// A waiting producer gives up (and counts a drop) when the writer has finished no round
-/// for this long: a writer that cannot write (e.g. blocked on a pipe nobody reads) must not
-/// hang the program.
-pub const STALL_NS: u64 = 10_000_000_000;
 
 /// How long one futex sleep of a waiting producer lasts at most before it re-checks.
 const WAIT_SLICE_NS: u64 = 1_000_000;
@@ -256,8 +268,11 @@ pub fn wait_for_room(ring: &Ring) -> bool {
         return false;
     }
     let start = sys::clock_ns(sys::CLOCK_MONOTONIC);
-    let mut seen = w.rounds.load(Ordering::Acquire);
-    let mut progress_at = start;
+    if w.stalled(start) {
+        // The writer has made no progress for the whole allowance already: drop at once, as
+        // every thread does until the writer moves again (then waiting resumes).
+        return false;
+    }
     let mut now = start;
     let ok = loop {
         if !w.takes_waiters() {
@@ -269,14 +284,15 @@ pub fn wait_for_room(ring: &Ring) -> bool {
         wake_now();
         sys::futex_wait(ring.waiting_word(), 1, WAIT_SLICE_NS);
         now = sys::clock_ns(sys::CLOCK_MONOTONIC);
-        let rounds = w.rounds.load(Ordering::Acquire);
-        if rounds != seen {
-            seen = rounds;
-            progress_at = now;
-        } else if now.saturating_sub(progress_at) > STALL_NS {
+        if w.stalled(now) {
             w.rec.note(
                 "writer-stalled",
-                "the writer made no progress for 10 s; events are dropped instead of waited for",
+                &format!(
+                    "the trace writer made no progress for {} ms (ELTRACE_MAX_STALL_MS, record \
+                     --max-stall): events are dropped (counted, marked) instead of waited for \
+                     until it moves again",
+                    w.rec.config.max_stall_ms
+                ),
             );
             break false;
         }
