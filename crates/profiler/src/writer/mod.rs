@@ -51,6 +51,8 @@ pub struct Writer {
     /// When (CLOCK_MONOTONIC ns) the writer last finished a round: waiting producers measure
     /// the writer's stall from it (the total stall, not each wait's).
     progress_ns: AtomicU64,
+    /// The `progress_ns` of the last stall said (one diagnostic per stall).
+    stall_said: AtomicU64,
 }
 
 impl Writer {
@@ -64,6 +66,7 @@ impl Writer {
             finished: AtomicBool::new(false),
             rounds: AtomicU64::new(0),
             progress_ns: AtomicU64::new(sys::clock_ns(sys::CLOCK_MONOTONIC)),
+            stall_said: AtomicU64::new(0),
         };
         WRITER.set(writer).ok()?;
         WRITER.get()
@@ -242,6 +245,25 @@ impl Writer {
         max != 0 && now.saturating_sub(self.progress_ns.load(Ordering::Acquire)) > max * 1_000_000
     }
 
+    /// Says (once per stall: a diagnostic, and one stderr line per process) that threads drop
+    /// events instead of waiting for the stalled writer.
+    #[cold]
+    fn say_stall(&self) {
+        let since = self.progress_ns.load(Ordering::Acquire);
+        if self.stall_said.swap(since, Ordering::AcqRel) == since {
+            return;
+        }
+        self.rec.note(
+            "writer-stalled",
+            &format!(
+                "the trace writer made no progress for {} ms (ELTRACE_MAX_STALL_MS, record \
+                 --max-stall): events are dropped (counted, marked) instead of waited for until \
+                 it moves again",
+                self.rec.config.max_stall_ms
+            ),
+        );
+    }
+
     /// Whether a producer may wait for this writer: recording is lossless and the final drain
     /// is not done.
     fn takes_waiters(&self) -> bool {
@@ -271,6 +293,7 @@ pub fn wait_for_room(ring: &Ring) -> bool {
     if w.stalled(start) {
         // The writer has made no progress for the whole allowance already: drop at once, as
         // every thread does until the writer moves again (then waiting resumes).
+        w.say_stall();
         return false;
     }
     let mut now = start;
@@ -285,15 +308,7 @@ pub fn wait_for_room(ring: &Ring) -> bool {
         sys::futex_wait(ring.waiting_word(), 1, WAIT_SLICE_NS);
         now = sys::clock_ns(sys::CLOCK_MONOTONIC);
         if w.stalled(now) {
-            w.rec.note(
-                "writer-stalled",
-                &format!(
-                    "the trace writer made no progress for {} ms (ELTRACE_MAX_STALL_MS, record \
-                     --max-stall): events are dropped (counted, marked) instead of waited for \
-                     until it moves again",
-                    w.rec.config.max_stall_ms
-                ),
-            );
+            w.say_stall();
             break false;
         }
     };
