@@ -203,8 +203,8 @@ fn a_file_size_limit_ends_the_trace_not_the_program() {
     );
 }
 
-/// A stalled writer (the trace's file system frozen: here the I/O thread stops 4 s before its
-/// second block, `ELTRACE_TEST_IO_DELAY_MS`) holds the busy threads at most `--max-stall` in
+/// A stalled writer (the trace's file system frozen: here the I/O thread stops 4 s once, 5 MiB
+/// into the trace, `ELTRACE_TEST_IO_DELAY_MS`) holds the busy threads at most `--max-stall` in
 /// all: then they drop events (counted, marked, said) instead of waiting, and waiting resumes
 /// once the writer moves. Before, each wait had its own 10 s clock and nothing was dropped.
 #[test]
@@ -217,7 +217,7 @@ fn a_stalled_writer_holds_the_program_at_most_max_stall() {
         .arg(&trace)
         .args(["--max-stall", "300ms", "--", "dotnet"])
         .arg(scenarios_dll())
-        .args(["busy", "3", "1"])
+        .args(["busy", "4", "1"])
         .env(env::TEST_IO_DELAY_MS, "4000")
         .env_remove(env::HOOKS);
     let (status, stdout, stderr) = run_captured(&mut cmd, dir.path(), "stall");

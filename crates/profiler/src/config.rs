@@ -115,7 +115,7 @@ pub struct Config {
     /// How long (ms, total) threads wait for a writer that makes no progress before they drop
     /// events instead (0: for ever).
     pub max_stall_ms: u64,
-    /// Test only: the I/O thread's one stall before its second block (ms).
+    /// Test only: the I/O thread's one stall, 5 MiB into the trace (ms).
     pub test_io_delay_ms: u64,
     pub disable: bool,
     /// `ELTRACE_TEST_TRASH_REGISTERS=1`.

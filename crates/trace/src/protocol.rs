@@ -71,8 +71,8 @@ pub mod env {
     /// The longest total stall of the trace writer (ms) for which threads wait before they
     /// drop events instead (`record --max-stall`; `0`: wait for ever).
     pub const MAX_STALL_MS: &str = "ELTRACE_MAX_STALL_MS";
-    /// Test only: the I/O thread sleeps this many ms once, before the second block it writes
-    /// (a file system frozen that long).
+    /// Test only: the I/O thread sleeps this many ms once, before the 20th 256-KiB block it
+    /// writes (a file system frozen that long, 5 MiB into the trace).
     pub const TEST_IO_DELAY_MS: &str = "ELTRACE_TEST_IO_DELAY_MS";
     /// `1`: the profiler declines to load.
     pub const DISABLE: &str = "ELTRACE_DISABLE";

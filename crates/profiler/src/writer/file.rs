@@ -19,6 +19,9 @@ const IO_BLOCK: usize = 256 * 1024;
 const IO_QUEUE: usize = 64;
 /// Written blocks kept for reuse.
 const FREE_BLOCKS: usize = 8;
+/// Test only (`ELTRACE_TEST_IO_DELAY_MS`): the block before which the I/O thread stops, 5 MiB
+/// into the trace, where a busy test program is past its start-up.
+const TEST_DELAY_BLOCK: u64 = 20;
 /// How long the final drain waits for the I/O thread to write everything.
 const IO_SYNC_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -81,7 +84,7 @@ fn io_thread(mut file: File, rx: Receiver<IoMsg>, free: SyncSender<Vec<u8>>) {
         match msg {
             IoMsg::Data(mut block) => {
                 blocks += 1;
-                if delay_ms > 0 && blocks == 2 {
+                if delay_ms > 0 && blocks == TEST_DELAY_BLOCK {
                     // Test only (ELTRACE_TEST_IO_DELAY_MS): a file system frozen that long.
                     std::thread::sleep(Duration::from_millis(delay_ms));
                 }
