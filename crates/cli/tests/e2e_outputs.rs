@@ -9,8 +9,10 @@
 //! record -o x, x replaced by a FIFO before dotnet starts      → refused; record: trace lost
 //! a file-size limit (ulimit -f) below the trace's size        → the trace stops at the
 //!                                                               limit, no SIGXFSZ
-//! the trace's file system frozen for 4 s, --max-stall 300ms    → drops (counted, said)
+//! the trace's I/O stopped for 4 s, --max-stall 300ms          → drops (counted, said)
 //!                                                               instead of waits after 300 ms
+//! the trace's file system frozen (fsfreeze), --max-stall 500ms → the same, on a real
+//!                                                               loop-mounted ext4 (root)
 //! ```
 
 mod common;
@@ -249,4 +251,113 @@ fn a_stalled_writer_holds_the_program_at_most_max_stall() {
         json["trace"]
     );
     assert!(events > 0, "and the rest recorded: {}", json["trace"]);
+}
+
+/// A loop-mounted ext4 image under `dir` (root and loop devices needed), unfrozen and
+/// unmounted when dropped, whatever happened.
+struct LoopMount {
+    mnt: std::path::PathBuf,
+}
+
+impl LoopMount {
+    fn new(dir: &Path) -> LoopMount {
+        let img = dir.join("fs.img");
+        let mnt = dir.join("mnt");
+        std::fs::create_dir_all(&mnt).unwrap();
+        let run = |args: &[&str]| {
+            let out = Command::new(args[0])
+                .args(&args[1..])
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!("{args:?}: {e} (this test needs root, loop devices and e2fsprogs)")
+                });
+            assert!(
+                out.status.success(),
+                "{args:?} failed (this test needs root and loop devices): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let (img_s, mnt_s) = (img.to_str().unwrap(), mnt.to_str().unwrap());
+        run(&["truncate", "-s", "2G", img_s]);
+        run(&["mkfs.ext4", "-q", "-F", img_s]);
+        run(&["mount", "-o", "loop", img_s, mnt_s]);
+        LoopMount { mnt }
+    }
+
+    fn freeze(&self, on: bool) {
+        let status = Command::new("fsfreeze")
+            .arg(if on { "-f" } else { "-u" })
+            .arg(&self.mnt)
+            .status()
+            .unwrap();
+        assert!(status.success() || !on, "fsfreeze -f failed");
+    }
+}
+
+impl Drop for LoopMount {
+    fn drop(&mut self) {
+        self.freeze(false);
+        let _ = Command::new("umount").arg("-l").arg(&self.mnt).status();
+    }
+}
+
+/// The issue's case on a real file system: the trace's file system frozen (`fsfreeze`) for
+/// 2.5 s while a busy program records. With `--max-stall 500ms` the program is held at most
+/// that long in all, then drops (counted, said) until the file system thaws, and ends
+/// normally.
+#[test]
+fn a_frozen_file_system_holds_the_program_at_most_max_stall() {
+    let dir = TempDir::new("frozen-output");
+    let fs = LoopMount::new(dir.path());
+    let trace = fs.mnt.join("busy.eltrace");
+    let (out_path, err_path) = (
+        dir.path().join("frozen.stdout"),
+        dir.path().join("frozen.stderr"),
+    );
+    let mut cmd = Command::new(eltrace());
+    cmd.arg("record")
+        .arg("-o")
+        .arg(&trace)
+        .args(["--max-stall", "500ms", "--", "dotnet"])
+        .arg(scenarios_dll())
+        .args(["busy", "4", "1"])
+        .env_remove(env::HOOKS)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap());
+    let child = common::processes::ChildGuard::spawn(&mut cmd);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    fs.freeze(true);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    fs.freeze(false);
+    let status = child.wait(std::time::Duration::from_secs(120), "frozen");
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    assert!(status.success(), "the program ends normally: {stderr}");
+    assert!(
+        stderr.contains("writer-stalled"),
+        "the profiler says the writer stalled: {stderr}"
+    );
+    let out = Command::new(eltrace())
+        .arg("report")
+        .arg("--json")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        json["trace"]["dropped_events"].as_u64().unwrap() > 0,
+        "{}",
+        json["trace"]
+    );
+    assert!(
+        json["trace"]["events"].as_u64().unwrap() > 0,
+        "{}",
+        json["trace"]
+    );
+    drop(fs);
 }

@@ -78,15 +78,19 @@ fn io_thread(mut file: File, rx: Receiver<IoMsg>, free: SyncSender<Vec<u8>>) {
     // Bytes in the file so far: a write past the file-size limit (RLIMIT_FSIZE) would raise
     // SIGXFSZ and kill the program, so the trace stops at the limit instead.
     let mut size = 0u64;
-    let delay_ms = Recorder::global().map_or(0, |r| r.config.test_io_delay_ms);
     let mut blocks = 0u64;
     for msg in rx {
         match msg {
             IoMsg::Data(mut block) => {
                 blocks += 1;
-                if delay_ms > 0 && blocks == TEST_DELAY_BLOCK {
+                if blocks == TEST_DELAY_BLOCK {
                     // Test only (ELTRACE_TEST_IO_DELAY_MS): a file system frozen that long.
-                    std::thread::sleep(Duration::from_millis(delay_ms));
+                    // Read here, not when the thread starts: the recorder may not be
+                    // installed yet then.
+                    let delay_ms = Recorder::global().map_or(0, |r| r.config.test_io_delay_ms);
+                    if delay_ms > 0 {
+                        std::thread::sleep(Duration::from_millis(delay_ms));
+                    }
                 }
                 let limit = crate::sys::file_size_limit();
                 let room = limit.map_or(u64::MAX, |l| l.saturating_sub(size));
