@@ -106,6 +106,14 @@ impl Outbox {
         unsafe { &mut *self.slots[(i % self.n()) as usize].get() }
     }
 
+    /// Writer, at the end: the events in sealed buffers not written (lost with the process).
+    pub fn unwritten_events(&self) -> u64 {
+        (self.written()..self.sealed())
+            // SAFETY: only the writer calls this, and these buffers lie in [written, sealed).
+            .map(|i| unsafe { self.sealed_slot(i) }.events)
+            .sum()
+    }
+
     /// Writer: buffer `i` (the oldest waiting one) is written and emptied.
     pub fn mark_written(&self, i: u64) {
         debug_assert_eq!(i, self.written.load(Ordering::Relaxed));

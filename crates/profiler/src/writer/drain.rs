@@ -62,9 +62,10 @@ pub fn check(rec: &Recorder, r: io::Result<()>) {
 }
 
 /// One round (see the module doc); `flush`: a flush is due (encode every ring the writer
-/// can lock, seal partial buffers, flush the file). Returns how many bytes of chunks it wrote
-/// plus the records it encoded (0: nothing moved).
-pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool) -> usize {
+/// can lock, seal partial buffers, flush the file); `last`: the final drain, which waits
+/// (briefly) for a ring whose thread holds its lock rather than leave its events unwritten.
+/// Returns how many bytes of chunks it wrote plus the records it encoded (0: nothing moved).
+pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool, last: bool) -> usize {
     // 1. Snapshot the rings; encode those a flush is due for or whose thread exited (the
     //    writer takes the consumer lock; a thread busy encoding its own ring keeps it).
     let mut snapshot = std::mem::take(&mut sink.snapshot);
@@ -89,7 +90,19 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool) -> usize {
         if !(flush || s.retired) {
             continue;
         }
-        if let Some(mut c) = ring.try_consume() {
+        let mut consumer = ring.try_consume();
+        if consumer.is_none() && last {
+            // The thread is encoding its own ring (a few µs) or was preempted doing so: wait
+            // for it, up to 50 ms, so that what it encoded is sealed and written too.
+            for _ in 0..1000 {
+                crate::sys::sleep_ns(50_000);
+                consumer = ring.try_consume();
+                if consumer.is_some() {
+                    break;
+                }
+            }
+        }
+        if let Some(mut c) = consumer {
             let head = ring.published();
             let done = c.encode(head);
             moved += done.records as usize;

@@ -109,7 +109,7 @@ impl Writer {
             }
             let result = std::panic::catch_unwind(|| {
                 let mut sink = lock(&self.sink);
-                round(rec, &mut sink, due)
+                round(rec, &mut sink, due, false)
             });
             self.rounds.fetch_add(1, Ordering::Release);
             self.progress_ns
@@ -191,7 +191,7 @@ impl Writer {
             // Producers may still be waiting for room: drain until the rings are empty (each
             // round wakes the producers it makes room for), a bounded number of times.
             for _ in 0..FINAL_ROUNDS {
-                let drained = round(rec, &mut sink, true);
+                let drained = round(rec, &mut sink, true, true);
                 self.rounds.fetch_add(1, Ordering::Release);
                 self.progress_ns
                     .store(sys::clock_ns(sys::CLOCK_MONOTONIC), Ordering::Release);
@@ -211,7 +211,7 @@ impl Writer {
                 ring.wake_producer();
                 // Events pushed after the last round are lost with the process (and any a
                 // thread still held under its consumer lock).
-                let unwritten = ring.fill() as u64;
+                let unwritten = ring.fill() as u64 + ring.outbox().unwritten_events();
                 let n = ring.take_unreported_drops() + unwritten;
                 if n > 0 {
                     check(rec, sink.file.out.write_dropped(r.thread, n));
