@@ -117,17 +117,7 @@ pub fn event_now() -> u64 {
 /// Converts ticks to monotonic nanoseconds.
 #[inline(always)]
 pub fn to_ns(ticks: u64) -> u64 {
-    if !is_tsc() {
-        return ticks;
-    }
-    let t0 = TSC0.load(Ordering::Relaxed);
-    let m0 = MONO0.load(Ordering::Relaxed);
-    let mult = MULT.load(Ordering::Relaxed) as u128;
-    if ticks >= t0 {
-        m0.wrapping_add((((ticks - t0) as u128 * mult) >> 32) as u64)
-    } else {
-        m0.wrapping_sub((((t0 - ticks) as u128 * mult) >> 32) as u64)
-    }
+    Converter::new().to_ns(ticks)
 }
 
 /// [`to_ns`] with the calibration read once: for a loop converting many ticks.
@@ -140,6 +130,7 @@ pub struct Converter {
 }
 
 impl Converter {
+    #[inline(always)]
     pub fn new() -> Converter {
         Converter {
             tsc: is_tsc(),
