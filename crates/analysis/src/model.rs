@@ -249,6 +249,10 @@ pub struct FunctionStats {
     /// direct call from it was seen to use yet (a recursion, or a dispatcher's resume by a
     /// path not seen before; docs/design.md "Async methods").
     pub ambiguous_calls: u64,
+    /// Runtime-async variants: segments whose start, first call or resume, the runtime told
+    /// by the continuation argument of their Enter (recorded, not inferred; docs/abi.md "The
+    /// async continuation argument").
+    pub known_starts: u64,
     /// An iterator's `MoveNext`: enumerations (one per enumerator, from its first `MoveNext`
     /// to its last; docs/design.md "Iterators: enumerations"). Its `calls` and `segments`
     /// count `MoveNext` frames, `suspensions` the yields, `resumes` the `MoveNext` calls after

@@ -25,7 +25,7 @@ use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
-use eltrace_trace::{Event, ThreadIdx};
+use eltrace_trace::{Event, EventKind, ThreadIdx};
 
 use crate::fxmap::DenseMap;
 
@@ -446,7 +446,8 @@ impl<'a> Ahead<'a> {
         }
     }
 
-    /// The next events, up to a drop (after which the thread's stack is unknown).
+    /// The next events, up to a drop (after which the thread's stack is unknown), without
+    /// Continuation events (their `sp` is a heap address, not a stack pointer).
     pub fn events(self) -> impl Iterator<Item = &'a Event> {
         let cold = self
             .cold
@@ -456,6 +457,9 @@ impl<'a> Ahead<'a> {
                 Run::Dropped { .. } => None,
             })
             .flatten();
-        self.hot.iter().chain(cold)
+        self.hot
+            .iter()
+            .chain(cold)
+            .filter(|e| e.kind != EventKind::Continuation)
     }
 }

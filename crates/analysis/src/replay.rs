@@ -247,6 +247,10 @@ fn step<S: FrameSink + ?Sized>(
         }
         return Ok(());
     }
+    if e.kind == EventKind::Continuation {
+        st.pending_cont = Some((e.func.0, e.sp));
+        return Ok(());
+    }
     st.skip_value = false;
     // The activity before this event: when this event shows frames gone without a Leave,
     // they ended no later than that.
@@ -259,6 +263,11 @@ fn step<S: FrameSink + ?Sized>(
     st.last_left = None;
     match e.kind {
         EventKind::Enter => {
+            st.cont = st
+                .pending_cont
+                .take()
+                .filter(|&(f, _)| f == e.func.0)
+                .map(|(_, c)| c);
             if let Some(i) = link::lowest_stale(st, cx) {
                 let keep = link::suspended_callers(st, cx, i);
                 reveal_above(st, cx, sink, keep, before)?;
@@ -308,7 +317,7 @@ fn step<S: FrameSink + ?Sized>(
             }
         }
         EventKind::Throw => cx.stats.count(cx.thread, Count::Throws, 1),
-        EventKind::Value => {}
+        EventKind::Value | EventKind::Continuation => {}
     }
     Ok(())
 }

@@ -208,7 +208,7 @@ fn apply(stack: &mut Vec<(u32, u64)>, e: &Event) {
                 stack.truncate(lo + i);
             }
         }
-        EventKind::Catch | EventKind::Throw | EventKind::Value => {}
+        EventKind::Catch | EventKind::Throw | EventKind::Value | EventKind::Continuation => {}
     }
 }
 

@@ -91,6 +91,12 @@ pub(crate) struct ThreadState {
     /// this thread: where the thread's dispatchers (thread pool, timer queue) call
     /// continuations. The latest few kept (see `asyncs::link`).
     pub dispatch_sps: Vec<u64>,
+    /// The continuation the runtime passed to the variant Enter being replayed (from the
+    /// Continuation event before it): `Some(0)` a first call, `Some(_)` a resume, `None` not
+    /// recorded (docs/design.md, "Initial call or resume").
+    pub cont: Option<u64>,
+    /// A Continuation event waiting for its Enter: `(function, continuation)`.
+    pub pending_cont: Option<(u32, u64)>,
 }
 
 impl ThreadState {

@@ -17,6 +17,7 @@ use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_in
 
 mod iterators;
 mod json;
+mod methods;
 mod timing;
 use iterators::{iterator_json, iterator_table};
 use json::json_report;
@@ -56,6 +57,8 @@ struct Row {
     s: FunctionStats,
     /// The functions merged into this row.
     idxs: Vec<FunctionIdx>,
+    /// A method entered by its thunk and its async variant: how its calls came in.
+    split: Option<methods::Split>,
     /// `"runtime"` (a runtime-async method's code), `"thunk"`, `"state_machine"` or `""`.
     async_kind: &'static str,
     /// For a state machine's MoveNext (async or iterator): the user method it runs
@@ -92,6 +95,7 @@ fn add(a: &mut FunctionStats, b: &FunctionStats) {
     a.pending_at_end += b.pending_at_end;
     a.inferred_resumes += b.inferred_resumes;
     a.ambiguous_calls += b.ambiguous_calls;
+    a.known_starts += b.known_starts;
     a.enumerations += b.enumerations;
     a.abandoned += b.abandoned;
     a.faulted += b.faulted;
@@ -135,7 +139,7 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
     let mut index: HashMap<(String, String), usize> = HashMap::new();
     let mut rows: Vec<Row> = Vec::new();
     for (idx, s) in a.functions() {
-        let name = a.tables.functions.name(idx);
+        let name = methods::row_name(a, idx);
         let module = a.tables.functions.module(idx).to_owned();
         match index.get(&(name.clone(), module.clone())) {
             Some(&i) => {
@@ -151,11 +155,19 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
                     module,
                     s: *s,
                     idxs: vec![idx],
+                    split: None,
                     async_kind: if iterator { "" } else { kind },
                     async_method,
                     iterator,
                 });
             }
+        }
+    }
+    let edges = methods::edge_map(a);
+    for r in &mut rows {
+        r.split = methods::merge(a, &edges, &r.idxs, &mut r.s);
+        if r.split.is_some_and(|s| s.variant_calls > 0) {
+            r.async_kind = "runtime";
         }
     }
     let timing = Timing::of(a);

@@ -160,11 +160,16 @@ fn async_values_at_initial_enter_and_completion_leave(rt: Runtime) {
         eltrace_trace::FunctionFlags::ASYNC_VARIANT,
     );
 
-    // Initial Enters of the variant: the previous event on the thread is the thunk's Enter.
+    // Initial Enters of the variant: the previous event on the thread is the thunk's Enter
+    // (the Continuation event recorded before the variant's Enter aside).
     let mut initial = Vec::new();
     for list in t.threads.values() {
+        let list: Vec<_> = list
+            .iter()
+            .filter(|(e, _)| e.kind != EventKind::Continuation)
+            .collect();
         for w in list.windows(2) {
-            let (prev, (e, v)) = (&w[0].0, &w[1]);
+            let (prev, (e, v)) = (&w[0].0, w[1]);
             if e.kind == EventKind::Enter
                 && e.func.0 == variant
                 && prev.kind == EventKind::Enter

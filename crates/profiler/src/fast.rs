@@ -92,7 +92,16 @@ pub struct Stubs {
 /// The Rust side of every stub's slow branch. `kind` is the `EventKind` code, `client` the
 /// client id, `sp` the caller SP the JIT passed.
 extern "C" fn fast_fallback(kind: u32, client: usize, sp: u64) {
-    let _ = std::panic::catch_unwind(|| hooks::fast_probe(kind, client, sp));
+    let _ = std::panic::catch_unwind(|| hooks::fast_probe(kind, client, sp, core::ptr::null()));
+}
+
+/// The Enter stubs' slow branch: as [`fast_fallback`], and `saved` points at the stub's saved
+/// integer argument registers (R9 first, RDI 5 words above), where a runtime-async variant's
+/// continuation argument is read (hooks.rs, `CLIENT_CONT`).
+extern "C" fn fast_enter_fallback(client: usize, sp: u64, saved: *const u64) {
+    let _ = std::panic::catch_unwind(|| {
+        hooks::fast_probe(EventKind::Enter.code() as u32, client, sp, saved)
+    });
 }
 
 macro_rules! trash_enter {
@@ -235,9 +244,9 @@ macro_rules! enter_stub {
                 movdqu xmmword ptr [rsp + 80], xmm5
                 movdqu xmmword ptr [rsp + 96], xmm6
                 movdqu xmmword ptr [rsp + 112], xmm7
-                mov edi, {kind}
-                mov rsi, r14
-                mov rdx, r15
+                mov rdi, r14
+                mov rsi, r15
+                lea rdx, [rsp + 136]
                 call {fallback}
                 movdqu xmm0, xmmword ptr [rsp + 0]
                 movdqu xmm1, xmmword ptr [rsp + 16]
@@ -261,8 +270,7 @@ macro_rules! enter_stub {
                 .size ", $name, ", . - ", $name, "
                 .popsection"
             ),
-            fallback = sym fast_fallback,
-            kind = const EventKind::Enter.code(),
+            fallback = sym fast_enter_fallback,
             key_kind = const (EventKind::Enter.code() as u32) << stub::KIND_SHIFT,
             flags_shift = const hooks::CLIENT_FLAGS_SHIFT,
             bias = const hooks::CLIENT_INDEX_BIAS,

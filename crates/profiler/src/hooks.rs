@@ -109,24 +109,13 @@ fn late_drop() {
 /// both and 8-aligned; otherwise the answer is 0 ("unknown"), never a fault.
 #[inline(always)]
 pub fn profiled_sp(elt_info: usize) -> u64 {
-    const NEAR: usize = 64 * 1024;
     const FAR: usize = 64 * 1024 * 1024;
-    let here: usize;
-    // SAFETY: reads the stack pointer register; no memory access.
-    unsafe {
-        core::arch::asm!("mov {}, rsp", out(reg) here, options(nomem, nostack, preserves_flags));
-    }
-    if elt_info < here || elt_info - here > NEAR || elt_info % 8 != 0 {
+    let Some(platform) = platform_data(elt_info) else {
         return 0;
-    }
-    // SAFETY: `elt_info` is 8-aligned and within 64 KiB above our stack pointer, i.e. inside
-    // the live part of this thread's stack (our callers' frames).
-    let platform = unsafe { (elt_info as *const usize).read() };
-    if platform <= elt_info || platform - here > NEAR || platform % 8 != 0 {
-        return 0;
-    }
-    // SAFETY: as above for `platform + 0x20` (it is at most NEAR + 0x20 above `here`, and the
-    // 0x130-byte platform struct lies entirely in the runtime stub's frame).
+    };
+    // SAFETY: as in `platform_data` for `platform + 0x20` (it is at most NEAR + 0x20 above
+    // our stack pointer, and the 0x130-byte platform struct lies entirely in the runtime
+    // stub's frame).
     let sp = unsafe {
         ((platform + eltrace_abi::PROFILE_PLATFORM_SPECIFIC_DATA__profiledRsp) as *const u64).read()
     };
@@ -135,6 +124,28 @@ pub fn profiled_sp(elt_info: usize) -> u64 {
         return 0;
     }
     sp
+}
+
+/// The runtime's PROFILE_PLATFORM_SPECIFIC_DATA behind a WithInfo hook's `eltInfo` (see
+/// [`profiled_sp`]), checked to lie on this thread's stack just above our frame.
+#[inline(always)]
+fn platform_data(elt_info: usize) -> Option<usize> {
+    const NEAR: usize = 64 * 1024;
+    let here: usize;
+    // SAFETY: reads the stack pointer register; no memory access.
+    unsafe {
+        core::arch::asm!("mov {}, rsp", out(reg) here, options(nomem, nostack, preserves_flags));
+    }
+    if elt_info < here || elt_info - here > NEAR || elt_info % 8 != 0 {
+        return None;
+    }
+    // SAFETY: `elt_info` is 8-aligned and within 64 KiB above our stack pointer, i.e. inside
+    // the live part of this thread's stack (our callers' frames).
+    let platform = unsafe { (elt_info as *const usize).read() };
+    if platform <= elt_info || platform - here > NEAR || platform % 8 != 0 {
+        return None;
+    }
+    Some(platform)
 }
 
 /// Defines a slow-path (WithInfo) Leave hook that calls `$inner` (an
@@ -170,14 +181,21 @@ macro_rules! leave_hook_rcx0 {
 }
 pub(crate) use leave_hook_rcx0;
 
+/// Client-id field of 3 bits: 1 + the integer argument register (0 RDI .. 5 R9) that holds
+/// the continuation argument of a runtime-async variant at its Enter, recorded by a
+/// Continuation event before the Enter (docs/abi.md "The async continuation argument"); 0 for
+/// other functions.
+pub const CLIENT_CONT_SHIFT: u32 = CLIENT_FLAGS_SHIFT;
+/// The bits of [`CLIENT_CONT_SHIFT`]'s field.
+pub const CLIENT_CONT: usize = 7 << CLIENT_CONT_SHIFT;
 /// Client-id flag: the function is probed only because it is a sentinel; record no events.
-pub const CLIENT_NO_EVENTS: usize = 1 << CLIENT_FLAGS_SHIFT;
+pub const CLIENT_NO_EVENTS: usize = 1 << (CLIENT_FLAGS_SHIFT + 3);
 /// Client-id flag: the function is the unhandled-exception sentinel
 /// (`System.AppContext.OnUnhandledException`); its Leave ends the trace with End(Abort).
-pub const CLIENT_SENTINEL: usize = 1 << (CLIENT_FLAGS_SHIFT + 1);
+pub const CLIENT_SENTINEL: usize = 1 << (CLIENT_FLAGS_SHIFT + 4);
 /// The client-id flags are the bits from here up: a client id shifted right by this is
 /// nonzero exactly when a flag is set (the fast-path stubs' first test).
-pub const CLIENT_FLAGS_SHIFT: u32 = 62;
+pub const CLIENT_FLAGS_SHIFT: u32 = 59;
 /// What the mapper adds to a function index to make its client id (never 0).
 pub const CLIENT_INDEX_BIAS: usize = 1;
 
@@ -188,8 +206,20 @@ const _: () = assert!(CLIENT_FLAGS_SHIFT >= 32 && CLIENT_SENTINEL == CLIENT_NO_E
 /// The client id the mapper returns: `idx + 1` (never 0) plus flags. A raw record holds 28
 /// bits of function index (ring.rs); a function beyond that (2^28 functions mapped) is probed
 /// without events.
-pub const fn client_id(idx: u32, record_events: bool, sentinel: bool) -> usize {
+///
+/// `cont_reg` is where a runtime-async variant gets its continuation (see [`CLIENT_CONT`]).
+pub const fn client_id(
+    idx: u32,
+    record_events: bool,
+    sentinel: bool,
+    cont_reg: Option<u8>,
+) -> usize {
     let mut c = idx as usize + CLIENT_INDEX_BIAS;
+    if let Some(r) = cont_reg {
+        if r < 6 {
+            c |= (r as usize + 1) << CLIENT_CONT_SHIFT;
+        }
+    }
     if !record_events || idx >= (1 << crate::ring::FUNC_BITS) {
         c |= CLIENT_NO_EVENTS;
     }
@@ -213,7 +243,7 @@ fn func_of(client_id: usize) -> u32 {
 
 #[inline(always)]
 fn probe(kind: EventKind, client_id: usize, elt_info: usize) {
-    if client_id & (CLIENT_NO_EVENTS | CLIENT_SENTINEL) == 0 {
+    if client_id >> CLIENT_FLAGS_SHIFT == 0 {
         record(
             kind.code() as u32,
             func_of(client_id),
@@ -225,26 +255,75 @@ fn probe(kind: EventKind, client_id: usize, elt_info: usize) {
 }
 
 /// The fast-path stubs' Rust fallback (fast.rs): the caller SP comes from the JIT directly.
+/// `saved` (Enter only, else null) points at the stub's saved integer argument registers,
+/// R9 first and RDI last.
 #[inline(always)]
-pub fn fast_probe(kind: u32, client_id: usize, sp: u64) {
-    if client_id & (CLIENT_NO_EVENTS | CLIENT_SENTINEL) == 0 {
+pub fn fast_probe(kind: u32, client_id: usize, sp: u64, saved: *const u64) {
+    if client_id >> CLIENT_FLAGS_SHIFT == 0 {
         record(kind, func_of(client_id), sp);
     } else {
         let kind = EventKind::from_code(kind as u8).unwrap_or(EventKind::Leave);
-        flagged(kind, client_id, sp);
+        let cont = match cont_register(client_id) {
+            Some(r) if kind == EventKind::Enter && !saved.is_null() => {
+                // SAFETY: the Enter stub saved the six argument registers in its own frame,
+                // `saved` pointing at R9, RDI 5 words above; r < 6.
+                Some(unsafe { saved.add(5 - r).read() })
+            }
+            _ => None,
+        };
+        flagged(kind, client_id, sp, cont);
+    }
+}
+
+/// A WithInfo Enter whose caller SP is known already (`record --values`).
+pub fn slow_enter(client_id: usize, elt_info: usize, sp: u64) {
+    if client_id >> CLIENT_FLAGS_SHIFT == 0 {
+        record(EventKind::Enter.code() as u32, func_of(client_id), sp);
+    } else {
+        let cont = slow_continuation(EventKind::Enter, client_id, elt_info);
+        flagged(EventKind::Enter, client_id, sp, cont);
+    }
+}
+
+/// The argument register (0 RDI .. 5 R9) of a client id's continuation field.
+#[inline(always)]
+fn cont_register(client_id: usize) -> Option<usize> {
+    match (client_id & CLIENT_CONT) >> CLIENT_CONT_SHIFT {
+        0 => None,
+        r => Some(r - 1).filter(|&r| r < 6),
     }
 }
 
 #[cold]
 #[inline(never)]
 fn flagged_probe(kind: EventKind, client_id: usize, elt_info: usize) {
-    flagged(kind, client_id, profiled_sp(elt_info));
+    flagged(
+        kind,
+        client_id,
+        profiled_sp(elt_info),
+        slow_continuation(kind, client_id, elt_info),
+    );
+}
+
+/// The continuation argument of a slow-path (WithInfo) Enter whose client id asks for it:
+/// the register's value as the runtime's ProfileEnterNaked saved it in its
+/// PROFILE_PLATFORM_SPECIFIC_DATA (see [`profiled_sp`]); `None` where that is not found.
+pub fn slow_continuation(kind: EventKind, client_id: usize, elt_info: usize) -> Option<u64> {
+    let r = cont_register(client_id).filter(|_| kind == EventKind::Enter)?;
+    let platform = platform_data(elt_info)?;
+    let at = platform + eltrace_abi::PROFILE_PLATFORM_SPECIFIC_DATA__rdi + 8 * r;
+    // SAFETY: `platform` was checked to lie on this thread's stack just above our frame, and
+    // the 0x130-byte struct (registers up to 0xA8) lies entirely in the runtime stub's frame.
+    Some(unsafe { (at as *const u64).read() })
 }
 
 #[cold]
 #[inline(never)]
-fn flagged(kind: EventKind, client_id: usize, sp: u64) {
+fn flagged(kind: EventKind, client_id: usize, sp: u64, cont: Option<u64>) {
     if client_id & CLIENT_NO_EVENTS == 0 {
+        if let Some(c) = cont {
+            record(EventKind::Continuation.code() as u32, func_of(client_id), c);
+        }
         record(kind.code() as u32, func_of(client_id), sp);
     }
     if client_id & CLIENT_SENTINEL != 0 && kind != EventKind::Enter {

@@ -38,6 +38,9 @@ struct Mapper {
     runtime_major: u32,
     /// Inlining decisions for functions not mapped yet (see [`allows_inlining`]).
     inlining: Mutex<std::collections::HashMap<u64, bool>>,
+    /// FunctionIDs of selected runtime-async variants whose continuation argument is recorded
+    /// at Enter, and its register (hooks.rs `CLIENT_CONT`).
+    cont_regs: Mutex<std::collections::HashMap<u64, u8>>,
 }
 
 /// The one mapper (set once, by [`install`]).
@@ -54,6 +57,7 @@ pub fn install(info: &'static Info, modules: &'static Modules, rec: &'static Rec
         variants: Mutex::new(Vec::new()),
         runtime_major: runtime_major(&info.runtime_description().unwrap_or_default()),
         inlining: Mutex::new(std::collections::HashMap::new()),
+        cont_regs: Mutex::new(std::collections::HashMap::new()),
     });
     info.set_function_id_mapper2(function_id_mapper)
 }
@@ -69,8 +73,9 @@ impl Mapper {
             None => self.add_function(rec, function)?,
         };
         let sentinel = lock(&self.sentinels).contains(&(function as u64));
+        let cont_reg = lock(&self.cont_regs).get(&(function as u64)).copied();
         Some((
-            hooks::client_id(idx.0, hooked, sentinel),
+            hooks::client_id(idx.0, hooked, sentinel, cont_reg),
             hooked || sentinel,
         ))
     }
@@ -123,6 +128,16 @@ impl Mapper {
             record.state_machine = machine;
         }
         record.flags.0 |= self.async_role(described.module_id, &record, hooked, described.returns);
+        if hooked && record.flags.0 & FunctionFlags::ASYNC_VARIANT != 0 {
+            // Where the variant's Enter finds its continuation; not for methods of generic
+            // types (a generic context may come first: com/resolve.rs `continuation_register`).
+            if let Some(r) = described
+                .cont_reg
+                .filter(|_| !record.type_name.contains('`'))
+            {
+                lock(&self.cont_regs).insert(function as u64, r);
+            }
+        }
         if described.framework
             && record.module == SENTINEL_MODULE
             && record.type_name == SENTINEL_TYPE

@@ -28,6 +28,11 @@ pub enum EventKind {
     /// the arguments of an Enter or the return value of a Leave. `func` holds the id of a
     /// [`ValueRecord`], not a function; `sp` repeats the previous event's.
     Value = 6,
+    /// The async continuation a runtime-async variant's Enter received, recorded just before
+    /// that Enter on the same thread: `sp` holds the continuation (0: the Enter starts a call;
+    /// otherwise the Enter resumes one, and `sp` is the continuation object's address at that
+    /// moment); `func` is the function entered.
+    Continuation = 7,
 }
 
 impl EventKind {
@@ -46,8 +51,15 @@ impl EventKind {
             4 => EventKind::Catch,
             5 => EventKind::Throw,
             6 => EventKind::Value,
+            7 => EventKind::Continuation,
             _ => return None,
         })
+    }
+
+    /// Whether the event annotates a neighbouring event (Value: the one before it;
+    /// Continuation: the Enter after it) rather than opening or ending a frame itself.
+    pub const fn is_annotation(self) -> bool {
+        matches!(self, EventKind::Value | EventKind::Continuation)
     }
 
     /// A short lower-case name, as used in JSON and text output.
@@ -60,6 +72,7 @@ impl EventKind {
             EventKind::Catch => "catch",
             EventKind::Throw => "throw",
             EventKind::Value => "value",
+            EventKind::Continuation => "continuation",
         }
     }
 }

@@ -22,11 +22,14 @@ public static class Program
             case "exception": return ExceptionScenario.Run();
             case "configureawait": return ConfigureAwaitScenario.Run();
             case "plain-await": return PlainAwaitScenario.Run();
+            case "stream-read": return StreamReadScenario.Run();
+            case "queues": return QueuesScenario.Run(pool: false);
+            case "queues-pool": return QueuesScenario.Run(pool: true);
             case "tier-both": return TierBothScenario.Run(args);
             case "tier-caller": return TierCallerScenario.Run(args);
             case "tier-callee": return TierCalleeScenario.Run(args);
             default:
-                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await|tier-both [N]|tier-caller [N]|tier-callee [M] [K] [H]>");
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await|stream-read|queues|queues-pool|tier-both [N]|tier-caller [N]|tier-callee [M] [K] [H]>");
                 return 2;
         }
     }

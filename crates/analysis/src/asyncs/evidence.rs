@@ -155,6 +155,11 @@ pub(crate) fn dispatched_below_segments(
     if !all_segments {
         return false;
     }
+    if let Some(cont) = st.cont {
+        // The runtime's continuation argument decides: a resume (the dispatcher called it,
+        // so the segments above suspended), or a first call (a direct call from the top one).
+        return cont != 0;
+    }
     if is_dispatch_sp(st, e.sp, cx.calls) {
         // Something to resume: a waiting call of f, one still open on another thread, or one
         // whose segment is on this stack.
@@ -376,7 +381,8 @@ pub(crate) fn stale_below(st: &ThreadState, cx: &mut Ctx<'_>, f: u32) -> Option<
     if st.open_segments() == 0 || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
         return None;
     }
-    if initial_evidence(cx, f, Role::Variant, st.stack.last()).is_some() {
+    // The runtime's continuation argument says a first call: no resume, nothing stale.
+    if st.cont == Some(0) || initial_evidence(cx, f, Role::Variant, st.stack.last()).is_some() {
         return None;
     }
     let i = st.segment_frames().rev().find(|&i| {

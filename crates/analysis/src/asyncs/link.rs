@@ -142,7 +142,7 @@ pub(crate) fn resolve_elsewhere(
     let variant = match cx.roles.get(&cx.tables.functions, f) {
         Role::Variant => true,
         Role::Unresolved => {
-            let mut events = ahead.events().filter(|n| n.kind != EventKind::Value);
+            let mut events = ahead.events().filter(|n| !n.kind.is_annotation());
             match events.next() {
                 Some(next) => !calls_own_variant(cx, f, e.sp, next, events),
                 None => false,
@@ -175,7 +175,7 @@ fn thunk_leaves_first<'e>(f: u32, sp: u64, rest: impl Iterator<Item = &'e Event>
     }
     let next = rest
         .take(LOOK_AHEAD)
-        .find(|n| n.kind != EventKind::Value && n.sp != 0 && n.sp >= sp)?;
+        .find(|n| !n.kind.is_annotation() && n.sp != 0 && n.sp >= sp)?;
     Some(next.kind == EventKind::Leave && next.func.0 == f && next.sp == sp)
 }
 
@@ -204,7 +204,7 @@ pub(crate) fn entered(
             }
             // The thread's next event, when already read, decides at once: a resume of this
             // segment's call on another thread, analysed before that event, finds the call.
-            let mut events = ahead.events().filter(|n| n.kind != EventKind::Value);
+            let mut events = ahead.events().filter(|n| !n.kind.is_annotation());
             match events.next() {
                 Some(next) => resolve_top(st, cx, next, events, after_completion, prefer),
                 None => cx.unresolved.push((cx.thread.0, e.func.0)),
@@ -243,12 +243,24 @@ fn classify_top(
     if parent.is_none() && role == Role::Variant {
         note_dispatch_sp(st, top_sp, cx.calls);
     }
-    let initial_caller = initial_evidence(cx, f, role, parent.as_ref());
+    let initial_caller = match st.cont.filter(|_| role == Role::Variant) {
+        // The runtime's continuation argument: null at a first call, the call's continuation
+        // at a resume (docs/abi.md, "The async continuation argument").
+        Some(0) => {
+            cx.stats.function(f).known_starts += 1;
+            Some(initial_evidence(cx, f, role, parent.as_ref()).flatten())
+        }
+        Some(_) => {
+            cx.stats.function(f).known_starts += 1;
+            None
+        }
+        None => initial_evidence(cx, f, role, parent.as_ref()),
+    };
     let resumed = match initial_caller {
         Some(_) => None,
         None => link_resume(cx, f, sp, after_completion, prefer),
     };
-    if initial_caller.is_some() && role == Role::Variant {
+    if initial_caller.is_some() && role == Role::Variant && st.cont.is_none() {
         if let Some(p) = parent.filter(|p| p.func == f && p.sp > top_sp && top_sp != 0) {
             let unknown = cx
                 .calls

@@ -185,14 +185,27 @@ pub fn trace_observations(path: &Path) -> Observations {
                 for e in events {
                     if !matches!(
                         e.kind,
-                        EventKind::Enter | EventKind::Leave | EventKind::Tailcall
+                        EventKind::Enter
+                            | EventKind::Leave
+                            | EventKind::Tailcall
+                            | EventKind::Continuation
                     ) {
                         continue;
                     }
                     let (fid, name) = funcs.get(&e.func).cloned().unwrap_or_default();
+                    // A Continuation event's `sp` is the continuation argument (before the
+                    // name, which runs to the end of the line).
+                    let value = if e.kind == EventKind::Continuation {
+                        format!(" value={:#x}", e.sp)
+                    } else {
+                        String::new()
+                    };
                     o.push(
                         "event",
-                        &format!("kind={} tid={tid} fid={fid:#x} name={name}", e.kind.name()),
+                        &format!(
+                            "kind={} tid={tid} fid={fid:#x}{value} name={name}",
+                            e.kind.name()
+                        ),
                     );
                 }
             }

@@ -105,6 +105,7 @@ fn with_suspension_leaves(o: &Observations, details: &str) -> Observations {
 pub const NET10: &[(&str, Verdict)] = &[
     ("async.counts", Verdict::Pass),
     ("async.suspension-leave", Verdict::Differs),
+    ("async.continuation-arg", Verdict::Pass),
     ("async.balance", Verdict::Pass),
     ("info.enter.initial", Verdict::Pass),
     ("info.enter.resume", Verdict::Differs),
@@ -474,4 +475,17 @@ fn pinvoke_checks_turn_red() {
     let mut o4 = fixture("pinvoke");
     set(&mut o4, "probe.pinvoke.compares", "47");
     assert_eq!(verdict("pinvoke.reverse", &o4), Verdict::Fail);
+}
+
+#[test]
+fn continuation_arg_fails_when_a_call_looks_like_a_resume() {
+    let o = fixture("async");
+    assert_eq!(verdict("async.continuation-arg", &o), Verdict::Pass);
+    let mut wrong = o.clone();
+    replace(&mut wrong, "value=0x0 ", "value=0x7f0000001000 ", 1);
+    assert_eq!(verdict("async.continuation-arg", &wrong), Verdict::Fail);
+    let mut none = o.clone();
+    none.lines
+        .retain(|(k, v)| k != "event" || !v.contains("kind=continuation"));
+    assert_eq!(verdict("async.continuation-arg", &none), Verdict::Fail);
 }

@@ -82,7 +82,12 @@ pub(super) fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> V
                     "pending_at_end": s.pending_at_end,
                     "inferred_resumes": s.inferred_resumes,
                     "ambiguous_calls": s.ambiguous_calls,
+                    "known_starts": s.known_starts,
                 });
+                if let Some(sp) = r.split {
+                    f["async"]["variant_calls"] = json!(sp.variant_calls);
+                    f["async"]["thunk_calls"] = json!(sp.thunk_calls);
+                }
             }
             if r.iterator {
                 f["iterator"] = iterator_json(r, rows);
@@ -146,19 +151,24 @@ fn value_samples(a: &Analysis, idxs: &[FunctionIdx]) -> Vec<Value> {
         .collect()
 }
 
-/// Edges merged by (caller name, callee name), largest inclusive time first.
+/// Edges merged by (caller row, callee row), largest inclusive time first; a method's
+/// thunk→variant nesting is inside its row, not an edge (report/methods.rs).
 fn edges(a: &Analysis, tm: Timing<'_>) -> Vec<Value> {
     // Each function's name made once (an edge list names the same functions many times).
     let mut names: HashMap<FunctionIdx, Rc<str>> = HashMap::new();
     let mut name = |f: FunctionIdx| -> Rc<str> {
         names
             .entry(f)
-            .or_insert_with(|| a.tables.functions.name(f).into())
+            .or_insert_with(|| methods::row_name(a, f).into())
             .clone()
     };
     let root: Rc<str> = Rc::from("");
     let mut merged: HashMap<(Rc<str>, Rc<str>), (u64, u64)> = HashMap::new();
     for (caller, callee, s) in a.edges() {
+        if caller.is_some_and(|c| methods::nested_pair(a, c, callee)) {
+            // One call of one method (its row counts it once).
+            continue;
+        }
         let caller = caller.map_or_else(|| root.clone(), &mut name);
         let e = merged.entry((caller, name(callee))).or_default();
         e.0 += s.calls;

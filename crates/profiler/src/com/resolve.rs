@@ -61,6 +61,10 @@ pub struct Described {
     /// The element type that the method's signature returns (after custom modifiers), e.g.
     /// `0x01` void, `0x12` class, `0x15` generic instance; 0 when unknown.
     pub returns: u8,
+    /// Where the method's async variant receives its continuation at Enter: the index of the
+    /// integer argument register (0 RDI .. 5 RSI, RDX, RCX, R8, R9) if the signature makes it
+    /// certain (see [`continuation_register`]); `None` otherwise.
+    pub cont_reg: Option<u8>,
 }
 
 impl Default for Modules {
@@ -144,6 +148,7 @@ impl Modules {
             module_id: 0,
             class: 0,
             returns: 0,
+            cont_reg: None,
         };
         let fi = match info.function_info(function) {
             Ok(fi) => fi,
@@ -173,6 +178,7 @@ impl Modules {
         };
         d.record.impl_flags = props.impl_flags;
         d.returns = return_element(&props.sig);
+        d.cont_reg = continuation_register(&props.sig);
         let arity = md.generic_param_count(fi.token).unwrap_or(0);
         d.record.method = names::method_name(&props.name, arity);
         if props.class != GLOBAL_TYPE && props.class & 0x00FF_FFFF != 0 {
@@ -308,9 +314,104 @@ pub fn return_element(sig: &[u8]) -> u8 {
     0
 }
 
+/// The integer argument register (0 RDI, 1 RSI, .. 5 R9: SysV x64) that holds a runtime-async
+/// variant's hidden continuation argument at its Enter, from the method's signature, or `None`
+/// where that is not certain. The runtime passes, in order, `this`, the return buffer, the
+/// generic context and then the continuation, before the declared arguments (dotnet/runtime
+/// `ArgIterator::GetAsyncContinuationArgOffset`; docs/abi.md "The async continuation
+/// argument"). So it is `None` for generic methods (a generic context may come first), and
+/// for a variant that may return a struct through a buffer: a Task or ValueTask of a value
+/// type or a generic parameter. The caller rules out methods of generic types.
+pub fn continuation_register(sig: &[u8]) -> Option<u8> {
+    let conv = *sig.first()?;
+    if conv & 0x10 != 0 || conv & 0x40 != 0 {
+        return None;
+    }
+    let mut i = 1;
+    compressed(sig, &mut i)?;
+    let mut b = *sig.get(i)?;
+    while b == 0x1f || b == 0x20 {
+        i += 1;
+        compressed(sig, &mut i)?;
+        b = *sig.get(i)?;
+    }
+    i += 1;
+    let no_buffer = match b {
+        // void, primitives, string, object, native ints: no Task at all (a variant with no
+        // thunk), or Task / ValueTask (a class or value type token): the variant returns void.
+        0x01..=0x0e | 0x18 | 0x19 | 0x1c | 0x12 | 0x11 => true,
+        0x15 => {
+            // Task<T> / ValueTask<T>: the variant returns T.
+            i += 1;
+            compressed(sig, &mut i)?;
+            if compressed(sig, &mut i)? != 1 {
+                return None;
+            }
+            match *sig.get(i)? {
+                0x02..=0x0e | 0x18 | 0x19 | 0x1c | 0x12 | 0x1d | 0x14 => true,
+                0x15 => *sig.get(i + 1)? == 0x12,
+                _ => false,
+            }
+        }
+        _ => false,
+    };
+    no_buffer.then_some(u8::from(conv & 0x20 != 0))
+}
+
+/// Reads one compressed unsigned integer of a signature blob at `*i` (ECMA-335 II.23.2).
+fn compressed(sig: &[u8], i: &mut usize) -> Option<u32> {
+    let b = *sig.get(*i)? as u32;
+    let (v, n) = if b & 0x80 == 0 {
+        (b, 1)
+    } else if b & 0xc0 == 0x80 {
+        (((b & 0x3f) << 8) | *sig.get(*i + 1)? as u32, 2)
+    } else {
+        let rest = sig.get(*i + 1..*i + 4)?;
+        (
+            ((b & 0x1f) << 24) | (rest[0] as u32) << 16 | (rest[1] as u32) << 8 | rest[2] as u32,
+            4,
+        )
+    };
+    *i += n;
+    Some(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn continuation_registers_from_signatures() {
+        // static Task<long> M(int): RDI.
+        assert_eq!(
+            continuation_register(&[0x00, 0x01, 0x15, 0x12, 0x09, 0x01, 0x0a, 0x08]),
+            Some(0)
+        );
+        // instance ValueTask<int> ReadAsync(Memory<byte>, CancellationToken): RSI.
+        let read = [
+            0x20, 0x02, 0x15, 0x11, 0x21, 0x01, 0x08, 0x15, 0x11, 0x25, 0x01, 0x05, 0x11, 0x29,
+        ];
+        assert_eq!(continuation_register(&read), Some(1));
+        // instance Task M(): RSI; static void TransparentAwait(object): RDI.
+        assert_eq!(continuation_register(&[0x20, 0x00, 0x12, 0x0d]), Some(1));
+        assert_eq!(continuation_register(&[0x00, 0x01, 0x01, 0x1c]), Some(0));
+        // ValueTask<SomeStruct> (a return buffer may come first), Task<T> of a type
+        // parameter, a generic method, explicit this: not certain.
+        assert_eq!(
+            continuation_register(&[0x00, 0x00, 0x15, 0x11, 0x21, 0x01, 0x11, 0x31]),
+            None
+        );
+        assert_eq!(
+            continuation_register(&[0x20, 0x00, 0x15, 0x12, 0x09, 0x01, 0x13, 0x00]),
+            None
+        );
+        assert_eq!(
+            continuation_register(&[0x10, 0x01, 0x00, 0x15, 0x12, 0x09, 0x01, 0x1e, 0x00]),
+            None
+        );
+        assert_eq!(continuation_register(&[0x60, 0x00, 0x12, 0x0d]), None);
+        assert_eq!(continuation_register(&[]), None);
+    }
 
     #[test]
     fn every_shared_framework_is_framework() {

@@ -60,8 +60,9 @@ mod outbox;
 use outbox::Encoder;
 pub use outbox::{BUF_BYTES, BUFFERS, MIN_BUFFERS, Outbox};
 
-/// Kind code of a drop marker record (`sp` holds the number of events lost just before it).
-pub const KIND_DROPPED: u32 = 7;
+/// Kind code of a drop marker record (`sp` holds the number of events lost just before it):
+/// above every `EventKind` code (the key has 4 bits of kind).
+pub const KIND_DROPPED: u32 = 8;
 
 /// Bits of a function index in a record's key (indices at or above 2^28 are not recorded:
 /// `hooks::client_id`).

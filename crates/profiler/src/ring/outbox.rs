@@ -37,7 +37,7 @@ pub const BUFFERS: usize = 8;
 pub const MIN_BUFFERS: usize = 2;
 
 /// The highest event kind code a record may hold (higher: a drop marker or unknown).
-const MAX_KIND: u32 = EventKind::Value.code() as u32;
+const MAX_KIND: u32 = EventKind::Continuation.code() as u32;
 
 /// One outbox buffer: whole chunks, and the events they hold.
 pub struct Slot {

@@ -386,7 +386,7 @@ fn capture(kind: EventKind, client_id: usize, elt: usize, sp: u64) {
 pub unsafe extern "C" fn enter_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
     let _ = std::panic::catch_unwind(|| {
         let sp = hooks::profiled_sp(elt);
-        hooks::fast_probe(EventKind::Enter.code() as u32, id.value(), sp);
+        hooks::slow_enter(id.value(), elt, sp);
         capture(EventKind::Enter, id.value(), elt, sp);
     });
 }
@@ -407,7 +407,12 @@ crate::hooks::leave_hook_rcx0! {
 extern "C" fn leave_inner(client_id: usize, elt: usize) {
     let _ = std::panic::catch_unwind(|| {
         let sp = hooks::profiled_sp(elt);
-        hooks::fast_probe(EventKind::Leave.code() as u32, client_id, sp);
+        hooks::fast_probe(
+            EventKind::Leave.code() as u32,
+            client_id,
+            sp,
+            core::ptr::null(),
+        );
         capture(EventKind::Leave, client_id, elt, sp);
     });
 }

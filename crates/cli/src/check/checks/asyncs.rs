@@ -41,7 +41,10 @@ pub struct AsyncPair {
 pub fn async_pair(events: &[Event], name: &str) -> AsyncPair {
     let mut order: Vec<u64> = Vec::new();
     let mut counts: BTreeMap<u64, Counts> = BTreeMap::new();
-    for e in events.iter().filter(|e| e.name == name) {
+    for e in events
+        .iter()
+        .filter(|e| e.name == name && e.kind != "continuation")
+    {
         if !order.contains(&e.fid) {
             order.push(e.fid);
         }
@@ -131,6 +134,45 @@ pub(super) fn async_suspension_leave(o: &Observations) -> Row {
     row("async.suspension-leave", EXP, observed, verdict)
 }
 
+/// What the production profiler recorded of each variant Enter's hidden continuation
+/// argument (a Continuation event before the Enter: docs/abi.md "The async continuation
+/// argument"): null at every first call, an object at every resume.
+pub(super) fn async_continuation_arg(o: &Observations) -> Row {
+    const EXP: &str = "the async variant's continuation argument at Enter: null at each call \
+                       (calls), an object at each resume (calls×awaits)";
+    let events = o.events();
+    let mut parts = Vec::new();
+    let (mut ok, mut none) = (!events.is_empty(), true);
+    for (name, calls, awaits, _, _) in ASYNC_METHODS {
+        let Some((variant, _)) = async_pair(&events, name).variant else {
+            ok = false;
+            parts.push(format!("{} no variant", short(name)));
+            continue;
+        };
+        let values: Vec<u64> = events
+            .iter()
+            .filter(|e| e.kind == "continuation" && e.fid == variant)
+            .filter_map(|e| e.num("value"))
+            .collect();
+        let null = values.iter().filter(|&&v| v == 0).count() as u64;
+        let object = values.iter().filter(|&&v| v != 0 && v % 8 == 0).count() as u64;
+        none &= values.is_empty();
+        ok &= null == calls && object == calls * awaits && values.len() as u64 == null + object;
+        parts.push(format!("{} null {null} object {object}", short(name)));
+    }
+    let (observed, verdict) = if events.is_empty() {
+        (format!("no events; {}", o.exit_text()), Verdict::Fail)
+    } else if none {
+        (
+            "no continuation recorded (the profiler found no register for it)".to_string(),
+            Verdict::Fail,
+        )
+    } else {
+        (parts.join("; "), pass_if(ok))
+    };
+    row("async.continuation-arg", EXP, observed, verdict)
+}
+
 pub(super) fn async_balance(o: &Observations) -> Row {
     const EXP: &str = "after eltrace's analysis: 0 mismatched, 0 unmatched, 0 open at end";
     let Some(b) = o.get("balance") else {
@@ -183,7 +225,7 @@ pub fn phases<'a>(events: &'a [Event], name: &str) -> Vec<(Phase, &'a Event)> {
     };
     let mut out: Vec<(Phase, &Event)> = Vec::new();
     let mut last_on_thread: BTreeMap<u64, (u64, String)> = BTreeMap::new();
-    for e in events {
+    for e in events.iter().filter(|e| e.kind != "continuation") {
         let prev = last_on_thread.insert(e.tid, (e.fid, e.kind.clone()));
         if e.name != name {
             continue;

@@ -98,6 +98,11 @@ pub const CHECKS: &[Check] = &[
         eval: async_suspension_leave,
     },
     Check {
+        name: "async.continuation-arg",
+        experiment: experiment::ASYNC,
+        eval: async_continuation_arg,
+    },
+    Check {
         name: "async.balance",
         experiment: experiment::ASYNC,
         eval: async_balance,

@@ -1,0 +1,137 @@
+//! One row per method: a Task-returning method that runtime-async code awaits has two
+//! FunctionIDs, its *thunk* (the Task-returning entry that ordinary callers call) and its
+//! *async variant* (the entry runtime-async callers call). Whichever way a call came in, it is
+//! one call of the method: the report shows one row named after the method, with the split
+//! kept as detail (`variant_calls`, `thunk_calls`; docs/design.md "One row per method").
+//!
+//! A call that goes through both entries is counted once: for a runtime-async method
+//! (impl flag `0x2000`) the thunk calls the variant, which runs the method's code; for a
+//! method that is not async it is the other way round, the variant calls the Task-returning
+//! method's code (.NET 10; on .NET 11 the variant runs the method's code itself). Those
+//! nested frames are the caller→callee edges between the two, taken off the row's calls,
+//! segments and inclusive time.
+//!
+//! ```text
+//! .NET 10, SlowStream.ReadAsync (not async) awaited by runtime-async Consume 25 times and
+//! called by StreamReader (not runtime-async on 10) 25 times:
+//!   variant 25 calls, thunk 50 calls, variant→thunk 25  →  ReadAsync: 50 calls
+//! ```
+
+use std::collections::HashMap;
+
+use eltrace_analysis::{Analysis, EdgeStats, FunctionIdx, FunctionStats};
+
+/// Impl flag of a runtime-async method (`MethodImplOptions.Async`).
+const IMPL_ASYNC: u32 = 0x2000;
+
+/// How a merged method's calls came in (the two add up to the row's calls).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Split {
+    /// Calls that came in at the async variant (an `await` in runtime-async code).
+    pub variant_calls: u64,
+    /// Calls that came in at the Task-returning entry (any other caller).
+    pub thunk_calls: u64,
+}
+
+/// The row name of function `idx`: a thunk's and a variant's are the method's full name.
+pub fn row_name(a: &Analysis, idx: FunctionIdx) -> String {
+    match a.tables.functions.get(idx) {
+        Some(r) if r.flags.async_thunk() || r.flags.async_variant() => r.full_name(),
+        _ => a.tables.functions.name(idx),
+    }
+}
+
+/// Whether a `caller`→`callee` frame pair is one call of one method entered both ways: the
+/// thunk of a runtime-async method calling its variant, or the variant of a method that is
+/// not async calling its Task-returning code. Such edges are inside the method's row.
+pub fn nested_pair(a: &Analysis, caller: FunctionIdx, callee: FunctionIdx) -> bool {
+    let (Some(c), Some(e)) = (
+        a.tables.functions.get(caller),
+        a.tables.functions.get(callee),
+    ) else {
+        return false;
+    };
+    if c.module != e.module || c.token != e.token || c.full_name() != e.full_name() {
+        return false;
+    }
+    let runtime_async = (c.impl_flags | e.impl_flags) & IMPL_ASYNC != 0;
+    if runtime_async {
+        c.flags.async_thunk() && e.flags.async_variant()
+    } else {
+        c.flags.async_variant() && e.flags.async_thunk()
+    }
+}
+
+/// The caller→callee edges of `a`, by (caller, callee) index.
+pub fn edge_map(a: &Analysis) -> HashMap<(u32, u32), EdgeStats> {
+    a.edges()
+        .into_iter()
+        .filter_map(|(caller, callee, e)| caller.map(|c| ((c.0, callee.0), e)))
+        .collect()
+}
+
+/// Takes the nested frames between the thunks and variants among `idxs` off `s`; returns
+/// the split for a row with either role (`None`: not an async method's row).
+pub fn merge(
+    a: &Analysis,
+    edges: &HashMap<(u32, u32), EdgeStats>,
+    idxs: &[FunctionIdx],
+    s: &mut FunctionStats,
+) -> Option<Split> {
+    let role = |i: &FunctionIdx| a.tables.functions.get(*i).map(|r| r.flags);
+    let thunks: Vec<FunctionIdx> = idxs
+        .iter()
+        .copied()
+        .filter(|i| role(i).is_some_and(|f| f.async_thunk()))
+        .collect();
+    let variants: Vec<FunctionIdx> = idxs
+        .iter()
+        .copied()
+        .filter(|i| role(i).is_some_and(|f| f.async_variant()))
+        .collect();
+    if thunks.is_empty() && variants.is_empty() {
+        return None;
+    }
+    let runtime_async = idxs.iter().any(|&i| {
+        a.tables
+            .functions
+            .get(i)
+            .is_some_and(|r| r.impl_flags & IMPL_ASYNC != 0)
+    });
+    let calls_of = |set: &[FunctionIdx]| -> u64 {
+        set.iter()
+            .filter_map(|&i| a.function_stats(i))
+            .map(|f| f.calls)
+            .sum()
+    };
+    let mut split = Split {
+        variant_calls: calls_of(&variants),
+        thunk_calls: calls_of(&thunks),
+    };
+    let mut nested = EdgeStats::default();
+    for &t in &thunks {
+        for &v in &variants {
+            // The entry that wraps the method's code: the thunk of a runtime-async method,
+            // the variant of one that is not async.
+            let (caller, callee) = if runtime_async { (t, v) } else { (v, t) };
+            if !nested_pair(a, caller, callee) {
+                continue;
+            }
+            if let Some(e) = edges.get(&(caller.0, callee.0)) {
+                nested.calls += e.calls;
+                nested.inclusive_ns += e.inclusive_ns;
+            }
+        }
+    }
+    s.calls = s.calls.saturating_sub(nested.calls);
+    s.segments = s.segments.saturating_sub(nested.calls);
+    s.inclusive_ns = s.inclusive_ns.saturating_sub(nested.inclusive_ns);
+    s.exclusive_ns = s.exclusive_ns.min(s.inclusive_ns);
+    // Each call counted at the entry it came in by.
+    if runtime_async {
+        split.variant_calls = split.variant_calls.saturating_sub(nested.calls);
+    } else {
+        split.thunk_calls = split.thunk_calls.saturating_sub(nested.calls);
+    }
+    Some(split)
+}
