@@ -31,6 +31,7 @@ pub struct Analysis {
     pub(crate) edges: FxHashMap<u64, EdgeStats>,
     pub(crate) samples: DenseMap<Vec<ValueSample>>,
     pub(crate) call_tree: Option<CallTree>,
+    pub(crate) logical_tree: Option<CallTree>,
     /// Sampled time estimates (a trace recorded with `--timing sampled`).
     pub sampled: Option<crate::sampled::SampledTimes>,
 }
@@ -96,6 +97,13 @@ impl Analysis {
     /// finished.
     pub fn value_samples(&self, idx: FunctionIdx) -> &[ValueSample] {
         self.samples.get(idx.0).map_or(&[], Vec::as_slice)
+    }
+
+    /// The logical call tree, if [`Options::logical_tree`](crate::Options::logical_tree)
+    /// asked for it: each async call's segments under the call that awaited it, wherever
+    /// they ran; `calls` counts logical calls, times are the segments' (CPU) times.
+    pub fn logical_tree(&self) -> Option<&CallTree> {
+        self.logical_tree.as_ref()
     }
 
     /// The call tree, if [`Options::call_tree`](crate::Options::call_tree) asked for it.

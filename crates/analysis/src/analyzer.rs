@@ -33,6 +33,8 @@ pub struct Options {
     /// Build the [`CallTree`](crate::CallTree) (needed for folded stacks; costs a hash lookup
     /// per call).
     pub call_tree: bool,
+    /// Build the logical call tree ([`Analysis::logical_tree`](crate::Analysis)).
+    pub logical_tree: bool,
 }
 
 /// Diagnostics kept at most; more are counted in the last message.
@@ -60,7 +62,7 @@ impl Analyzer {
     pub fn new(opts: &Options) -> Self {
         Analyzer {
             tables: Tables::default(),
-            stats: Stats::new(opts.call_tree),
+            stats: Stats::new(opts.call_tree, opts.logical_tree),
             replay: Replay::default(),
             reorder: Reorder::default(),
             filter: opts.threads.as_ref().map(|t| t.iter().copied().collect()),

@@ -59,8 +59,14 @@ impl CallTree {
     }
 
     pub(crate) fn add(&mut self, id: CallNodeId, dur: u64, excl: u64) {
+        self.add_segment(id, dur, excl, true);
+    }
+
+    /// Adds a frame's times; `call`: it starts a call (a resumed segment of an async call
+    /// adds time to its call's node of the logical tree, not a call).
+    pub(crate) fn add_segment(&mut self, id: CallNodeId, dur: u64, excl: u64, call: bool) {
         let n = &mut self.nodes[id.0 as usize];
-        n.calls += 1;
+        n.calls += u64::from(call);
         n.inclusive_ns += dur;
         n.exclusive_ns += excl;
     }

@@ -415,10 +415,17 @@ fn enter(
     ahead: Ahead<'_>,
 ) {
     let parent_node = st.stack.last().and_then(|o| o.node);
+    let lparent = st.stack.last().and_then(|o| o.lnode);
     let node = cx.stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
     st.push(e.func.0, ns, e.sp, node);
     cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
     link::entered(st, cx, e, after_completion, prefer, ahead);
+    if let (Some(t), Some(top)) = (cx.stats.logical.as_mut(), st.stack.last_mut()) {
+        // A segment's node was set when it was linked to its call (asyncs/link.rs).
+        if top.lnode.is_none() {
+            top.lnode = Some(t.child(lparent, e.func));
+        }
+    }
     let (mut env, roles) = iter_env(cx);
     iterators::entered(st, &mut env, e.func.0, ns, |r| roles.machine_kind(r));
 }

@@ -29,6 +29,9 @@ pub(crate) struct Open {
     /// [`ThreadState::heads`] ([`NONE`]: none).
     below_bucket: u32,
     pub node: Option<CallNodeId>,
+    /// The frame's node in the logical call tree ([`Stats::logical`](crate::stats::Stats)):
+    /// a resumed segment's is its logical call's node, not one under its dispatcher.
+    pub lnode: Option<CallNodeId>,
     pub enter_value: Option<u32>,
     /// No other frame of the same function below.
     pub outer: bool,
@@ -147,6 +150,7 @@ impl ThreadState {
             below_same,
             below_bucket,
             node,
+            lnode: None,
             sp,
             segment: None,
             unresolved: false,

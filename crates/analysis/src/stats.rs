@@ -31,6 +31,9 @@ pub(crate) struct Stats {
     edges: Edges,
     pub samples: DenseMap<Vec<ValueSample>>,
     pub tree: Option<CallTree>,
+    /// The logical call tree: async calls under the call that awaited them, whatever thread
+    /// ran their segments (docs/design.md "The logical call tree").
+    pub logical: Option<CallTree>,
     pub totals: Totals,
     /// The latest WAITS totals of each thread.
     waits_seen: DenseMap<(u64, u64)>,
@@ -81,9 +84,10 @@ pub(crate) struct CallSummary {
 }
 
 impl Stats {
-    pub fn new(call_tree: bool) -> Self {
+    pub fn new(call_tree: bool, logical_tree: bool) -> Self {
         Stats {
             tree: call_tree.then(CallTree::default),
+            logical: logical_tree.then(CallTree::default),
             ..Stats::default()
         }
     }
@@ -229,6 +233,9 @@ impl Stats {
         if let (Some(tree), Some(node)) = (self.tree.as_mut(), o.node) {
             tree.add(node, dur, excl);
         }
+        if let (Some(tree), Some(node)) = (self.logical.as_mut(), o.lnode) {
+            tree.add_segment(node, dur, excl, o.segment.is_none_or(|s| s.index == 0));
+        }
     }
 
     /// Adds a finished logical call to its function's statistics (`pending`: it suspended and
@@ -290,6 +297,7 @@ impl Stats {
             edges: self.edges.into_map(),
             samples: self.samples,
             call_tree: self.tree,
+            logical_tree: self.logical,
             sampled: None,
         }
     }

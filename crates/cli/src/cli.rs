@@ -187,6 +187,10 @@ pub struct ReportArgs {
     /// Print one JSON object (the schema in docs/design.md) instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Add the logical call tree: each async call under the call that awaited it, whatever
+    /// thread ran its segments (JSON: `logical_tree`).
+    #[arg(long)]
+    pub logical: bool,
 }
 
 /// An export format on the command line (the facts live on [`Format`]).
@@ -299,6 +303,7 @@ impl From<ReportArgs> for ReportOptions {
             },
             threads: thread_filter(a.threads),
             json: a.json,
+            logical: a.logical,
         }
     }
 }

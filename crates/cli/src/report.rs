@@ -17,6 +17,7 @@ use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_in
 
 mod iterators;
 mod json;
+mod logical;
 mod methods;
 mod timing;
 use iterators::{iterator_json, iterator_table};
@@ -45,6 +46,8 @@ pub struct ReportOptions {
     /// OS tids to keep (`None`: all threads).
     pub threads: Option<Vec<u64>>,
     pub json: bool,
+    /// Add the logical call tree (report/logical.rs).
+    pub logical: bool,
 }
 
 /// Rows shown in the table when `--top` is not given.
@@ -240,6 +243,7 @@ pub fn report(opts: ReportOptions) -> Result<ExitCode, Fail> {
                 );
             }
             text.push_str(&text_report(&one, &a, &rows));
+            text.push_str(&logical::text(&a, opts.top));
             if several {
                 text.push('\n');
             }
@@ -284,6 +288,7 @@ fn analyse(opts: &ReportOptions, strict: bool) -> Result<(Analysis, Vec<Row>), F
     let input = open_trace(&opts.path)?;
     let aopts = Options {
         threads: opts.threads.clone(),
+        logical_tree: opts.logical,
         ..Options::default()
     };
     let a = analyze(input, &aopts).map_err(|e| analysis_fail(&opts.path, &e))?;

@@ -301,8 +301,10 @@ fn stream_read(mode: Mode) {
 /// argument tells each call from a resume. Which waiting Step a resume continues is still
 /// taken by order (docs/abi.md "The async continuation argument").
 fn queues(mode: Mode, scenario: &str) {
-    let r = record_async(mode, scenario).report();
+    let rec = record_async(mode, scenario);
+    let r = rec.report();
     assert_balanced(&r);
+    logical_tree_nests_the_awaited_calls(&rec.report_with(&["--logical"]), n_queues());
     let n = "AsyncScenarios.QueuesScenario.";
     assert_eq!(css(&r, &format!("{n}Worker")), (32, 192, 160));
     assert_eq!(css(&r, &format!("{n}Step")), (160, 320, 160));
@@ -323,6 +325,47 @@ fn queues(mode: Mode, scenario: &str) {
             "{f}"
         );
     }
+}
+
+fn n_queues() -> &'static str {
+    "AsyncScenarios.QueuesScenario."
+}
+
+/// `report --logical`: every Step's segments, wherever they ran, under the Worker call that
+/// awaited it, every Worker under its Batch: one path Batch → Worker → Step with 4, 32 and
+/// 160 calls (the thunks in between, where the call came in through one).
+fn logical_tree_nests_the_awaited_calls(r: &Report, n: &str) {
+    let tree = r.json["logical_tree"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no logical_tree in {}", r.json));
+    let name = |i: i64| -> String {
+        tree.get(i as usize)
+            .map_or(String::new(), |v| string(v, "function").to_owned())
+    };
+    // Calls per function on the paths Batch → (thunk) Worker → Step.
+    let (mut batch, mut worker, mut step) = (0, 0, 0);
+    for node in tree {
+        let f = string(node, "function");
+        let parent = node["parent"].as_i64().unwrap_or(-1);
+        let grand = tree
+            .get(parent as usize)
+            .and_then(|p| p["parent"].as_i64())
+            .unwrap_or(-1);
+        if f == format!("{n}Batch") && name(parent) == format!("{n}Batch [thunk]") {
+            batch += uint(node, "calls");
+        }
+        if f == format!("{n}Worker") && name(grand) == format!("{n}Batch") {
+            worker += uint(node, "calls");
+        }
+        if f == format!("{n}Step") && name(parent) == format!("{n}Worker") {
+            step += uint(node, "calls");
+        }
+        // A resumed segment never makes a root of its own.
+        if parent == -1 {
+            assert!(!f.starts_with(n) || f.contains("Run"), "root {node}");
+        }
+    }
+    assert_eq!((batch, worker, step), (4, 32, 160), "{tree:?}");
 }
 
 fn queues_own(mode: Mode) {

@@ -49,6 +49,9 @@ pub struct Logical {
     pub callee_threw: bool,
     pub enter_value: Option<u32>,
     pub leave_value: Option<u32>,
+    /// The call's node in the logical call tree (its first segment's), where its resumed
+    /// segments go too.
+    pub lnode: Option<crate::model::CallNodeId>,
 }
 
 impl Logical {
@@ -222,6 +225,7 @@ impl Calls {
                 callee_threw: false,
                 enter_value: None,
                 leave_value: None,
+                lnode: None,
             },
         );
         id

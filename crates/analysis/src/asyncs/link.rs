@@ -314,6 +314,23 @@ fn classify_top(
         l.started += 1;
         l.thread = cx.thread.0;
     }
+    if let Some(t) = cx.stats.logical.as_mut() {
+        // The logical tree: a call's first segment under the frame below it (its caller),
+        // its resumes at the same node, wherever they run.
+        let lparent = n.checked_sub(2).and_then(|i| st.stack[i].lnode);
+        let l = cx.calls.live.get_mut(&call);
+        let lnode = match l {
+            Some(l) if index > 0 && l.lnode.is_some() => l.lnode,
+            Some(l) => {
+                l.lnode = Some(t.child(lparent, FunctionIdx(f)));
+                l.lnode
+            }
+            None => Some(t.child(lparent, FunctionIdx(f))),
+        };
+        if let Some(top) = st.stack.last_mut() {
+            top.lnode = lnode;
+        }
+    }
     st.mark_segment(SegmentRef {
         call,
         index,

@@ -67,7 +67,12 @@ pub(super) fn step<S: FrameSink + ?Sized>(
             st.last_left = None;
             let parent_node = st.stack.last().and_then(|o| o.node);
             let node = cx.stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
+            let lparent = st.stack.last().and_then(|o| o.lnode);
+            let lnode = cx.stats.logical.as_mut().map(|t| t.child(lparent, e.func));
             st.push(e.func.0, ns, e.sp, node);
+            if let Some(top) = st.stack.last_mut() {
+                top.lnode = lnode;
+            }
             cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
             Ok(true)
         }

@@ -40,7 +40,7 @@ fn count_adds_to_the_total_and_the_thread_alike() {
         (Count::Throws, "throws", "throws"),
     ];
     for (what, total, per_thread) in cases {
-        let mut stats = Stats::new(false);
+        let mut stats = Stats::new(false, false);
         stats.count(ThreadIdx(3), what, 5);
         stats.count(ThreadIdx(4), what, 2);
         assert_eq!(

@@ -126,6 +126,9 @@ pub(super) fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> V
     report.insert("functions".into(), Value::Array(functions));
     report.insert("threads".into(), Value::Array(threads));
     report.insert("edges".into(), Value::Array(edges(a, tm)));
+    if let Some(tree) = super::logical::json(a) {
+        report.insert("logical_tree".into(), tree);
+    }
     Value::Object(report)
 }
 
