@@ -6,10 +6,14 @@
 # compares every method's calls (`Oracle compare`).
 #
 #   tests/oracle/run.sh [PROGRAM...]        default: every program of the corpus, then
-#                                           runtime-async
+#                                           runtime-async, then the library corpus's
 #
 # `runtime-async` is the corpus's `async` program compiled with runtime async (CorpusRA.dll) and
-# run with DOTNET_RuntimeAsync=1.
+# run with DOTNET_RuntimeAsync=1. The library corpus (CorpusLibs.dll: `pipes`) uses
+# System.IO.Pipelines from NuGet; that assembly is instrumented and compared too. On .NET 11 the
+# package's net11.0 build replaces the net10.0 one the build copied, and the app's deps.json
+# gives it a file version above the shared framework's own System.IO.Pipelines (same assembly
+# version: the framework's copy would win), so that the package's code is what runs.
 #
 # Environment: ELTRACE (default target/debug/eltrace; build the workspace first),
 # ORACLE_OUT (default out/oracle), ORACLE_MODES (default "fast slow"; also "trash": the fast
@@ -46,6 +50,20 @@ ORACLE=(dotnet "$OUT/build/bin/Oracle/release/Oracle.dll")
 for asm in Corpus CorpusRA; do
     "${ORACLE[@]}" instrument "$OUT/build/bin/$asm/release/$asm.dll" "$OUT/instrumented/$asm"
 done
+# The library corpus's plain build: as built on 10; on 11 with the package's net11.0 assembly.
+LIBS_PLAIN="$OUT/build/bin/CorpusLibs/release"
+if [ "${ORACLE_RUNTIME:-10}" = 11 ]; then
+    pkg="${NUGET_PACKAGES:-$HOME/.nuget/packages}/system.io.pipelines/11.0.0/lib/net11.0/System.IO.Pipelines.dll"
+    [ -f "$pkg" ] || die "no $pkg (the build restores System.IO.Pipelines 11.0.0)"
+    rm -rf "$OUT/plain11"
+    cp -r "$LIBS_PLAIN" "$OUT/plain11"
+    LIBS_PLAIN="$OUT/plain11"
+    cp "$pkg" "$LIBS_PLAIN/"
+    sed -i -E '/System\.IO\.Pipelines\.dll/,/fileVersion/ s/"fileVersion": "[^"]*"/"fileVersion": "11.0.65535.0"/' \
+        "$LIBS_PLAIN/CorpusLibs.deps.json"
+fi
+"${ORACLE[@]}" instrument "$LIBS_PLAIN/CorpusLibs.dll" "$OUT/instrumented/CorpusLibs" \
+    "$LIBS_PLAIN/System.IO.Pipelines.dll"
 note "oracle: built and instrumented in $((SECONDS - start)) s"
 
 if [ $# -gt 0 ]; then
@@ -53,17 +71,22 @@ if [ $# -gt 0 ]; then
 else
     # The program list is the corpus's own (the usage line of `Corpus` without arguments).
     read -r -a programs <<<"$(dotnet "$OUT/build/bin/Corpus/release/Corpus.dll" 2>&1 |
-        sed -n 's/^usage: Corpus <\(.*\)>$/\1/p' | tr '|' ' ') runtime-async"
+        sed -n 's/^usage: Corpus <\(.*\)>$/\1/p' | tr '|' ' ') runtime-async $(
+        dotnet "$LIBS_PLAIN/CorpusLibs.dll" 2>&1 | sed -n 's/^usage: CorpusLibs <\(.*\)>$/\1/p' | tr '|' ' ')"
 fi
 
 passed=0
 failed=0
 for p in "${programs[@]}"; do
-    asm=Corpus arg="$p" penv=()
+    asm=Corpus arg="$p" penv=() modules=Corpus.dll
+    plain_dir="$OUT/build/bin/Corpus/release"
     if [ "$p" = runtime-async ]; then
-        asm=CorpusRA arg=async penv=(DOTNET_RuntimeAsync=1)
+        asm=CorpusRA arg=async penv=(DOTNET_RuntimeAsync=1) modules=CorpusRA.dll
+        plain_dir="$OUT/build/bin/CorpusRA/release"
+    elif [ "$p" = pipes ]; then
+        asm=CorpusLibs modules=CorpusLibs.dll,System.IO.Pipelines.dll plain_dir="$LIBS_PLAIN"
     fi
-    plain="$OUT/build/bin/$asm/release/$asm.dll"
+    plain="$plain_dir/$asm.dll"
     counts="$OUT/$p.oracle.tsv"
     rm -f "$counts"
     if ! env "${penv[@]}" ORACLE_COUNTS="$counts" "${RUN[@]}" "$OUT/instrumented/$asm/$asm.dll" "$arg" >"$OUT/$p.oracle.out" 2>&1; then
@@ -88,7 +111,7 @@ for p in "${programs[@]}"; do
             failed=$((failed + 1))
             continue
         fi
-        if "${ORACLE[@]}" compare "$counts" "$base.json" "$asm.dll" >"$base.compare"; then
+        if "${ORACLE[@]}" compare "$counts" "$base.json" "$modules" >"$base.compare"; then
             printf 'ok   %s %s: %s\n' "$p" "$mode" "$(tail -n 1 "$base.compare")"
             passed=$((passed + 1))
         else

@@ -2,8 +2,9 @@
 //
 // ORACLE.tsv is what the instrumented run wrote at exit (`name calls frames kind`, see
 // Corpus/OracleRuntime.cs); REPORT.json is `eltrace report --json --top 100000` of the plain run.
-// The rule: take the report's functions of MODULE (default Corpus.dll) but the runtime-async
-// thunks (`M [thunk]`), and the oracle's rows;
+// The rule: take the report's functions of MODULE (default Corpus.dll; several: a comma-separated
+// list, e.g. `CorpusLibs.dll,System.IO.Pipelines.dll`) but any runtime-async thunk row
+// (`M [thunk]`; reports now merge a method's thunk and variant into one row), and the oracle's rows;
 // the two name sets must be equal, and for every name the report's `calls` must equal the
 // oracle's `calls`. Frames are not compared: an async method's segments depend on which awaits
 // found their task completed, which differs from run to run (its calls do not); the oracle's
@@ -31,6 +32,7 @@ public static class Compare
 
     public static int Run(string oraclePath, string reportPath, string module)
     {
+        var modules = new HashSet<string>(module.Split(','), StringComparer.Ordinal);
         Dictionary<string, Counts> oracle = ReadOracle(oraclePath);
         using JsonDocument doc = JsonDocument.Parse(File.ReadAllText(reportPath));
         JsonElement trace = doc.RootElement.GetProperty("trace");
@@ -38,7 +40,7 @@ public static class Compare
         var traced = new Dictionary<string, Counts>(StringComparer.Ordinal);
         foreach (JsonElement f in doc.RootElement.GetProperty("functions").EnumerateArray())
         {
-            if (f.GetProperty("module").GetString() != module)
+            if (!modules.Contains(f.GetProperty("module").GetString() ?? ""))
             {
                 continue;
             }

@@ -33,7 +33,10 @@ public static class Instrument
     const string IteratorAttr = "System.Runtime.CompilerServices.IteratorStateMachineAttribute";
     const string AsyncIteratorAttr = "System.Runtime.CompilerServices.AsyncIteratorStateMachineAttribute";
 
-    public static int Run(string inputDll, string outDir)
+    /// Instruments `inputDll` (which holds the runtime half) into `outDir`, and each of `libs`
+    /// (third-party assemblies: copied into `outDir`, replacing the build output's copy) with
+    /// ids after the app's, calling the app's runtime half.
+    public static int Run(string inputDll, string outDir, string[] libs)
     {
         string inDir = Path.GetDirectoryName(Path.GetFullPath(inputDll))!;
         Directory.CreateDirectory(outDir);
@@ -57,7 +60,38 @@ public static class Instrument
         MethodDefinition enter = Runtime("Enter");
         MethodDefinition ret = Runtime("Return");
 
-        // Every method with a body outside the runtime half, in metadata order.
+        var manifest = new StringBuilder("# id\tname\tkind\tcalls_from\n");
+        int count = Rewrite(module, inputDll, 0, manifest, hit, enter, ret, strict: true);
+        module.Write(outDll);
+        Console.Error.WriteLine($"oracle: instrumented {count} methods of {Path.GetFileName(inputDll)} into {outDll}");
+
+        foreach (string lib in libs)
+        {
+            var libResolver = new DefaultAssemblyResolver();
+            libResolver.AddSearchDirectory(outDir);
+            libResolver.AddSearchDirectory(Path.GetDirectoryName(typeof(object).Assembly.Location)!);
+            var libParameters = new ReaderParameters { ReadingMode = ReadingMode.Immediate, InMemory = true, AssemblyResolver = libResolver };
+            using ModuleDefinition libModule = ModuleDefinition.ReadModule(lib, libParameters);
+            int n = Rewrite(libModule, lib, count, manifest,
+                libModule.ImportReference(hit), libModule.ImportReference(enter), libModule.ImportReference(ret), strict: false);
+            string libOut = Path.Combine(outDir, Path.GetFileName(lib));
+            libModule.Write(libOut);
+            Console.Error.WriteLine($"oracle: instrumented {n} methods of {lib} into {libOut}");
+            count += n;
+        }
+
+        string manifestPath = Path.ChangeExtension(outDll, ".oracle.tsv");
+        File.WriteAllText(manifestPath, manifest.ToString());
+        return 0;
+    }
+
+    /// Inserts the counters into every method of `module` with a body outside the runtime half,
+    /// in metadata order, with ids from `firstId`; appends their manifest lines; returns how
+    /// many. `strict`: an async iterator fails (the app's corpus must not have one); in a
+    /// library it is counted as a plain method, as eltrace reports its MoveNext.
+    static int Rewrite(ModuleDefinition module, string path, int firstId, StringBuilder manifest,
+        MethodReference hit, MethodReference enter, MethodReference ret, bool strict)
+    {
         var methods = new List<MethodDefinition>();
         foreach (TypeDefinition t in module.GetTypes())
         {
@@ -70,11 +104,10 @@ public static class Instrument
         var ids = new Dictionary<MethodDefinition, int>();
         for (int i = 0; i < methods.Count; i++)
         {
-            ids[methods[i]] = i;
+            ids[methods[i]] = firstId + i;
         }
 
-        var roles = StateMachines(methods, inputDll);
-        var manifest = new StringBuilder("# id\tname\tkind\tcalls_from\n");
+        var roles = StateMachines(methods, path, strict);
         foreach (MethodDefinition m in methods)
         {
             int id = ids[m];
@@ -96,18 +129,14 @@ public static class Instrument
             }
         }
 
-        module.Write(outDll);
-        string manifestPath = Path.ChangeExtension(outDll, ".oracle.tsv");
-        File.WriteAllText(manifestPath, manifest.ToString());
-        Console.Error.WriteLine($"oracle: instrumented {methods.Count} methods of {Path.GetFileName(inputDll)} into {outDll}");
-        return 0;
+        return methods.Count;
     }
 
     /// An iterator's MoveNext: `Counts.Enter(this, id)` after the entry counter, and every
     /// `ret` (a bool on the stack) becomes `dup; ldarg.0; ldc.i4 id; call Counts.Return; ret`,
     /// in place, so that branches to the `ret` reach the counter (a `ret` is never inside a
     /// protected block). Short branches are widened first: the body grows in the middle.
-    static void CountEnumerator(MethodDefinition m, int id, Instruction first, MethodDefinition enter, MethodDefinition ret)
+    static void CountEnumerator(MethodDefinition m, int id, Instruction first, MethodReference enter, MethodReference ret)
     {
         m.Body.SimplifyMacros();
         ILProcessor il = m.Body.GetILProcessor();
@@ -129,7 +158,7 @@ public static class Instrument
     /// The MoveNext methods of compiler state machines, found through the attribute the compiler
     /// puts on each kickoff method: `async` (AsyncStateMachine) or `iterator` (IteratorStateMachine).
     static Dictionary<MethodDefinition, (string Kind, MethodDefinition Kickoff)> StateMachines(
-        List<MethodDefinition> methods, string inputDll)
+        List<MethodDefinition> methods, string inputDll, bool strict)
     {
         var roles = new Dictionary<MethodDefinition, (string, MethodDefinition)>();
         foreach (MethodDefinition kickoff in methods)
@@ -140,7 +169,7 @@ public static class Instrument
                 {
                     AsyncAttr => "async",
                     IteratorAttr => "iterator",
-                    AsyncIteratorAttr => throw new InvalidOperationException(
+                    AsyncIteratorAttr when strict => throw new InvalidOperationException(
                         $"{Names.Full(kickoff)} in {inputDll} is an async iterator: the oracle defines no calls for it (README)"),
                     _ => "",
                 };

@@ -43,7 +43,8 @@ pub fn row_name(a: &Analysis, idx: FunctionIdx) -> String {
 
 /// Whether a `caller`→`callee` frame pair is one call of one method entered both ways: the
 /// thunk of a runtime-async method calling its variant, or the variant of a method that is
-/// not async calling its Task-returning code. Such edges are inside the method's row.
+/// not async calling its Task-returning code (which the profiler marks a thunk only when it
+/// was mapped after the variant). Such edges are inside the method's row.
 pub fn nested_pair(a: &Analysis, caller: FunctionIdx, callee: FunctionIdx) -> bool {
     let (Some(c), Some(e)) = (
         a.tables.functions.get(caller),
@@ -58,7 +59,7 @@ pub fn nested_pair(a: &Analysis, caller: FunctionIdx, callee: FunctionIdx) -> bo
     if runtime_async {
         c.flags.async_thunk() && e.flags.async_variant()
     } else {
-        c.flags.async_variant() && e.flags.async_thunk()
+        c.flags.async_variant() && !e.flags.async_variant()
     }
 }
 
@@ -79,17 +80,13 @@ pub fn merge(
     s: &mut FunctionStats,
 ) -> Option<Split> {
     let role = |i: &FunctionIdx| a.tables.functions.get(*i).map(|r| r.flags);
-    let thunks: Vec<FunctionIdx> = idxs
+    let (variants, others): (Vec<FunctionIdx>, Vec<FunctionIdx>) = idxs
         .iter()
-        .copied()
-        .filter(|i| role(i).is_some_and(|f| f.async_thunk()))
-        .collect();
-    let variants: Vec<FunctionIdx> = idxs
+        .partition(|i| role(i).is_some_and(|f| f.async_variant()));
+    let thunk_flagged = others
         .iter()
-        .copied()
-        .filter(|i| role(i).is_some_and(|f| f.async_variant()))
-        .collect();
-    if thunks.is_empty() && variants.is_empty() {
+        .any(|i| role(i).is_some_and(|f| f.async_thunk()));
+    if variants.is_empty() && !thunk_flagged {
         return None;
     }
     let runtime_async = idxs.iter().any(|&i| {
@@ -98,22 +95,12 @@ pub fn merge(
             .get(i)
             .is_some_and(|r| r.impl_flags & IMPL_ASYNC != 0)
     });
-    let calls_of = |set: &[FunctionIdx]| -> u64 {
-        set.iter()
-            .filter_map(|&i| a.function_stats(i))
-            .map(|f| f.calls)
-            .sum()
-    };
-    let mut split = Split {
-        variant_calls: calls_of(&variants),
-        thunk_calls: calls_of(&thunks),
-    };
     let mut nested = EdgeStats::default();
-    for &t in &thunks {
+    for &o in &others {
         for &v in &variants {
             // The entry that wraps the method's code: the thunk of a runtime-async method,
             // the variant of one that is not async.
-            let (caller, callee) = if runtime_async { (t, v) } else { (v, t) };
+            let (caller, callee) = if runtime_async { (o, v) } else { (v, o) };
             if !nested_pair(a, caller, callee) {
                 continue;
             }
@@ -127,11 +114,21 @@ pub fn merge(
     s.segments = s.segments.saturating_sub(nested.calls);
     s.inclusive_ns = s.inclusive_ns.saturating_sub(nested.inclusive_ns);
     s.exclusive_ns = s.exclusive_ns.min(s.inclusive_ns);
-    // Each call counted at the entry it came in by.
-    if runtime_async {
-        split.variant_calls = split.variant_calls.saturating_sub(nested.calls);
+    // Each call counted at the entry it came in by: a runtime-async method's thunk calls are
+    // the variant's first segments; every call not at the variant came in by the other entry.
+    let variant_frames: u64 = variants
+        .iter()
+        .filter_map(|&i| a.function_stats(i))
+        .map(|f| f.calls)
+        .sum();
+    let variant_calls = if runtime_async {
+        variant_frames.saturating_sub(nested.calls)
     } else {
-        split.thunk_calls = split.thunk_calls.saturating_sub(nested.calls);
-    }
+        variant_frames
+    };
+    let split = Split {
+        variant_calls,
+        thunk_calls: s.calls.saturating_sub(variant_calls),
+    };
     Some(split)
 }
