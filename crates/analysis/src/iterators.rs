@@ -181,10 +181,33 @@ impl Iterators {
                 member: Member::Kickoff,
             });
         }
-        if kind(r) != MachineKind::Iterator {
+        let m = r.method.as_str();
+        let kind = kind(r);
+        if kind == MachineKind::AsyncIterator {
+            // An async iterator (`IAsyncEnumerable`): `MoveNextAsync` is the call that moves
+            // it (its row gets the enumerations and yields); the state machine's own `MoveNext`
+            // runs the body, once from `MoveNextAsync` and once per await that suspended
+            // (an ordinary call to this model).
+            let member = if m.ends_with("MoveNextAsync") {
+                Member::MoveNext
+            } else if m.ends_with("GetAsyncEnumerator") {
+                Member::GetEnumerator
+            } else if m.ends_with("get_Current") {
+                Member::Current
+            } else if m.ends_with("DisposeAsync") {
+                Member::Dispose
+            } else {
+                Member::Other
+            };
+            let (module, ty) = (r.module.clone(), r.type_name.clone());
+            return Some(Info {
+                family: self.family(&module, &ty),
+                member,
+            });
+        }
+        if kind != MachineKind::Iterator {
             return None;
         }
-        let m = r.method.as_str();
         let member = if m == "MoveNext" {
             Member::MoveNext
         } else if m.ends_with("GetEnumerator") {
@@ -246,10 +269,14 @@ impl Iterators {
     /// The newest enumerator of `family` held by `holder` that `want` can work on.
     fn pick(&self, holder: Holder, family: u32, want: Member) -> Option<u64> {
         let ids = self.held.get(&holder)?;
+        // A logical call of an async method does one thing at a time: when one of its
+        // segments moves an enumerator, a `MoveNext` still open in an earlier segment of it on
+        // another thread is over (that thread's next event will show the segment gone).
+        let call = matches!(holder, Holder::Call(_));
         let usable = |id: &&u64| {
             self.live
                 .get(id)
-                .is_some_and(|e| e.family == family && e.running == 0 && !e.ending)
+                .is_some_and(|e| e.family == family && (e.running == 0 || call) && !e.ending)
         };
         let started = |id: &&u64| self.live.get(id).is_some_and(|e| e.moves > 0);
         match want {
@@ -349,6 +376,24 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
             it.obtain(st, holder, info.family, ns);
         }
         Member::MoveNext => {
+            // A runtime-async caller awaits an async iterator's MoveNextAsync through its async
+            // variant: a resume of that variant, or the Task-returning MoveNextAsync the
+            // variant calls (.NET 10), is the same move, not another.
+            let resumed = st
+                .stack
+                .last()
+                .and_then(|o| o.segment)
+                .is_some_and(|s| s.index > 0);
+            let from_variant = same_family.is_some_and(|p| p.member == Member::MoveNext)
+                && parent.is_some_and(|p| {
+                    cx.tables
+                        .functions
+                        .get(FunctionIdx(st.stack[p].func))
+                        .is_some_and(|r| r.flags.async_variant())
+                });
+            if resumed || from_variant {
+                return;
+            }
             let id = match it.find(st, thread, parent, info.family, Member::MoveNext) {
                 Some(id) => id,
                 // No enumerator known (its GetEnumerator has no probes): one of its own.
@@ -369,17 +414,23 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
                 let fs = cx.stats.function(e.func);
                 fs.resumes += 1;
                 // The MoveNext before this one yielded (unless it is known to have returned
-                // false: the consumer asked again after the end).
-                if matches!(e.last, Last::Yielded | Last::Returned) {
+                // false: the consumer asked again after the end). One still open (its async
+                // caller's segment went on elsewhere: see `pick`) returned too.
+                if matches!(e.last, Last::Yielded | Last::Returned)
+                    || (e.last == Last::Running && e.running > 0)
+                {
                     fs.suspensions += 1;
+                    fs.yields += 1;
                 }
             }
             e.moves += 1;
             e.running += 1;
             e.last = Last::Running;
             e.current_after = false;
+            let move_no = e.moves;
             if let Some(top) = st.stack.last_mut() {
                 top.iter.enumeration = id;
+                top.iter.move_no = move_no;
             }
         }
         Member::Current => {
@@ -437,7 +488,11 @@ pub(crate) fn closed(
                 let mut finish = false;
                 if let Some(e) = cx.iters.live.get_mut(&id) {
                     e.running = e.running.saturating_sub(1);
-                    e.last = last;
+                    // A MoveNext closed after a later one started (its segment was found gone
+                    // late, on another thread) does not say how the latest one ended.
+                    if o.iter.move_no == e.moves {
+                        e.last = last;
+                    }
                     e.last_end = e.last_end.max(end);
                     finish = e.running == 0 && e.ending;
                 }
@@ -505,6 +560,7 @@ fn settle(cx: &mut Env<'_>, id: u64) {
             Last::Running => fs.pending_at_end += 1,
             _ if yielded => {
                 fs.suspensions += 1;
+                fs.yields += 1;
                 if at_end {
                     fs.pending_at_end += 1;
                 } else {

@@ -264,6 +264,10 @@ pub struct FunctionStats {
     pub abandoned: u64,
     /// An iterator's `MoveNext`: enumerations whose last `MoveNext` threw.
     pub faulted: u64,
+    /// An iterator's `MoveNext` (an async iterator's `MoveNextAsync`): calls that yielded an
+    /// element. For an ordinary iterator the same as `suspensions`; an async iterator's
+    /// `MoveNextAsync` awaited by runtime-async code also has its variant's suspensions.
+    pub yields: u64,
     /// Durations of the frames with no frame of the same function below them.
     pub inclusive_ns: u64,
     /// Durations minus direct children, over all frames.

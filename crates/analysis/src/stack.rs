@@ -46,6 +46,8 @@ pub(crate) struct Open {
 pub(crate) struct IterMark {
     /// The enumeration the frame works on (a `MoveNext`, a `Dispose`), 0 for none.
     pub enumeration: u64,
+    /// A `MoveNext` frame: which move of its enumeration it is (1 for the first).
+    pub move_no: u64,
     /// Enumerators are held under this frame: its end hands them to its caller.
     pub holds: bool,
     /// An iterator method that returns its enumerator: its Leave hands one to its caller.

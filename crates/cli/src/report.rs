@@ -62,6 +62,9 @@ struct Row {
     idxs: Vec<FunctionIdx>,
     /// A method entered by its thunk and its async variant: how its calls came in.
     split: Option<methods::Split>,
+    /// An async iterator's MoveNextAsync row: its body's runs that were resumes (awaits that
+    /// suspended).
+    awaits_suspended: Option<u64>,
     /// `"runtime"` (a runtime-async method's code), `"thunk"`, `"state_machine"` or `""`.
     async_kind: &'static str,
     /// For a state machine's MoveNext (async or iterator): the user method it runs
@@ -102,6 +105,7 @@ fn add(a: &mut FunctionStats, b: &FunctionStats) {
     a.enumerations += b.enumerations;
     a.abandoned += b.abandoned;
     a.faulted += b.faulted;
+    a.yields += b.yields;
 }
 
 /// What kind of async function `idx` is (`"iterator"` for an iterator's MoveNext), and the
@@ -115,6 +119,20 @@ fn async_facts(
     let Some(r) = a.tables.functions.get(idx) else {
         return ("", None);
     };
+    // An async iterator's MoveNextAsync moves it (its row has the enumerations), also when
+    // runtime-async code awaits it through an async variant.
+    if machine_kind_from_flags(r) == Some(MachineKind::AsyncIterator)
+        && r.method.ends_with("MoveNextAsync")
+    {
+        // The kickoff is found from the state machine's MoveNext (the same type).
+        let body = eltrace_trace::FunctionRecord {
+            method: "MoveNext".into(),
+            ..r.clone()
+        };
+        if let Some(method) = kickoffs.method_of(&body) {
+            return ("async_iterator", Some(method));
+        }
+    }
     if r.flags.async_thunk() {
         return ("thunk", None);
     }
@@ -152,7 +170,7 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
             None => {
                 index.insert((name.clone(), module.clone()), rows.len());
                 let (kind, async_method) = async_facts(a, &kickoffs, idx, s);
-                let iterator = kind == "iterator";
+                let iterator = kind == "iterator" || kind == "async_iterator";
                 rows.push(Row {
                     name,
                     module,
@@ -160,6 +178,8 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
                     idxs: vec![idx],
                     split: None,
                     async_kind: if iterator { "" } else { kind },
+                    awaits_suspended: (kind == "async_iterator")
+                        .then(|| methods::body_resumes(a, idx)),
                     async_method,
                     iterator,
                 });

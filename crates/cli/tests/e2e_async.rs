@@ -327,6 +327,37 @@ fn queues(mode: Mode, scenario: &str) {
     }
 }
 
+/// Async iterators consumed with `await foreach` by runtime-async methods: the iterator's
+/// `MoveNextAsync` row has the enumerations (one per enumerator: two of one enumerable count
+/// twice), its calls, the yields, how the enumerations ended (a `break` abandons one) and the
+/// awaits inside the iterator that suspended, on both runtimes (on .NET 10 the awaiting
+/// callers reach `MoveNextAsync` through its async variant, whose resumes are not moves).
+fn async_iter(mode: Mode) {
+    let r = record_async(mode, "async-iter").report();
+    assert_balanced(&r);
+    let rows: Vec<&Value> = r
+        .functions()
+        .iter()
+        .filter(|f| string(f, "name").ends_with("MoveNextAsync"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let f = rows[0];
+    assert_eq!(uint(f, "calls"), 17, "{f}");
+    let it = &f["iterator"];
+    assert_eq!(
+        it["method"].as_str(),
+        Some("AsyncScenarios.AsyncIterScenario.Numbers"),
+        "{f}"
+    );
+    assert_eq!(uint(it, "kickoff_calls"), 3, "{f}");
+    assert_eq!(uint(it, "enumerations"), 4, "{f}");
+    assert_eq!(uint(it, "yields"), 14, "{f}");
+    assert_eq!(uint(it, "completed"), 3, "{f}");
+    assert_eq!(uint(it, "abandoned"), 1, "{f}");
+    assert_eq!(uint(it, "faulted"), 0, "{f}");
+    assert_eq!(uint(it, "awaits_suspended"), 14, "{f}");
+}
+
 fn n_queues() -> &'static str {
     "AsyncScenarios.QueuesScenario."
 }
@@ -396,7 +427,8 @@ modes!(
     plain_await,
     stream_read,
     queues_own,
-    queues_pool
+    queues_pool,
+    async_iter
 );
 
 // Tiering and on-stack replacement (issue 13.3): each scenario runs long enough for tiered

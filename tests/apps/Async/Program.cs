@@ -23,13 +23,14 @@ public static class Program
             case "configureawait": return ConfigureAwaitScenario.Run();
             case "plain-await": return PlainAwaitScenario.Run();
             case "stream-read": return StreamReadScenario.Run();
+            case "async-iter": return AsyncIterScenario.Run();
             case "queues": return QueuesScenario.Run(pool: false);
             case "queues-pool": return QueuesScenario.Run(pool: true);
             case "tier-both": return TierBothScenario.Run(args);
             case "tier-caller": return TierCallerScenario.Run(args);
             case "tier-callee": return TierCalleeScenario.Run(args);
             default:
-                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await|stream-read|queues|queues-pool|tier-both [N]|tier-caller [N]|tier-callee [M] [K] [H]>");
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await|stream-read|async-iter|queues|queues-pool|tier-both [N]|tier-caller [N]|tier-callee [M] [K] [H]>");
                 return 2;
         }
     }

@@ -33,13 +33,15 @@ pub(super) fn iterator_json(r: &Row, rows: &[Row]) -> Value {
         "method": r.async_method,
         "kickoff_calls": kickoff_calls(r, rows),
         "enumerations": s.enumerations,
-        "yields": s.suspensions,
+        "yields": s.yields,
         "completed": completed(s),
         "abandoned": s.abandoned,
         "faulted": s.faulted,
         "pending_at_end": s.pending_at_end,
         "wall_ns": s.wall_ns,
         "mean_wall_ns": mean(s.wall_ns, s.enumerations),
+        "async": r.awaits_suspended.is_some(),
+        "awaits_suspended": r.awaits_suspended,
     })
 }
 
@@ -82,7 +84,7 @@ pub(super) fn iterator_table(o: &mut String, rows: &[Row], n: usize) {
             s.faulted,
             s.pending_at_end,
             s.calls,
-            s.suspensions,
+            s.yields,
         );
     }
     o.push('\n');

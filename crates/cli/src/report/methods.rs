@@ -132,3 +132,43 @@ pub fn merge(
     };
     Some(split)
 }
+
+/// An async iterator's `MoveNextAsync` (`idx`): how many runs of its state machine's body
+/// (`MoveNext` of the same type) were resumes after an await that suspended, not a run that
+/// `MoveNextAsync` or `DisposeAsync` started (a frame directly above one of theirs).
+pub fn body_resumes(a: &Analysis, idx: FunctionIdx) -> u64 {
+    let Some(r) = a.tables.functions.get(idx) else {
+        return 0;
+    };
+    let bodies: Vec<FunctionIdx> = a
+        .functions()
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            a.tables.functions.get(i).is_some_and(|b| {
+                b.module == r.module && b.type_name == r.type_name && b.method == "MoveNext"
+            })
+        })
+        .collect();
+    let runs: u64 = bodies
+        .iter()
+        .filter_map(|&b| a.function_stats(b))
+        .map(|s| s.calls)
+        .sum();
+    let started: u64 = a
+        .edges()
+        .into_iter()
+        .filter(|(caller, callee, _)| {
+            bodies.contains(callee)
+                && caller.is_some_and(|c| {
+                    a.tables.functions.get(c).is_some_and(|m| {
+                        m.module == r.module
+                            && m.type_name == r.type_name
+                            && (m.method.ends_with("MoveNextAsync")
+                                || m.method.ends_with("DisposeAsync"))
+                    })
+                })
+        })
+        .map(|(_, _, e)| e.calls)
+        .sum();
+    runs.saturating_sub(started)
+}
