@@ -275,6 +275,73 @@ fn synthetic_report_in_chromium() {
     assert_eq!(seen["title"], "eltrace: dotnet App.dll (pid 4242)");
 }
 
+/// The Logical view (`#logical`, or the Logical button): the synthetic trace's Work resumes on
+/// the worker thread, and its segment's Leaf sits under Main › Work [thunk] › Work in the
+/// logical tree, not under the worker thread as in the Threads view.
+#[test]
+fn logical_view_in_chromium() {
+    let dir = TempDir::new("browser-logical");
+    let trace = dir.path().join("synthetic.eltrace");
+    fs::write(&trace, synthetic()).unwrap();
+    let html = export_html(dir.path(), &trace, "logical");
+    let page = fs::read_to_string(&html).unwrap();
+    // Every Leaf box with its path of ancestors, in both views.
+    let probe = r#"<script>
+      (function () {
+        const r = window.eltraceReport, out = {view: r.view, leaf_paths: []};
+        for (const i of r.find('App.Program.Leaf')) {
+          const path = [];
+          for (let a = r.parent(i); a >= 0; a = r.parent(a)) path.unshift(r.label(a));
+          out.leaf_paths.push(path.join(' > '));
+        }
+        out.leaf_paths.sort();
+        out.errors = document.body.dataset.errors || '';
+        const pre = document.createElement('pre');
+        pre.id = 'test-result';
+        pre.textContent = encodeURIComponent(JSON.stringify(out));
+        document.body.append(pre);
+      })();
+    </script>"#;
+    let body = page.find("<body>").expect("a body") + "<body>".len();
+    let end = page.rfind("</body>").expect("the page has a body");
+    let mut seen = Vec::new();
+    for (case, hash) in [("threads", ""), ("logical", "#logical")] {
+        let set_view = format!("<script>history.replaceState(null, '', '{hash}' || '#');</script>");
+        let used = dir.path().join(format!("logical-{case}.html"));
+        let text = format!(
+            "{}{set_view}{}{probe}{}",
+            &page[..body],
+            &page[body..end],
+            &page[end..]
+        );
+        fs::write(&used, text).unwrap();
+        let loaded = dump_dom(&used, dir.path(), WINDOW);
+        let result = element_text(&loaded.dom, "pre", "test-result")
+            .unwrap_or_else(|| panic!("no result; DOM:\n{}", loaded.dom));
+        let v: Value = serde_json::from_str(&uri_decode(result)).expect("JSON");
+        assert_eq!(v["errors"], "", "{v:#}");
+        assert_eq!(v["view"], case, "{v:#}");
+        seen.push(v);
+    }
+    let p = "dotnet App.dll (pid 4242)";
+    assert_eq!(
+        strings(&seen[0]["leaf_paths"]),
+        [
+            format!("{p} > Main (1001) > App.Program.Main > App.Program.Compute"),
+            format!("{p} > pool <worker> (1002) > App.Program.Work"),
+            format!("{p} > pool <worker> (1002) > App.Worker.Loop > App.Program.Compute"),
+        ]
+    );
+    assert_eq!(
+        strings(&seen[1]["leaf_paths"]),
+        [
+            format!("{p} > App.Program.Main > App.Program.Compute"),
+            format!("{p} > App.Program.Main > App.Program.Work [thunk] > App.Program.Work"),
+            format!("{p} > App.Worker.Loop > App.Program.Compute"),
+        ]
+    );
+}
+
 /// 200 × 200 leaf paths: more than the report's 30,000 nodes. The heaviest are drawn, the
 /// rest merged into "other" boxes, and the page says so.
 #[test]

@@ -16,6 +16,9 @@
 //!   frames of all the subtrees it holds), `incl`, `excl` (ns).
 //!   At most [`MAX_NODES`] nodes: beyond that the nodes of largest inclusive time are kept
 //!   and, under each kept node, the rest is merged into one "other" node (`tree_cap` says so).
+//! - `tree_logical` (with `tree_logical_cap`), when the trace has frames: the logical call tree
+//!   in the same columns, function nodes under each process node with no thread level (async
+//!   calls under the call that awaited them); the page's Logical switch shows it.
 //! - `functions`: one row per function name and module (as `report`; over all processes), the top
 //!   [`MAX_FUNCTIONS`] by inclusive time, exclusive time and calls plus every function the
 //!   tree or the async table needs; async columns (`async`: 0 none, 1 runtime-async method,
@@ -73,6 +76,8 @@ struct Report {
     threads: Vec<ThreadLine>,
     /// Each process's tree; function nodes refer to `rows`.
     trees: Vec<Vec<tree::Node>>,
+    /// Each process's logical call tree (async calls under the call that awaited them).
+    logical: Vec<Vec<tree::Node>>,
 }
 
 /// A row of the thread table.
@@ -119,6 +124,7 @@ impl FrameSink for Html<'_> {
 impl Exporter for Html<'_> {
     fn configure(&self, opts: &mut Options) {
         opts.call_tree = true;
+        opts.logical_tree = true;
     }
 
     fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
@@ -156,6 +162,11 @@ impl Exporter for Html<'_> {
                 .push(tree::build(&self.paths, t, process, &threads, |c| {
                     t.get(c).map_or(u32::MAX, |n| row_of[&n.func])
                 }));
+        }
+        if let Some(t) = a.logical_tree() {
+            r.logical.push(tree::build_logical(t, process, |f| {
+                row_of.get(&f).copied().unwrap_or(u32::MAX)
+            }));
         }
         r.facts.push(process_facts(a, &self.process, called));
         r.processes.push(self.process.clone());
@@ -240,11 +251,21 @@ fn report_data(r: Report, max_nodes: usize) -> Value {
         }
     }
     let capped = tree::cap(&nodes, max_nodes);
+    let mut logical = tree::join(r.logical);
+    for n in &mut logical {
+        if n.kind == tree::Kind::Function {
+            n.reference = sorted_row
+                .get(n.reference as usize)
+                .copied()
+                .unwrap_or(u64::MAX);
+        }
+    }
+    let logical = tree::cap(&logical, max_nodes);
 
     // The function rows to embed, renumbered.
     let mut needed = vec![false; rows.len()];
-    for n in &capped.nodes {
-        if n.kind == tree::Kind::Function {
+    for n in capped.nodes.iter().chain(&logical.nodes) {
+        if n.kind == tree::Kind::Function && (n.reference as usize) < needed.len() {
             needed[n.reference as usize] = true;
         }
     }
@@ -267,6 +288,14 @@ fn report_data(r: Report, max_nodes: usize) -> Value {
         json!({"max": max_nodes, "total": capped.total, "shown": capped.nodes.len(),
                "hidden": capped.hidden}),
     );
+    if logical.nodes.len() > 1 {
+        data.insert("tree_logical".into(), tree_json(&logical.nodes, &new_row));
+        data.insert(
+            "tree_logical_cap".into(),
+            json!({"max": max_nodes, "total": logical.total, "shown": logical.nodes.len(),
+                   "hidden": logical.hidden}),
+        );
+    }
     data.insert("functions".into(), functions_json(&kept_rows, &mut strings));
     data.insert(
         "functions_cap".into(),
@@ -280,7 +309,9 @@ fn report_data(r: Report, max_nodes: usize) -> Value {
 /// The tree's columns; a function node refers to its row in `new_row`.
 fn tree_json(tree: &[tree::Node], new_row: &[u32]) -> Value {
     let reference = |n: &tree::Node| match n.kind {
-        tree::Kind::Function => u64::from(new_row[n.reference as usize]),
+        tree::Kind::Function => new_row
+            .get(n.reference as usize)
+            .map_or(u64::from(u32::MAX), |&r| u64::from(r)),
         _ => n.reference,
     };
     json!({

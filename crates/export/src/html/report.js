@@ -20,7 +20,11 @@
   });
 
   const D = JSON.parse(document.getElementById('eltrace-data').textContent);
-  const S = D.strings, T = D.tree, FN = D.functions, TH = D.threads, PR = D.processes;
+  // Two views of the call tree: per thread (`tree`), or logical (`tree_logical`: each async
+  // call under the call that awaited it, whatever thread ran it), chosen by the page's
+  // `#logical`; the switch reloads the page with the other one.
+  const LOGICAL = location.hash === '#logical' && !!D.tree_logical;
+  const S = D.strings, T = LOGICAL ? D.tree_logical : D.tree, FN = D.functions, TH = D.threads, PR = D.processes;
   const N = T.parent.length;
 
   // ---- formatting ----
@@ -511,8 +515,10 @@
       facts.append(el('details', null, [el('summary', { text: 'Recording settings' }), x]));
     }
   });
-  const cap = D.tree_cap;
-  let note = fmtInt(cap.total) + ' call-tree nodes (paths per thread).';
+  const cap = LOGICAL ? D.tree_logical_cap : D.tree_cap;
+  let note = fmtInt(cap.total) + (LOGICAL
+    ? ' logical call-tree nodes (each async call under the call that awaited it, whatever thread ran its segments; calls count calls, times are the segments\u2019 own).'
+    : ' call-tree nodes (paths per thread).');
   if (cap.hidden > 0) {
     note = 'The call tree has ' + fmtInt(cap.total) + ' nodes, more than this report holds (' + fmtInt(cap.max) +
       '): the nodes of largest time are shown and, under each, the ' + fmtInt(cap.hidden) + ' others are merged into \u201cother\u201d boxes.';
@@ -534,6 +540,22 @@
       fmtInt(sum('events')) + ' events', fmtInt(sum('threads')) + ' threads'].filter(Boolean).join(' · ');
   }
 
+  // ---- the view switch ----
+  const viewThreads = $('view-threads'), viewLogical = $('view-logical');
+  if (!D.tree_logical) {
+    viewLogical.disabled = true;
+    viewLogical.title = 'No logical call tree in this report';
+  }
+  viewThreads.classList.toggle('on', !LOGICAL);
+  viewLogical.classList.toggle('on', LOGICAL);
+  function switchView(logical) {
+    if (logical === LOGICAL) return;
+    history.replaceState(null, '', logical ? '#logical' : '#');
+    location.reload();
+  }
+  viewThreads.addEventListener('click', function () { switchView(false); });
+  viewLogical.addEventListener('click', function () { switchView(true); });
+
   // ---- first picture ----
   crumbs();
   draw();
@@ -541,7 +563,9 @@
   // For tools and tests: read-only views of the graph and the two interactions.
   window.eltraceReport = {
     nodes: N,
+    view: LOGICAL ? 'logical' : 'threads',
     label: function (i) { return labels[i]; },
+    parent: function (i) { return T.parent[i]; },
     find: function (name) { return range(N).filter(function (i) { return labels[i] === name; }); },
     rect: rectOf,
     state: function () { return { layout: state.layout, metric: state.metric, zoom: state.zoom, query: state.query, matches: matchCount, drawn: Number(canvas.dataset.drawn) }; },

@@ -165,6 +165,50 @@ pub(super) fn build(
     nodes
 }
 
+/// A process's logical call tree (the analysis' `logical_tree`, over all threads): node 0 is
+/// the process, then one node per path with calls or time, parents first; a process's time is
+/// its root paths'. `func_row` gives the report's function row of a function.
+pub(super) fn build_logical(
+    tree: &CallTree,
+    process: u32,
+    func_row: impl Fn(eltrace_analysis::FunctionIdx) -> u32,
+) -> Vec<Node> {
+    let mut nodes = vec![Node {
+        parent: None,
+        kind: Kind::Process,
+        reference: u64::from(process),
+        calls: 0,
+        incl: 0,
+        excl: 0,
+    }];
+    let mut index: Vec<Option<u32>> = vec![None; tree.len()];
+    for (id, n) in tree.nodes() {
+        let parent = match n.parent {
+            Some(p) => match index[p.0 as usize] {
+                Some(i) => i,
+                None => continue,
+            },
+            None => 0,
+        };
+        if n.calls == 0 && n.inclusive_ns == 0 {
+            continue;
+        }
+        index[id.0 as usize] = Some(nodes.len() as u32);
+        if parent == 0 {
+            nodes[0].incl += n.inclusive_ns;
+        }
+        nodes.push(Node {
+            parent: Some(parent),
+            kind: Kind::Function,
+            reference: u64::from(func_row(n.func)),
+            calls: n.calls,
+            incl: n.inclusive_ns,
+            excl: n.exclusive_ns,
+        });
+    }
+    nodes
+}
+
 /// The processes' trees in one: as it is for one process; for several, under an "all" root
 /// whose time is theirs.
 pub(super) fn join(processes: Vec<Vec<Node>>) -> Vec<Node> {
