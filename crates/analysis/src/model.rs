@@ -253,6 +253,10 @@ pub struct FunctionStats {
     /// by the continuation argument of their Enter (recorded, not inferred; docs/abi.md "The
     /// async continuation argument").
     pub known_starts: u64,
+    /// Runtime-async variants: resumes linked to their call by the continuation object, the
+    /// same one an earlier resume of that call received (.NET 11 passes one continuation to
+    /// every resume of a call; within one GC epoch an address names one object).
+    pub identity_resumes: u64,
     /// An iterator's `MoveNext`: enumerations (one per enumerator, from its first `MoveNext`
     /// to its last; docs/design.md "Iterators: enumerations"). Its `calls` and `segments`
     /// count `MoveNext` frames, `suspensions` the yields, `resumes` the `MoveNext` calls after

@@ -54,6 +54,7 @@ impl Replay {
     /// The trace's INFO record was read.
     pub fn info_read(&mut self, info: &TraceInfo) {
         self.suspend_leaves = runtime_reports_suspend_leaves(info);
+        self.calls.by_identity = info.extra.iter().any(|(k, v)| k == "gc_epochs" && v == "1");
     }
 
     /// A FUNCTION record was read (before it goes into the function table).

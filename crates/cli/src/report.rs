@@ -102,6 +102,7 @@ fn add(a: &mut FunctionStats, b: &FunctionStats) {
     a.inferred_resumes += b.inferred_resumes;
     a.ambiguous_calls += b.ambiguous_calls;
     a.known_starts += b.known_starts;
+    a.identity_resumes += b.identity_resumes;
     a.enumerations += b.enumerations;
     a.abandoned += b.abandoned;
     a.faulted += b.faulted;

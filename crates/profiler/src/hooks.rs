@@ -5,7 +5,7 @@
 //! thread's first event (its warm-up, slot.rs) nothing here locks, allocates, logs or makes a
 //! system call.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use eltrace_trace::EventKind;
 
@@ -317,11 +317,28 @@ pub fn slow_continuation(kind: EventKind, client_id: usize, elt_info: usize) -> 
     Some(unsafe { (at as *const u64).read() })
 }
 
+/// Garbage collections started so far (`GarbageCollectionStarted`, with
+/// `COR_PRF_HIGH_BASIC_GC`). A Continuation event carries its low 3 bits in the continuation's
+/// low bits (objects are 8-aligned): within one GC epoch an address is never reused, so the
+/// analysis may take the same continuation for the same call only within an epoch
+/// (docs/abi.md "The async continuation argument").
+pub static GC_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// The bits of a Continuation event's value that hold the GC epoch.
+pub const CONT_EPOCH_MASK: u64 = 7;
+
 #[cold]
 #[inline(never)]
 fn flagged(kind: EventKind, client_id: usize, sp: u64, cont: Option<u64>) {
     if client_id & CLIENT_NO_EVENTS == 0 {
         if let Some(c) = cont {
+            // A hook runs in cooperative mode: no GC moves objects before it returns, so the
+            // epoch read here is the one the address belongs to.
+            let c = if c == 0 {
+                0
+            } else {
+                (c & !CONT_EPOCH_MASK) | (GC_EPOCH.load(Ordering::Relaxed) & CONT_EPOCH_MASK)
+            };
             record(EventKind::Continuation.code() as u32, func_of(client_id), c);
         }
         record(kind.code() as u32, func_of(client_id), sp);

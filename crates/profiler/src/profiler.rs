@@ -52,6 +52,12 @@ fn command_line() -> String {
 /// The JIT's self-tail-call-loop setting as this process sees it (`DOTNET_TailCallLoopOpt`,
 /// else `COMPlus_TailCallLoopOpt`), `default` when neither is set (loops on): with loops on,
 /// a self-recursive tail call the JIT turned into a jump is no call in the trace.
+/// Whether the runtime's profiling interface sets the high event mask (ICorProfilerInfo5 and
+/// later: every CoreCLR eltrace supports), so that GC starts are counted (`hooks::GC_EPOCH`).
+fn gc_epochs(info: &Info) -> bool {
+    info.version >= 5
+}
+
 fn tail_call_loop_opt() -> String {
     [
         protocol::env::DOTNET_TAIL_CALL_LOOP_OPT,
@@ -141,6 +147,7 @@ impl Profiler {
                 ("sample_hz".into(), config.sample_hz.to_string()),
                 ("sampling".into(), u8::from(config.sampling).to_string()),
                 ("tail_call_loop_opt".into(), tail_call_loop_opt()),
+                ("gc_epochs".into(), u8::from(gc_epochs(&info)).to_string()),
                 (
                     "event_mask".into(),
                     format!("{:#010x}", event_mask(config.hooks, config.values)),
@@ -194,7 +201,13 @@ impl Profiler {
 
         // Event mask, hooks, mapper.
         let mask = event_mask(rec.config.hooks, rec.config.values);
-        let hr = info.set_event_mask(mask);
+        // With ICorProfilerInfo5, also the GC start callback (`hooks::GC_EPOCH`); the trace's
+        // INFO says `gc_epochs=1` then.
+        let hr = if gc_epochs(info) {
+            info.set_event_mask2(mask, COR_PRF_HIGH_BASIC_GC)
+        } else {
+            info.set_event_mask(mask)
+        };
         if FAILED(hr) {
             return decline(
                 rec,
@@ -279,6 +292,21 @@ impl Profiler {
             names::from_wide(unsafe { core::slice::from_raw_parts(name, len as usize) })
         };
         rec.thread_named(thread as u64, text);
+        S_OK
+    }
+
+    /// `GarbageCollectionStarted`: a new GC epoch (`hooks::GC_EPOCH`), before any object
+    /// moves. Delivered with `COR_PRF_HIGH_BASIC_GC` (no per-object callbacks).
+    ///
+    /// # Safety
+    /// None (the arguments are not read).
+    pub unsafe fn garbage_collection_started(
+        &self,
+        _generations: i32,
+        _collected: *mut BOOL,
+        _reason: COR_PRF_GC_REASON,
+    ) -> HRESULT {
+        crate::hooks::GC_EPOCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         S_OK
     }
 

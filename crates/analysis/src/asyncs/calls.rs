@@ -49,6 +49,8 @@ pub struct Logical {
     pub callee_threw: bool,
     pub enter_value: Option<u32>,
     pub leave_value: Option<u32>,
+    /// The continuation (with its GC epoch bits) its latest resume received, 0 for none.
+    pub cont: u64,
     /// The call's node in the logical call tree (its first segment's), where its resumed
     /// segments go too.
     pub lnode: Option<crate::model::CallNodeId>,
@@ -93,6 +95,11 @@ pub struct Calls {
     /// Per function: how far below a frame's stack pointer its direct callees entered (a
     /// method's frame size; a few values, e.g. before and after tiered recompilation).
     call_deltas: DenseMap<Deltas>,
+    /// The trace's continuation values carry GC epochs (INFO `gc_epochs=1`): a value seen
+    /// again names the same live call ([`Calls::by_continuation`]).
+    pub by_identity: bool,
+    /// Continuation value (address and GC epoch bits) → the call whose latest resume got it.
+    by_cont: FxHashMap<u64, u64>,
 }
 
 /// How many call distances are kept per function.
@@ -225,6 +232,7 @@ impl Calls {
                 callee_threw: false,
                 enter_value: None,
                 leave_value: None,
+                cont: 0,
                 lnode: None,
             },
         );
@@ -396,10 +404,42 @@ impl Calls {
         done
     }
 
+    /// The waiting call of `func` whose latest resume received continuation `c` (address and
+    /// GC epoch): .NET 11 passes one continuation object to every resume of a call, and within
+    /// one GC epoch no address is reused, so the same value is the same call.
+    pub fn by_continuation(&self, c: u64, func: u32) -> Option<u64> {
+        if !self.by_identity || c == 0 {
+            return None;
+        }
+        let id = *self.by_cont.get(&c)?;
+        self.live
+            .get(&id)
+            .is_some_and(|l| l.cont == c && l.func == func && l.state != CallState::Running)
+            .then_some(id)
+    }
+
+    /// Call `id` resumed with continuation `c`.
+    pub fn note_continuation(&mut self, id: u64, c: u64) {
+        if !self.by_identity || c == 0 {
+            return;
+        }
+        let Some(l) = self.live.get_mut(&id) else {
+            return;
+        };
+        let old = std::mem::replace(&mut l.cont, c);
+        if old != 0 && old != c && self.by_cont.get(&old) == Some(&id) {
+            self.by_cont.remove(&old);
+        }
+        self.by_cont.insert(c, id);
+    }
+
     /// Removes a call that is known to be finished.
     pub fn finish(&mut self, id: u64) -> Option<Logical> {
         let _ = self.take(id);
         let l = self.live.remove(&id)?;
+        if l.cont != 0 && self.by_cont.get(&l.cont) == Some(&id) {
+            self.by_cont.remove(&l.cont);
+        }
         if let Some(n) = self.live_per_func.get_mut(&l.func) {
             *n = n.saturating_sub(1);
         }
@@ -417,6 +457,7 @@ impl Calls {
         self.suspended.clear();
         self.left_open.clear();
         self.live_per_func.clear();
+        self.by_cont.clear();
         let mut v: Vec<(u64, Logical)> = self.live.drain().collect();
         v.sort_unstable_by_key(|(id, _)| *id);
         v

@@ -256,10 +256,22 @@ fn classify_top(
         }
         None => initial_evidence(cx, f, role, parent.as_ref()),
     };
+    // The same continuation as an earlier resume of a waiting call: that call (.NET 11).
+    let cont = st.cont.filter(|&c| c != 0 && role == Role::Variant);
+    let identity = cont.and_then(|c| cx.calls.by_continuation(c, f));
     let resumed = match initial_caller {
         Some(_) => None,
-        None => link_resume(cx, f, sp, after_completion, prefer),
+        None => link_resume(cx, f, sp, after_completion, prefer, identity),
     };
+    if let Some((linked, _, by_identity)) = resumed {
+        if by_identity {
+            cx.stats.function(f).identity_resumes += 1;
+        }
+        if let Some(c) = cont {
+            cx.calls.note_continuation(linked, c);
+        }
+    }
+    let resumed = resumed.map(|(id, inferred, _)| (id, inferred));
     if initial_caller.is_some() && role == Role::Variant && st.cont.is_none() {
         if let Some(p) = parent.filter(|p| p.func == f && p.sp > top_sp && top_sp != 0) {
             let unknown = cx
@@ -361,7 +373,8 @@ fn link_resume(
     sp: u64,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
-) -> Option<(u64, bool)> {
+    identity: Option<u64>,
+) -> Option<(u64, bool, bool)> {
     // A dispatcher that completed a call resumes that call's caller next, at the same sp.
     let chained = after_completion.filter(|c| {
         c.sp == sp
@@ -370,6 +383,7 @@ fn link_resume(
             && cx.calls.waiting(c.caller)
     });
     let prefer = prefer.filter(|&p| cx.calls.waiting(p));
+    let mut by_identity = false;
     let (id, inferred, prev) = match chained {
         _ if prefer.is_some() => {
             let p = prefer?;
@@ -385,6 +399,13 @@ fn link_resume(
             }
             (c.caller, false, cx.calls.take(c.caller)?)
         }
+        // The call an earlier resume received the same continuation in (.NET 11), where
+        // otherwise only the order would choose.
+        None if identity.is_some_and(|i| cx.calls.waiting(i)) => {
+            let i = identity?;
+            by_identity = true;
+            (i, false, cx.calls.take(i)?)
+        }
         None => cx.calls.pick(f, cx.thread.0)?,
     };
     if prev == CallState::LeftOpen {
@@ -394,7 +415,7 @@ fn link_resume(
         cx.calls.set_leave_value(id, None);
         prove_callers_suspended(cx, id);
     }
-    Some((id, inferred))
+    Some((id, inferred, by_identity))
 }
 
 /// Call `id`'s last Leave was just proven a suspension. A runtime-async method whose callee

@@ -83,6 +83,7 @@ pub(super) fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> V
                     "inferred_resumes": s.inferred_resumes,
                     "ambiguous_calls": s.ambiguous_calls,
                     "known_starts": s.known_starts,
+                    "identity_resumes": s.identity_resumes,
                 });
                 if let Some(sp) = r.split {
                     f["async"]["variant_calls"] = json!(sp.variant_calls);

@@ -32,6 +32,7 @@ fn add_stats(a: &mut FunctionStats, b: &FunctionStats) {
     a.inferred_resumes += b.inferred_resumes;
     a.ambiguous_calls += b.ambiguous_calls;
     a.known_starts += b.known_starts;
+    a.identity_resumes += b.identity_resumes;
     a.inclusive_ns += b.inclusive_ns;
     a.exclusive_ns += b.exclusive_ns;
     a.max_ns = a.max_ns.max(b.max_ns);

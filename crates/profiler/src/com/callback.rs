@@ -207,7 +207,7 @@ callback_table! {
     ExceptionCLRCatcherFound();
     ExceptionCLRCatcherExecute();
     ThreadNameChanged(a: ThreadID, b: ULONG, c: *mut WCHAR) => thread_name_changed;
-    GarbageCollectionStarted(a: i32, b: *mut BOOL, c: COR_PRF_GC_REASON);
+    GarbageCollectionStarted(a: i32, b: *mut BOOL, c: COR_PRF_GC_REASON) => garbage_collection_started;
     SurvivingReferences(a: ULONG, b: *mut ObjectID, c: *mut ULONG);
     GarbageCollectionFinished();
     FinalizeableObjectQueued(a: DWORD, b: ObjectID);

@@ -88,6 +88,20 @@ impl Info {
         unsafe { (self.vt().SetEventMask)(self.this(), mask) }
     }
 
+    /// `ICorProfilerInfo5::SetEventMask2`: the low and the high event mask. Only on an
+    /// interface of version 5 or later (`self.version`).
+    pub fn set_event_mask2(&self, low: DWORD, high: DWORD) -> HRESULT {
+        if self.version < 5 {
+            return E_NOINTERFACE;
+        }
+        // SAFETY: the pointer was QI'd for ICorProfilerInfo`version` (≥ 5), whose vtable
+        // begins with ICorProfilerInfo5's slots; plain value arguments.
+        unsafe {
+            let p = self.ptr.cast::<ICorProfilerInfo5>();
+            ((*(*p).vtbl).SetEventMask2)(p.cast(), low, high)
+        }
+    }
+
     pub fn set_hooks_with_info(
         &self,
         enter: FunctionEnter3WithInfo,
