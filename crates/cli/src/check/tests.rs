@@ -106,6 +106,7 @@ pub const NET10: &[(&str, Verdict)] = &[
     ("async.counts", Verdict::Pass),
     ("async.suspension-leave", Verdict::Differs),
     ("async.continuation-arg", Verdict::Pass),
+    ("async.continuation-reuse", Verdict::Differs),
     ("async.balance", Verdict::Pass),
     ("info.enter.initial", Verdict::Pass),
     ("info.enter.resume", Verdict::Differs),

@@ -1,6 +1,8 @@
 //! The checks of runtime-async pairing (async.*) and of the info queries at each kind of
 //! probe (info.*): each a pure function from an experiment's observations to a [`Row`].
 
+use std::collections::BTreeSet;
+
 use super::*;
 
 // ---- 1. Async pairing --------------------------------------------------------------------
@@ -171,6 +173,57 @@ pub(super) fn async_continuation_arg(o: &Observations) -> Row {
         (parts.join("; "), pass_if(ok))
     };
     row("async.continuation-arg", EXP, observed, verdict)
+}
+
+/// Whether the runtime passes one continuation object to every resume of a call (which
+/// identifies the call from its second resume on) or a new one at each. The values carry the
+/// GC epoch in their low 3 bits (docs/abi.md): a GC between two resumes may move the object,
+/// so each epoch may add a value per call.
+pub(super) fn async_continuation_reuse(o: &Observations) -> Row {
+    const EXP: &str = "one continuation object per call, passed again at each of its resumes \
+                       (distinct values = calls, per GC epoch)";
+    let events = o.events();
+    let mut parts = Vec::new();
+    let (mut reused, mut fresh, mut found) = (true, true, false);
+    for (name, calls, awaits, _, _) in ASYNC_METHODS {
+        let Some((variant, _)) = async_pair(&events, name).variant else {
+            continue;
+        };
+        let values: BTreeSet<u64> = events
+            .iter()
+            .filter(|e| e.kind == "continuation" && e.fid == variant)
+            .filter_map(|e| e.num("value"))
+            .filter(|&v| v != 0)
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        found = true;
+        let epochs: BTreeSet<u64> = values.iter().map(|v| v & 7).collect();
+        let n = values.len() as u64;
+        reused &= n <= calls * epochs.len() as u64;
+        fresh &= n == calls * awaits;
+        parts.push(format!(
+            "{} {n} values for {calls} calls × {awaits} resumes",
+            short(name)
+        ));
+    }
+    let (observed, verdict) = if !found {
+        (
+            format!("no continuation recorded; {}", o.exit_text()),
+            Verdict::Fail,
+        )
+    } else if reused {
+        (parts.join("; "), Verdict::Pass)
+    } else if fresh {
+        (
+            format!("a new continuation at every resume: {}", parts.join("; ")),
+            Verdict::Differs,
+        )
+    } else {
+        (parts.join("; "), Verdict::Fail)
+    };
+    row("async.continuation-reuse", EXP, observed, verdict)
 }
 
 pub(super) fn async_balance(o: &Observations) -> Row {

@@ -103,6 +103,11 @@ pub const CHECKS: &[Check] = &[
         eval: async_continuation_arg,
     },
     Check {
+        name: "async.continuation-reuse",
+        experiment: experiment::ASYNC,
+        eval: async_continuation_reuse,
+    },
+    Check {
         name: "async.balance",
         experiment: experiment::ASYNC,
         eval: async_balance,
