@@ -72,6 +72,8 @@ mod replay;
 
 // The streaming facade: `Analyzer`, `analyze`, `analyze_with`.
 mod analyzer;
+/// The report model: one row per method (shared by `report` and the exporters).
+pub mod rows;
 
 #[cfg(test)]
 mod tests;

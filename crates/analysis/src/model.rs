@@ -226,6 +226,35 @@ impl ValueTable {
     }
 }
 
+/// Adds another function's statistics (rows that merge functions of one name and module):
+/// counts and times add up, the maximum is the larger one.
+impl std::ops::AddAssign<&FunctionStats> for FunctionStats {
+    fn add_assign(&mut self, b: &FunctionStats) {
+        self.calls += b.calls;
+        self.segments += b.segments;
+        self.resumes += b.resumes;
+        self.suspensions += b.suspensions;
+        self.wall_ns += b.wall_ns;
+        self.pending_at_end += b.pending_at_end;
+        self.inferred_resumes += b.inferred_resumes;
+        self.ambiguous_calls += b.ambiguous_calls;
+        self.known_starts += b.known_starts;
+        self.identity_resumes += b.identity_resumes;
+        self.enumerations += b.enumerations;
+        self.abandoned += b.abandoned;
+        self.faulted += b.faulted;
+        self.yields += b.yields;
+        self.inclusive_ns += b.inclusive_ns;
+        self.exclusive_ns += b.exclusive_ns;
+        self.max_ns = self.max_ns.max(b.max_ns);
+        self.open_at_end += b.open_at_end;
+        self.unwound += b.unwound;
+        self.tailcalls += b.tailcalls;
+        self.mismatched += b.mismatched;
+        self.lost += b.lost;
+    }
+}
+
 /// Statistics of one function (docs/design.md "Analysis semantics").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FunctionStats {

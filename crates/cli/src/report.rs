@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use eltrace_analysis::rows::{Split, method_rows};
 use eltrace_analysis::{
-    Analysis, FunctionIdx, FunctionStats, Kickoffs, MachineKind, Options, analyze,
-    machine_kind_from_flags, runtime_reports_suspend_leaves,
+    Analysis, FunctionIdx, FunctionStats, Options, analyze, runtime_reports_suspend_leaves,
 };
 use serde_json::{Value, json};
 
@@ -18,7 +18,6 @@ use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_in
 mod iterators;
 mod json;
 mod logical;
-mod methods;
 mod timing;
 use iterators::{iterator_json, iterator_table};
 use json::json_report;
@@ -61,7 +60,7 @@ struct Row {
     /// The functions merged into this row.
     idxs: Vec<FunctionIdx>,
     /// A method entered by its thunk and its async variant: how its calls came in.
-    split: Option<methods::Split>,
+    split: Option<Split>,
     /// An async iterator's MoveNextAsync row: its body's runs that were resumes (awaits that
     /// suspended).
     awaits_suspended: Option<u64>,
@@ -84,116 +83,21 @@ impl Row {
     }
 }
 
-fn add(a: &mut FunctionStats, b: &FunctionStats) {
-    a.calls += b.calls;
-    a.inclusive_ns += b.inclusive_ns;
-    a.exclusive_ns += b.exclusive_ns;
-    a.max_ns = a.max_ns.max(b.max_ns);
-    a.open_at_end += b.open_at_end;
-    a.unwound += b.unwound;
-    a.tailcalls += b.tailcalls;
-    a.mismatched += b.mismatched;
-    a.lost += b.lost;
-    a.segments += b.segments;
-    a.resumes += b.resumes;
-    a.suspensions += b.suspensions;
-    a.wall_ns += b.wall_ns;
-    a.pending_at_end += b.pending_at_end;
-    a.inferred_resumes += b.inferred_resumes;
-    a.ambiguous_calls += b.ambiguous_calls;
-    a.known_starts += b.known_starts;
-    a.identity_resumes += b.identity_resumes;
-    a.enumerations += b.enumerations;
-    a.abandoned += b.abandoned;
-    a.faulted += b.faulted;
-    a.yields += b.yields;
-}
-
-/// What kind of async function `idx` is (`"iterator"` for an iterator's MoveNext), and the
-/// user method of a state machine.
-fn async_facts(
-    a: &Analysis,
-    kickoffs: &Kickoffs,
-    idx: FunctionIdx,
-    s: &FunctionStats,
-) -> (&'static str, Option<String>) {
-    let Some(r) = a.tables.functions.get(idx) else {
-        return ("", None);
-    };
-    // An async iterator's MoveNextAsync moves it (its row has the enumerations), also when
-    // runtime-async code awaits it through an async variant.
-    if machine_kind_from_flags(r) == Some(MachineKind::AsyncIterator)
-        && r.method.ends_with("MoveNextAsync")
-    {
-        // The kickoff is found from the state machine's MoveNext (the same type).
-        let body = eltrace_trace::FunctionRecord {
-            method: "MoveNext".into(),
-            ..r.clone()
-        };
-        if let Some(method) = kickoffs.method_of(&body) {
-            return ("async_iterator", Some(method));
-        }
-    }
-    if r.flags.async_thunk() {
-        return ("thunk", None);
-    }
-    if r.flags.async_variant() {
-        return ("runtime", None);
-    }
-    let Some(method) = kickoffs.method_of(r) else {
-        return ("", None);
-    };
-    // Without the profiler's flags (an older trace) the analysis told them apart.
-    let kind = machine_kind_from_flags(r).unwrap_or(if s.enumerations > 0 {
-        MachineKind::Iterator
-    } else {
-        MachineKind::Async
-    });
-    match kind {
-        MachineKind::Async => ("state_machine", Some(method)),
-        MachineKind::Iterator => ("iterator", Some(method)),
-        MachineKind::AsyncIterator | MachineKind::None => ("", None),
-    }
-}
-
 fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
-    let kickoffs = Kickoffs::new(&a.tables.functions);
-    let mut index: HashMap<(String, String), usize> = HashMap::new();
-    let mut rows: Vec<Row> = Vec::new();
-    for (idx, s) in a.functions() {
-        let name = methods::row_name(a, idx);
-        let module = a.tables.functions.module(idx).to_owned();
-        match index.get(&(name.clone(), module.clone())) {
-            Some(&i) => {
-                add(&mut rows[i].s, s);
-                rows[i].idxs.push(idx);
-            }
-            None => {
-                index.insert((name.clone(), module.clone()), rows.len());
-                let (kind, async_method) = async_facts(a, &kickoffs, idx, s);
-                let iterator = kind == "iterator" || kind == "async_iterator";
-                rows.push(Row {
-                    name,
-                    module,
-                    s: *s,
-                    idxs: vec![idx],
-                    split: None,
-                    async_kind: if iterator { "" } else { kind },
-                    awaits_suspended: (kind == "async_iterator")
-                        .then(|| methods::body_resumes(a, idx)),
-                    async_method,
-                    iterator,
-                });
-            }
-        }
-    }
-    let edges = methods::edge_map(a);
-    for r in &mut rows {
-        r.split = methods::merge(a, &edges, &r.idxs, &mut r.s);
-        if r.split.is_some_and(|s| s.variant_calls > 0) {
-            r.async_kind = "runtime";
-        }
-    }
+    let mut rows: Vec<Row> = method_rows(a, &[])
+        .into_iter()
+        .map(|m| Row {
+            iterator: m.kind.iterator(),
+            async_kind: m.kind.json_name(),
+            name: m.name,
+            module: m.module,
+            s: m.s,
+            idxs: m.idxs,
+            split: m.split,
+            awaits_suspended: m.awaits_suspended,
+            async_method: m.method,
+        })
+        .collect();
     let timing = Timing::of(a);
     for r in &mut rows {
         timing.adjust(&mut r.s, &r.idxs);

@@ -37,7 +37,9 @@ mod tree;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use eltrace_analysis::{Analysis, Frame, FrameSink, Options, Tables, ThreadIdx, ThreadStats};
+use eltrace_analysis::{
+    Analysis, Frame, FrameSink, FunctionIdx, Options, Tables, ThreadIdx, ThreadStats,
+};
 use serde_json::{Map, Value, json};
 
 use crate::labels::thread_label;
@@ -157,16 +159,26 @@ impl Exporter for Html<'_> {
                 offset: self.process.start_ns,
             });
         }
+        // A function's row, and whether it is a method's thunk (labelled so in the graph).
+        let row_and_thunk = |f: FunctionIdx| {
+            (
+                row_of.get(&f).copied().unwrap_or(u32::MAX),
+                a.tables
+                    .functions
+                    .get(f)
+                    .is_some_and(|r| r.flags.async_thunk()),
+            )
+        };
         if let Some(t) = a.call_tree() {
             r.trees
                 .push(tree::build(&self.paths, t, process, &threads, |c| {
-                    t.get(c).map_or(u32::MAX, |n| row_of[&n.func])
+                    t.get(c)
+                        .map_or((u32::MAX, false), |n| row_and_thunk(n.func))
                 }));
         }
         if let Some(t) = a.logical_tree() {
-            r.logical.push(tree::build_logical(t, process, |f| {
-                row_of.get(&f).copied().unwrap_or(u32::MAX)
-            }));
+            r.logical
+                .push(tree::build_logical(t, process, row_and_thunk));
         }
         r.facts.push(process_facts(a, &self.process, called));
         r.processes.push(self.process.clone());
@@ -321,6 +333,7 @@ fn tree_json(tree: &[tree::Node], new_row: &[u32]) -> Value {
         "calls": column(tree.iter().map(|n| n.calls)),
         "incl": column(tree.iter().map(|n| n.incl)),
         "excl": column(tree.iter().map(|n| n.excl)),
+        "thunk": column(tree.iter().map(|n| u8::from(n.thunk))),
     })
 }
 

@@ -156,20 +156,20 @@ fn value_samples(a: &Analysis, idxs: &[FunctionIdx]) -> Vec<Value> {
 }
 
 /// Edges merged by (caller row, callee row), largest inclusive time first; a method's
-/// thunk→variant nesting is inside its row, not an edge (report/methods.rs).
+/// thunk→variant nesting is inside its row, not an edge (analysis rows.rs).
 fn edges(a: &Analysis, tm: Timing<'_>) -> Vec<Value> {
     // Each function's name made once (an edge list names the same functions many times).
     let mut names: HashMap<FunctionIdx, Rc<str>> = HashMap::new();
     let mut name = |f: FunctionIdx| -> Rc<str> {
         names
             .entry(f)
-            .or_insert_with(|| methods::row_name(a, f).into())
+            .or_insert_with(|| eltrace_analysis::rows::row_name(a, f).into())
             .clone()
     };
     let root: Rc<str> = Rc::from("");
     let mut merged: HashMap<(Rc<str>, Rc<str>), (u64, u64)> = HashMap::new();
     for (caller, callee, s) in a.edges() {
-        if caller.is_some_and(|c| methods::nested_pair(a, c, callee)) {
+        if caller.is_some_and(|c| eltrace_analysis::rows::nested_pair(a, c, callee)) {
             // One call of one method (its row counts it once).
             continue;
         }

@@ -1,12 +1,10 @@
-//! The report's function table: one row per function name and module over every process
-//! (functions of one name in one module merged, as `report` does), the rows to embed, and
-//! their columns.
+//! The report's function table: one row per method name and module over every process (the
+//! analysis' report model, as `report` makes them), the rows to embed, and their columns.
 
 use std::collections::{HashMap, HashSet};
 
-use eltrace_analysis::{
-    Analysis, FunctionIdx, FunctionStats, Kickoffs, MachineKind, machine_kind_from_flags,
-};
+use eltrace_analysis::rows::{FunctionKind, method_rows};
+use eltrace_analysis::{Analysis, FunctionIdx, FunctionStats};
 use serde_json::{Value, json};
 
 use super::{MAX_FUNCTIONS, Strings, column};
@@ -22,56 +20,21 @@ pub(super) struct FnRow {
     pub method: Option<String>,
 }
 
-fn add_stats(a: &mut FunctionStats, b: &FunctionStats) {
-    a.calls += b.calls;
-    a.segments += b.segments;
-    a.resumes += b.resumes;
-    a.suspensions += b.suspensions;
-    a.wall_ns += b.wall_ns;
-    a.pending_at_end += b.pending_at_end;
-    a.inferred_resumes += b.inferred_resumes;
-    a.ambiguous_calls += b.ambiguous_calls;
-    a.known_starts += b.known_starts;
-    a.identity_resumes += b.identity_resumes;
-    a.inclusive_ns += b.inclusive_ns;
-    a.exclusive_ns += b.exclusive_ns;
-    a.max_ns = a.max_ns.max(b.max_ns);
-    a.open_at_end += b.open_at_end;
-    a.unwound += b.unwound;
-    a.tailcalls += b.tailcalls;
-    a.mismatched += b.mismatched;
-    a.lost += b.lost;
-}
-
-/// The async kind of a function row; an iterator's MoveNext is no async method (kind 0).
-fn async_kind(
-    a: &Analysis,
-    kickoffs: &Kickoffs,
-    idx: FunctionIdx,
-    s: &FunctionStats,
-) -> (u8, Option<String>) {
-    let Some(r) = a.tables.functions.get(idx) else {
-        return (0, None);
-    };
-    if r.flags.async_thunk() {
-        return (2, None);
-    }
-    if r.flags.async_variant() {
-        return (1, None);
-    }
-    let kind = machine_kind_from_flags(r).unwrap_or(if s.enumerations > 0 {
-        MachineKind::Iterator
-    } else {
-        MachineKind::Async
-    });
-    match kickoffs.method_of(r) {
-        Some(m) if kind == MachineKind::Async => (3, Some(m)),
-        _ => (0, None),
+/// The page's async kind of a row (the `async` column): 0 none (an iterator's MoveNext too),
+/// 1 runtime-async method, 2 only its thunk, 3 a state machine's `MoveNext`.
+fn async_code(kind: FunctionKind) -> u8 {
+    match kind {
+        FunctionKind::Runtime => 1,
+        FunctionKind::Thunk => 2,
+        FunctionKind::StateMachine => 3,
+        FunctionKind::Plain | FunctionKind::Iterator | FunctionKind::AsyncIterator => 0,
     }
 }
 
-/// Adds a process's functions to the function rows (one per name and module, over all
-/// processes); returns each function's row and how many of the process's rows have calls.
+/// Adds a process's functions to the function rows (one per method name and module, as
+/// `report` makes them: `eltrace_analysis::rows`, over all processes); returns each
+/// function's row and how many of the process's rows have calls. Functions the call tree
+/// names without calls of their own (a path whose frames never closed) get rows too.
 pub(super) fn add_function_rows(
     a: &Analysis,
     rows: &mut Vec<FnRow>,
@@ -79,45 +42,37 @@ pub(super) fn add_function_rows(
 ) -> (HashMap<FunctionIdx, u32>, usize) {
     let mut row_of = HashMap::new();
     let mut called: HashSet<u32> = HashSet::new();
-    let kickoffs = Kickoffs::new(&a.tables.functions);
-    // Functions with calls, then any other the call tree names (a path whose frames never
-    // closed), each once.
-    let with_calls = a.functions().map(|(i, s)| (i, *s));
-    let in_tree = a
+    let in_tree: Vec<FunctionIdx> = a
         .call_tree()
         .into_iter()
-        .flat_map(|t| t.nodes().map(|(_, n)| (n.func, FunctionStats::default())));
-    for (idx, s) in with_calls.chain(in_tree) {
-        if row_of.contains_key(&idx) {
-            continue;
-        }
-        let key = (
-            a.tables.functions.name(idx),
-            a.tables.functions.module(idx).to_owned(),
-        );
+        .flat_map(|t| t.nodes().map(|(_, n)| n.func))
+        .collect();
+    for m in method_rows(a, &in_tree) {
+        let key = (m.name, m.module);
         let row = match row_of_key.get(&key) {
             Some(&r) => {
-                add_stats(&mut rows[r as usize].s, &s);
+                rows[r as usize].s += &m.s;
                 r
             }
             None => {
-                let (async_kind, method) = async_kind(a, &kickoffs, idx, &s);
                 let r = rows.len() as u32;
                 row_of_key.insert(key.clone(), r);
                 rows.push(FnRow {
                     name: key.0,
                     module: key.1,
-                    s,
-                    async_kind,
-                    method,
+                    s: m.s,
+                    async_kind: async_code(m.kind),
+                    method: m.method.filter(|_| m.kind == FunctionKind::StateMachine),
                 });
                 r
             }
         };
-        if s.calls > 0 {
+        if m.s.calls > 0 {
             called.insert(row);
         }
-        row_of.insert(idx, row);
+        for idx in m.idxs {
+            row_of.insert(idx, row);
+        }
     }
     (row_of, called.len())
 }

@@ -83,7 +83,7 @@
       case 0: return 'all processes';
       case 1: return processLabel(T.ref[i]);
       case 2: return threadLabel(T.ref[i]);
-      case 3: return S[FN.name[T.ref[i]]];
+      case 3: return S[FN.name[T.ref[i]]] + (T.thunk && T.thunk[i] ? ' [thunk]' : '');
       default: return 'other: ' + count(T.ref[i], 'smaller node');
     }
   }

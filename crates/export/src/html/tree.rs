@@ -68,6 +68,9 @@ pub(super) struct Node {
     /// Sum of the frames' durations; for a thread or process, of its root frames'.
     pub incl: u64,
     pub excl: u64,
+    /// A function node for a frame of a method's Task-returning thunk (the row is the
+    /// method's: one row per method); the page labels it `… [thunk]`.
+    pub thunk: bool,
 }
 
 /// A thread of the tree: its index in the analysis and its row in the report's thread table.
@@ -85,7 +88,7 @@ pub(super) fn build(
     tree: &CallTree,
     process: u32,
     threads: &[ThreadRow],
-    func_row: impl Fn(CallNodeId) -> u32,
+    func_row: impl Fn(CallNodeId) -> (u32, bool),
 ) -> Vec<Node> {
     let mut keys: Vec<u64> = paths.keys().copied().collect();
     keys.sort_unstable();
@@ -96,6 +99,7 @@ pub(super) fn build(
         calls: 0,
         incl: 0,
         excl: 0,
+        thunk: false,
     }];
     let mut thread_node: HashMap<u32, u32> = HashMap::new();
     for t in threads {
@@ -112,6 +116,7 @@ pub(super) fn build(
                 calls: 0,
                 incl: 0,
                 excl: 0,
+                thunk: false,
             });
         }
     }
@@ -142,13 +147,15 @@ pub(super) fn build(
                 .copied()
                 .unwrap_or_default();
             index.insert(path_key(ThreadIdx(thread), c), nodes.len() as u32);
+            let (row, thunk) = func_row(c);
             nodes.push(Node {
                 parent: Some(parent),
                 kind: Kind::Function,
-                reference: u64::from(func_row(c)),
+                reference: u64::from(row),
                 calls: acc.calls,
                 incl: acc.incl,
                 excl: acc.excl,
+                thunk,
             });
         }
     }
@@ -171,7 +178,7 @@ pub(super) fn build(
 pub(super) fn build_logical(
     tree: &CallTree,
     process: u32,
-    func_row: impl Fn(eltrace_analysis::FunctionIdx) -> u32,
+    func_row: impl Fn(eltrace_analysis::FunctionIdx) -> (u32, bool),
 ) -> Vec<Node> {
     let mut nodes = vec![Node {
         parent: None,
@@ -180,6 +187,7 @@ pub(super) fn build_logical(
         calls: 0,
         incl: 0,
         excl: 0,
+        thunk: false,
     }];
     let mut index: Vec<Option<u32>> = vec![None; tree.len()];
     for (id, n) in tree.nodes() {
@@ -197,13 +205,15 @@ pub(super) fn build_logical(
         if parent == 0 {
             nodes[0].incl += n.inclusive_ns;
         }
+        let (row, thunk) = func_row(n.func);
         nodes.push(Node {
             parent: Some(parent),
             kind: Kind::Function,
-            reference: u64::from(func_row(n.func)),
+            reference: u64::from(row),
             calls: n.calls,
             incl: n.inclusive_ns,
             excl: n.exclusive_ns,
+            thunk,
         });
     }
     nodes
@@ -222,6 +232,7 @@ pub(super) fn join(processes: Vec<Vec<Node>>) -> Vec<Node> {
         calls: 0,
         incl: 0,
         excl: 0,
+        thunk: false,
     }];
     for tree in processes {
         let base = nodes.len() as u32;
@@ -328,6 +339,7 @@ pub(super) fn cap(nodes: &[Node], max: usize) -> Capped {
                 calls: 0,
                 incl: 0,
                 excl: 0,
+                thunk: false,
             });
             out.len() - 1
         });

@@ -1,8 +1,12 @@
-//! One row per method: a Task-returning method that runtime-async code awaits has two
+//! The report model shared by `report` and every exporter that shows rows (issue #26 "one
+//! report model"): one row per method and module ([`method_rows`]), with one classification
+//! of what a row is ([`FunctionKind`]) and its async detail.
+//!
+//! **One row per method.** A Task-returning method that runtime-async code awaits has two
 //! FunctionIDs, its *thunk* (the Task-returning entry that ordinary callers call) and its
 //! *async variant* (the entry runtime-async callers call). Whichever way a call came in, it is
-//! one call of the method: the report shows one row named after the method, with the split
-//! kept as detail (`variant_calls`, `thunk_calls`; docs/design.md "One row per method").
+//! one call of the method: one row named after the method, with the split kept as detail
+//! (`variant_calls`, `thunk_calls`; docs/design.md "One row per method").
 //!
 //! A call that goes through both entries is counted once: for a runtime-async method
 //! (impl flag `0x2000`) the thunk calls the variant, which runs the method's code; for a
@@ -19,7 +23,10 @@
 
 use std::collections::HashMap;
 
-use eltrace_analysis::{Analysis, EdgeStats, FunctionIdx, FunctionStats};
+use crate::analysis::Analysis;
+use crate::machines::{Kickoffs, MachineKind, machine_kind_from_flags};
+use crate::model::{EdgeStats, FunctionStats};
+use eltrace_trace::{FunctionIdx, FunctionRecord};
 
 /// Impl flag of a runtime-async method (`MethodImplOptions.Async`).
 const IMPL_ASYNC: u32 = 0x2000;
@@ -171,4 +178,160 @@ pub fn body_resumes(a: &Analysis, idx: FunctionIdx) -> u64 {
         .map(|(_, _, e)| e.calls)
         .sum();
     runs.saturating_sub(started)
+}
+
+/// What a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionKind {
+    /// An ordinary function.
+    Plain,
+    /// A runtime-async method (its variant runs the method's code; its thunk merged in).
+    Runtime,
+    /// Only the Task-returning thunk of a runtime-async method was seen.
+    Thunk,
+    /// An async state machine's `MoveNext` (a segment of its kickoff method's calls).
+    StateMachine,
+    /// An iterator's `MoveNext` (enumerations).
+    Iterator,
+    /// An async iterator's `MoveNextAsync` (enumerations).
+    AsyncIterator,
+}
+
+impl FunctionKind {
+    /// The name `report --json` uses (`async.kind`), `""` for plain functions and iterators.
+    pub fn json_name(self) -> &'static str {
+        match self {
+            FunctionKind::Plain | FunctionKind::Iterator | FunctionKind::AsyncIterator => "",
+            FunctionKind::Runtime => "runtime",
+            FunctionKind::Thunk => "thunk",
+            FunctionKind::StateMachine => "state_machine",
+        }
+    }
+
+    /// Whether the row has enumerations (an iterator's `MoveNext`, an async iterator's
+    /// `MoveNextAsync`).
+    pub fn iterator(self) -> bool {
+        matches!(self, FunctionKind::Iterator | FunctionKind::AsyncIterator)
+    }
+}
+
+/// What function `idx` is, and the user method of a state machine or iterator.
+pub fn function_kind(
+    a: &Analysis,
+    kickoffs: &Kickoffs,
+    idx: FunctionIdx,
+    s: &FunctionStats,
+) -> (FunctionKind, Option<String>) {
+    let Some(r) = a.tables.functions.get(idx) else {
+        return (FunctionKind::Plain, None);
+    };
+    // An async iterator's MoveNextAsync moves it (its row has the enumerations), also when
+    // runtime-async code awaits it through an async variant.
+    if machine_kind_from_flags(r) == Some(MachineKind::AsyncIterator)
+        && r.method.ends_with("MoveNextAsync")
+    {
+        // The kickoff is found from the state machine's MoveNext (the same type).
+        let body = FunctionRecord {
+            method: "MoveNext".into(),
+            ..r.clone()
+        };
+        if let Some(method) = kickoffs.method_of(&body) {
+            return (FunctionKind::AsyncIterator, Some(method));
+        }
+    }
+    if r.flags.async_thunk() {
+        return (FunctionKind::Thunk, None);
+    }
+    if r.flags.async_variant() {
+        return (FunctionKind::Runtime, None);
+    }
+    let Some(method) = kickoffs.method_of(r) else {
+        return (FunctionKind::Plain, None);
+    };
+    // Without the profiler's flags (an older trace) the analysis told them apart.
+    let kind = machine_kind_from_flags(r).unwrap_or(if s.enumerations > 0 {
+        MachineKind::Iterator
+    } else {
+        MachineKind::Async
+    });
+    match kind {
+        MachineKind::Async => (FunctionKind::StateMachine, Some(method)),
+        MachineKind::Iterator => (FunctionKind::Iterator, Some(method)),
+        MachineKind::AsyncIterator | MachineKind::None => (FunctionKind::Plain, None),
+    }
+}
+
+/// One row of the report: the functions of one method name and module, merged.
+#[derive(Debug, Clone)]
+pub struct MethodRow {
+    pub name: String,
+    pub module: String,
+    pub s: FunctionStats,
+    /// The functions merged into this row.
+    pub idxs: Vec<FunctionIdx>,
+    pub kind: FunctionKind,
+    /// A state machine's or iterator's user method (`Ns.T.Work`).
+    pub method: Option<String>,
+    /// A method entered by its thunk and its async variant: how its calls came in.
+    pub split: Option<Split>,
+    /// An async iterator's row: its body's runs that were resumes (awaits that suspended).
+    pub awaits_suspended: Option<u64>,
+}
+
+/// The rows of `a` in the order their first function was met: functions that had calls, then
+/// `extra` ones (with no statistics: e.g. every function a call tree names), one row per
+/// (method name, module).
+pub fn method_rows(a: &Analysis, extra: &[FunctionIdx]) -> Vec<MethodRow> {
+    let kickoffs = Kickoffs::new(&a.tables.functions);
+    let mut index: HashMap<(String, String), usize> = HashMap::new();
+    let mut rows: Vec<MethodRow> = Vec::new();
+    let empty = FunctionStats::default();
+    let with_calls = a.functions().map(|(i, s)| (i, *s));
+    let others = extra
+        .iter()
+        .filter(|i| a.function_stats(**i).is_none())
+        .map(|&i| (i, empty));
+    for (idx, s) in with_calls.chain(others) {
+        let name = row_name(a, idx);
+        let module = a.tables.functions.module(idx).to_owned();
+        match index.get(&(name.clone(), module.clone())) {
+            Some(&i) => {
+                if !rows[i].idxs.contains(&idx) {
+                    rows[i].s += &s;
+                    rows[i].idxs.push(idx);
+                }
+            }
+            None => {
+                index.insert((name.clone(), module.clone()), rows.len());
+                let (kind, method) = function_kind(a, &kickoffs, idx, &s);
+                rows.push(MethodRow {
+                    name,
+                    module,
+                    s,
+                    idxs: vec![idx],
+                    kind,
+                    method,
+                    split: None,
+                    awaits_suspended: (kind == FunctionKind::AsyncIterator)
+                        .then(|| body_resumes(a, idx)),
+                });
+            }
+        }
+    }
+    let edges = edge_map(a);
+    for r in &mut rows {
+        r.split = merge(a, &edges, &r.idxs, &mut r.s);
+        // The method's code ran in its variant: a runtime-async method's row, whichever of its
+        // entries was met first.
+        let has_variant = r.idxs.iter().any(|&i| {
+            a.tables
+                .functions
+                .get(i)
+                .is_some_and(|f| f.flags.async_variant())
+        });
+        if has_variant && !r.kind.iterator() {
+            r.kind = FunctionKind::Runtime;
+        }
+    }
+    rows
 }
