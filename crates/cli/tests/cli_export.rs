@@ -177,7 +177,14 @@ fn perfetto_and_speedscope_to_default_paths() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, vec!["Main (1001)", "Worker (1002)"]);
+    assert_eq!(
+        names,
+        vec![
+            "Main (1001)",
+            "Worker (1002)",
+            "logical (async calls under their callers)"
+        ]
+    );
 }
 
 /// `--from`/`--to` keep what overlaps the window, cut at its edges; the folded output says

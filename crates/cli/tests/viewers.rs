@@ -171,8 +171,27 @@ fn speedscope_shows_the_speedscope_export() {
     ss.browser.screenshot("speedscope-nested-async-main");
     assert_eq!(
         ss.profile_lines(),
-        vec!["main (4242) (1/2)", ".NET TP Worker (4250) (2/2)"]
+        vec![
+            "main (4242) (1/3)",
+            ".NET TP Worker (4250) (2/3)",
+            "logical (async calls under their callers) (3/3)"
+        ]
     );
+    // The logical call tree (the last profile): every function, resumes included, under the
+    // call that awaited it.
+    let mut logical: Vec<String> = ss.sandwich().into_iter().map(|r| r.2).collect();
+    logical.sort();
+    assert_eq!(
+        logical,
+        vec![
+            "App.P.Main",
+            "App.P.Outer",
+            "App.P.Outer [thunk]",
+            "App.Q.Inner",
+            "App.Q.Leaf"
+        ]
+    );
+    ss.key("p");
     // On the worker: Inner's resume (500 ns, Leaf 100 of it) and Outer's (200 ns).
     let rows = ss.sandwich();
     assert_eq!(
@@ -211,7 +230,11 @@ fn speedscope_shows_the_speedscope_export() {
     assert!(!ss.failed(), "{}", ss.text());
     assert_eq!(
         ss.profile_lines(),
-        vec!["Main (1001) (1/2)", "thread (1002) (2/2)"]
+        vec![
+            "Main (1001) (1/3)",
+            "thread (1002) (2/3)",
+            "logical (async calls under their callers) (3/3)"
+        ]
     );
     ss.browser.screenshot("speedscope-basic");
     assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
@@ -230,7 +253,7 @@ fn speedscope_shows_the_speedscope_export() {
     );
     assert_eq!(
         ss.profile_line(),
-        "main (4242), 7 events dropped (1/3)",
+        "main (4242), 7 events dropped (1/4)",
         "{}",
         ss.text()
     );
@@ -352,7 +375,14 @@ fn real_async_recording_in_the_viewers() {
     assert!(!ss.failed(), "{}", ss.text());
     let lines = ss.profile_lines();
     let threads: std::collections::BTreeSet<u64> = expected.iter().map(|s| s.0).collect();
-    assert_eq!(lines.len(), threads.len(), "{lines:?}");
+    // One profile per thread, and the logical call tree's.
+    assert_eq!(lines.len(), threads.len() + 1, "{lines:?}");
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("logical (async calls")),
+        "{lines:?}"
+    );
     ss.browser.screenshot("speedscope-real-nested");
     assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
     let names = counts(&expected);

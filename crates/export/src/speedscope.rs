@@ -23,6 +23,12 @@
 //! `startValue` and `endValue`, so their time axes line up. Dropped events are noted in the
 //! names (`main (4242), 17 events dropped`): speedscope has no marker events.
 //!
+//! After the threads' profiles, one `sampled` profile per process holds the **logical call
+//! tree** (each async call's segments under the call that awaited it, whatever thread ran
+//! them; docs/design.md "The logical call tree"): one sample per path with its exclusive time
+//! as the weight, named `logical (async calls under their callers)` (not with a time window:
+//! the tree is the whole trace's).
+//!
 //! A profile's events must be contiguous in the file, so each thread's events are kept
 //! (varint-packed, a few bytes each) until the end, those of every process; the file is
 //! written by [`Exporter::finish`], `shared` last.
@@ -49,6 +55,8 @@ pub struct Speedscope<'w> {
     profiles: Vec<Profile>,
     /// Each process so far and its events dropped.
     processes: Vec<(ProcessMeta, u64)>,
+    /// Each process's logical call tree as samples: (process, stacks of frames, weights).
+    logical: Vec<(usize, Vec<Vec<u32>>, Vec<u64>)>,
 }
 
 /// A thread's profile: its process (index in `processes`), name and events.
@@ -155,6 +163,7 @@ impl<'w> Speedscope<'w> {
             threads: HashMap::new(),
             frames: Frames::default(),
             profiles: Vec::new(),
+            logical: Vec::new(),
             processes: Vec::new(),
         }
     }
@@ -203,6 +212,10 @@ impl FrameSink for Speedscope<'_> {
 }
 
 impl Exporter for Speedscope<'_> {
+    fn configure(&self, opts: &mut eltrace_analysis::Options) {
+        opts.logical_tree = true;
+    }
+
     fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
         self.held = Holder::new(self.window, process.start_ns);
         self.frames.of_func.clear();
@@ -238,6 +251,28 @@ impl Exporter for Speedscope<'_> {
             });
         }
         self.threads.clear();
+        // Not for a time window: the tree holds the whole trace.
+        if let Some(tree) = a.logical_tree().filter(|_| self.window.is_all()) {
+            // Each path with time of its own, as the stack of its frames (root first).
+            let (mut stacks, mut weights) = (Vec::new(), Vec::new());
+            for (_, n) in tree.nodes() {
+                if n.exclusive_ns == 0 {
+                    continue;
+                }
+                let mut stack = vec![self.frames.index(&a.tables, n.func)];
+                let mut up = n.parent;
+                while let Some(p) = up.and_then(|id| tree.get(id)) {
+                    stack.push(self.frames.index(&a.tables, p.func));
+                    up = p.parent;
+                }
+                stack.reverse();
+                stacks.push(stack);
+                weights.push(n.exclusive_ns);
+            }
+            if !stacks.is_empty() {
+                self.logical.push((process, stacks, weights));
+            }
+        }
         Ok(())
     }
 
@@ -296,6 +331,28 @@ impl Exporter for Speedscope<'_> {
                 )?;
             }
             out.write_all(b"]}")?;
+        }
+        for (i, (process, stacks, weights)) in self.logical.iter().enumerate() {
+            let name = if several {
+                format!(
+                    "{}, logical (async calls under their callers)",
+                    self.processes[*process].0.label()
+                )
+            } else {
+                "logical (async calls under their callers)".to_string()
+            };
+            if i > 0 || !profiles.is_empty() {
+                out.write_all(b",")?;
+            }
+            let total: u64 = weights.iter().sum();
+            write!(
+                out,
+                "\n{{\"type\":\"sampled\",\"name\":{},\"unit\":\"nanoseconds\",\
+                 \"startValue\":0,\"endValue\":{total},\"samples\":{},\"weights\":{}}}",
+                Value::String(name),
+                json!(stacks),
+                json!(weights)
+            )?;
         }
         out.write_all(b"],\n\"shared\":{\"frames\":[")?;
         for (i, (name, module)) in self.frames.list.iter().enumerate() {

@@ -47,6 +47,26 @@ fn frames(v: &Value) -> Vec<(String, u64, u64, String)> {
         .collect();
     let mut out = Vec::new();
     for p in v["profiles"].as_array().unwrap() {
+        if p["type"] == "sampled" {
+            // The logical call tree: stacks of known frames, weights adding up to its end.
+            let frames = shared.len() as u64;
+            for s in p["samples"].as_array().unwrap() {
+                assert!(
+                    s.as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|f| f.as_u64().unwrap() < frames)
+                );
+            }
+            let total: u64 = p["weights"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_u64().unwrap())
+                .sum();
+            assert_eq!(p["endValue"], total);
+            continue;
+        }
         assert_eq!(
             (&p["type"], &p["unit"]),
             (&"evented".into(), &"nanoseconds".into())
@@ -165,6 +185,7 @@ fn speedscope_notes_drops() {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|p| p["type"] == "evented")
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(
