@@ -131,15 +131,26 @@ fn web_under_load(mode: Mode) {
         json: report_json(dir.path(), "report", &[trace.as_os_str()]),
     };
     assert_eq!(string(r.trace(), "hook_mode"), mode.hook_mode());
-    // Which frames were open when the trace ended, if any (seen once in CI under load: 5 on
-    // the slow path; named here so that the next occurrence says which and on what thread).
-    if r.trace_uint("open_frames_at_end") != 0 {
-        let open: Vec<String> = r
-            .functions()
-            .iter()
-            .filter(|f| uint(f, "open_at_end") > 0)
-            .map(|f| format!("{} ×{}", string(f, "name"), uint(f, "open_at_end")))
-            .collect();
+    // Frames open when the trace ended. ASP.NET Core's routing compiles its jump table
+    // (`ILEmitTrieJumpTable.InitializeILDelegate` → `ILEmitTrieFactory.*`, IL emit) in the
+    // background once enough requests came in; under the suite's load that work can still be
+    // running when the app shuts down (seen twice in CI, 5-6 frames on one pool thread, every
+    // one of them in that chain): the program's state, not a lost Leave. Any other open frame
+    // fails, named with its thread.
+    let background =
+        |name: &str| name.starts_with("Microsoft.AspNetCore.Routing.Matching.ILEmitTrie");
+    let open: Vec<String> = r
+        .functions()
+        .iter()
+        .filter(|f| uint(f, "open_at_end") > 0)
+        .map(|f| format!("{} ×{}", string(f, "name"), uint(f, "open_at_end")))
+        .collect();
+    let unexpected = r
+        .functions()
+        .iter()
+        .filter(|f| uint(f, "open_at_end") > 0 && !background(string(f, "name")))
+        .count();
+    if unexpected > 0 {
         let threads: Vec<String> = r.json["threads"]
             .as_array()
             .into_iter()
@@ -152,9 +163,15 @@ fn web_under_load(mode: Mode) {
             r.trace()
         );
     }
-    // No drop, no unmatched Leave, no mismatched or open frame, not truncated; every
+    let open_background: u64 = r
+        .functions()
+        .iter()
+        .filter(|f| background(string(f, "name")))
+        .map(|f| uint(f, "open_at_end"))
+        .sum();
+    // No drop, no unmatched Leave, no mismatched or other open frame, not truncated; every
     // function's calls are its incoming edges' calls.
-    r.check_invariants(0, true);
+    r.check_invariants(open_background, true);
     assert_eq!(r.trace_uint("lost_frames"), 0, "lost frames: {}", r.trace());
     let end = string(r.trace(), "end_reason");
     assert!(end == "shutdown" || end == "exit", "end_reason {end:?}");
