@@ -182,39 +182,26 @@ impl Iterators {
             });
         }
         let m = r.method.as_str();
-        let kind = kind(r);
-        if kind == MachineKind::AsyncIterator {
-            // An async iterator (`IAsyncEnumerable`): `MoveNextAsync` is the call that moves
-            // it (its row gets the enumerations and yields); the state machine's own `MoveNext`
-            // runs the body, once from `MoveNextAsync` and once per await that suspended
-            // (an ordinary call to this model).
-            let member = if m.ends_with("MoveNextAsync") {
-                Member::MoveNext
-            } else if m.ends_with("GetAsyncEnumerator") {
-                Member::GetEnumerator
-            } else if m.ends_with("get_Current") {
-                Member::Current
-            } else if m.ends_with("DisposeAsync") {
-                Member::Dispose
-            } else {
-                Member::Other
-            };
-            let (module, ty) = (r.module.clone(), r.type_name.clone());
-            return Some(Info {
-                family: self.family(&module, &ty),
-                member,
-            });
-        }
-        if kind != MachineKind::Iterator {
-            return None;
-        }
-        let member = if m == "MoveNext" {
+        // An async iterator (`IAsyncEnumerable`): `MoveNextAsync` is the call that moves it
+        // (its row gets the enumerations and yields); the state machine's own `MoveNext` runs
+        // the body, once from `MoveNextAsync` and once per await that suspended (an ordinary
+        // call to this model). The other members as an iterator's, with `Async` names.
+        let (moves, obtain, dispose) = match kind(r) {
+            MachineKind::Iterator => (m == "MoveNext", "GetEnumerator", "Dispose"),
+            MachineKind::AsyncIterator => (
+                m.ends_with("MoveNextAsync"),
+                "GetAsyncEnumerator",
+                "DisposeAsync",
+            ),
+            _ => return None,
+        };
+        let member = if moves {
             Member::MoveNext
-        } else if m.ends_with("GetEnumerator") {
+        } else if m.ends_with(obtain) {
             Member::GetEnumerator
         } else if m.ends_with("get_Current") {
             Member::Current
-        } else if m.ends_with("Dispose") {
+        } else if m.ends_with(dispose) {
             Member::Dispose
         } else {
             Member::Other

@@ -143,7 +143,7 @@ pub fn merge(
 /// An async iterator's `MoveNextAsync` (`idx`): how many runs of its state machine's body
 /// (`MoveNext` of the same type) were resumes after an await that suspended, not a run that
 /// `MoveNextAsync` or `DisposeAsync` started (a frame directly above one of theirs).
-pub fn body_resumes(a: &Analysis, idx: FunctionIdx) -> u64 {
+pub fn body_resumes(a: &Analysis, edges: &HashMap<(u32, u32), EdgeStats>, idx: FunctionIdx) -> u64 {
     let Some(r) = a.tables.functions.get(idx) else {
         return 0;
     };
@@ -161,21 +161,21 @@ pub fn body_resumes(a: &Analysis, idx: FunctionIdx) -> u64 {
         .filter_map(|&b| a.function_stats(b))
         .map(|s| s.calls)
         .sum();
-    let started: u64 = a
-        .edges()
-        .into_iter()
-        .filter(|(caller, callee, _)| {
-            bodies.contains(callee)
-                && caller.is_some_and(|c| {
-                    a.tables.functions.get(c).is_some_and(|m| {
+    let started: u64 = edges
+        .iter()
+        .filter(|((caller, callee), _)| {
+            bodies.contains(&FunctionIdx(*callee))
+                && a.tables
+                    .functions
+                    .get(FunctionIdx(*caller))
+                    .is_some_and(|m| {
                         m.module == r.module
                             && m.type_name == r.type_name
                             && (m.method.ends_with("MoveNextAsync")
                                 || m.method.ends_with("DisposeAsync"))
                     })
-                })
         })
-        .map(|(_, _, e)| e.calls)
+        .map(|(_, e)| e.calls)
         .sum();
     runs.saturating_sub(started)
 }
@@ -283,6 +283,7 @@ pub struct MethodRow {
 /// (method name, module).
 pub fn method_rows(a: &Analysis, extra: &[FunctionIdx]) -> Vec<MethodRow> {
     let kickoffs = Kickoffs::new(&a.tables.functions);
+    let edges = edge_map(a);
     let mut index: HashMap<(String, String), usize> = HashMap::new();
     let mut rows: Vec<MethodRow> = Vec::new();
     let empty = FunctionStats::default();
@@ -313,12 +314,11 @@ pub fn method_rows(a: &Analysis, extra: &[FunctionIdx]) -> Vec<MethodRow> {
                     method,
                     split: None,
                     awaits_suspended: (kind == FunctionKind::AsyncIterator)
-                        .then(|| body_resumes(a, idx)),
+                        .then(|| body_resumes(a, &edges, idx)),
                 });
             }
         }
     }
-    let edges = edge_map(a);
     for r in &mut rows {
         r.split = merge(a, &edges, &r.idxs, &mut r.s);
         // The method's code ran in its variant: a runtime-async method's row, whichever of its

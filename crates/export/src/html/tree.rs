@@ -73,6 +73,22 @@ pub(super) struct Node {
     pub thunk: bool,
 }
 
+impl Node {
+    /// The root of a process's tree (`process`: its row in the report's processes); its time
+    /// is added as its children are.
+    fn process(process: u32) -> Node {
+        Node {
+            parent: None,
+            kind: Kind::Process,
+            reference: u64::from(process),
+            calls: 0,
+            incl: 0,
+            excl: 0,
+            thunk: false,
+        }
+    }
+}
+
 /// A thread of the tree: its index in the analysis and its row in the report's thread table.
 pub(super) struct ThreadRow {
     pub idx: ThreadIdx,
@@ -92,15 +108,7 @@ pub(super) fn build(
 ) -> Vec<Node> {
     let mut keys: Vec<u64> = paths.keys().copied().collect();
     keys.sort_unstable();
-    let mut nodes = vec![Node {
-        parent: None,
-        kind: Kind::Process,
-        reference: u64::from(process),
-        calls: 0,
-        incl: 0,
-        excl: 0,
-        thunk: false,
-    }];
+    let mut nodes = vec![Node::process(process)];
     let mut thread_node: HashMap<u32, u32> = HashMap::new();
     for t in threads {
         let first = path_key(t.idx, CallNodeId(0));
@@ -180,15 +188,7 @@ pub(super) fn build_logical(
     process: u32,
     func_row: impl Fn(eltrace_analysis::FunctionIdx) -> (u32, bool),
 ) -> Vec<Node> {
-    let mut nodes = vec![Node {
-        parent: None,
-        kind: Kind::Process,
-        reference: u64::from(process),
-        calls: 0,
-        incl: 0,
-        excl: 0,
-        thunk: false,
-    }];
+    let mut nodes = vec![Node::process(process)];
     let mut index: Vec<Option<u32>> = vec![None; tree.len()];
     for (id, n) in tree.nodes() {
         let parent = match n.parent {
