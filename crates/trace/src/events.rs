@@ -11,7 +11,7 @@ use crate::model::{Event, EventKind, FunctionIdx};
 use crate::varint::{Cursor, DecodeError, put_i64, put_u64};
 
 /// How many entries below the top an unpredicted frame-ending event searches for its frame.
-const SEARCH: usize = 16;
+pub(crate) const SEARCH: usize = 16;
 
 fn ends_frame(kind: EventKind) -> bool {
     matches!(
@@ -45,6 +45,25 @@ impl Shadow {
     #[inline(always)]
     pub(crate) fn predicts(&self, func: u32, sp: u64) -> bool {
         self.stack.last() == Some(&(func, sp))
+    }
+
+    /// The stack's frames and their number, for a loop that keeps them in registers
+    /// (chunks.rs); [`Shadow::set_len`] gives the number back.
+    pub(crate) fn raw_parts(&mut self) -> (*mut (u32, u64), usize, usize) {
+        (
+            self.stack.as_mut_ptr(),
+            self.stack.len(),
+            self.stack.capacity(),
+        )
+    }
+
+    /// Sets the number of frames after a loop over [`Shadow::raw_parts`].
+    ///
+    /// # Safety
+    /// `n` must not exceed the capacity, and the first `n` frames must have been written.
+    pub(crate) unsafe fn set_len(&mut self, n: usize) {
+        // SAFETY: the caller's promise.
+        unsafe { self.stack.set_len(n) }
     }
 
     /// The stack change of an event, the same on both sides.

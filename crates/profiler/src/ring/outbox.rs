@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use eltrace_trace::chunks::{self, ChunkBuilder};
 use eltrace_trace::{EventKind, ThreadIdx};
 
-use super::{KIND_DROPPED, Ring, extend_ticks};
+use super::{KIND_DROPPED, RawRecord, Ring, extend_ticks};
 use crate::clock;
 
 /// Bytes of one outbox buffer: 64 KiB, 20-30 k events of a typical program.
@@ -165,6 +165,50 @@ impl Encoder {
     }
 }
 
+/// A run of a ring's records, as the chunk builder reads them (`j` counts from `tail`).
+struct Records {
+    records: *mut RawRecord,
+    mask: u64,
+    tail: u64,
+    /// A clock read after every record was written: the ticks' high bits.
+    now: u64,
+    conv: clock::Converter,
+    /// Timeless records: times spread evenly, `from` for the run's first, `step` apart.
+    timeless: bool,
+    from: u64,
+    step: u64,
+}
+
+impl Records {
+    #[inline(always)]
+    fn get(&self, j: usize) -> RawRecord {
+        let at = self.tail + j as u64;
+        // SAFETY: the encoder asks only for `j < upto - tail` with `upto <= head` (published
+        // with Release, read with Acquire by the caller), so the slot holds a whole record the
+        // producer will not touch until `tail` moves past it; `at & mask` indexes the buffer.
+        unsafe { self.records.add((at & self.mask) as usize).read() }
+    }
+}
+
+impl chunks::RunSource for Records {
+    #[inline(always)]
+    fn event(&mut self, j: usize) -> Option<(u8, u32, u64)> {
+        let r = self.get(j);
+        let kind = r.kind();
+        // A drop marker or an unknown kind: the encoder's own loop handles it.
+        (kind <= MAX_KIND).then(|| (kind as u8, r.func(), r.sp()))
+    }
+
+    #[inline(always)]
+    fn ts(&mut self, j: usize) -> u64 {
+        if self.timeless {
+            self.from + self.step * j as u64
+        } else {
+            self.conv.to_ns(extend_ticks(self.get(j).ticks48(), self.now))
+        }
+    }
+}
+
 /// What one [`Consumer::encode`] did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Encoded {
@@ -265,26 +309,19 @@ impl Consumer<'_> {
             );
             while tail < upto {
                 // The ordinary records, as one run through the builder's loop.
-                let (records, mask, run_tail, run_i) = (ring.records, ring.mask, tail, i);
-                let timeless = enc.timeless;
-                let conv = clock::Converter::new();
-                let taken = enc.builder.push_run(buf, (upto - tail) as usize, |j| {
-                    let at = run_tail + j as u64;
-                    // SAFETY: `at < upto <= head` (published with Release, read with Acquire
-                    // by the caller), so the slot holds a whole record the producer will not
-                    // touch until `tail` moves past it; `at & mask` indexes the buffer.
-                    let r = unsafe { records.add((at & mask) as usize).read() };
-                    let kind = r.kind();
-                    if kind > MAX_KIND {
-                        return None; // a drop marker or an unknown kind: below
-                    }
-                    let ts = if timeless {
-                        from + step * (run_i + j as u64 + 1)
-                    } else {
-                        conv.to_ns(extend_ticks(r.ticks48(), now))
-                    };
-                    Some((ts, kind as u8, r.func(), r.sp()))
-                }) as u64;
+                let mut src = Records {
+                    records: ring.records,
+                    mask: ring.mask,
+                    tail,
+                    now,
+                    conv: clock::Converter::new(),
+                    timeless: enc.timeless,
+                    from: from + step * (i + 1),
+                    step,
+                };
+                let taken = enc
+                    .builder
+                    .push_run(buf, (upto - tail) as usize, &mut src) as u64;
                 tail += taken;
                 i += taken;
                 if tail == upto {

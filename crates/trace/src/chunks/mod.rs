@@ -15,7 +15,7 @@
 //! each chunk's prediction stack empty, so a chunk closed early decodes the same.
 
 use crate::crc::crc32_parts;
-use crate::events::Shadow;
+use crate::events::{SEARCH, Shadow};
 use crate::model::ThreadIdx;
 use crate::{MAX_EVENTS_PER_CHUNK, tag};
 
@@ -30,6 +30,18 @@ pub const SHADOW_CAP: usize = 4096;
 pub const DROPPED_BYTES: usize = 12 + 5 + 10;
 
 const ENTER: u8 = 0;
+const LEAVE: u8 = 1;
+
+/// Where [`ChunkBuilder::push_run`] takes a run's events from.
+pub trait RunSource {
+    /// `(code, func, sp)` of event `j` (`code`: an [`EventKind`](crate::EventKind) code the
+    /// source has checked), or `None`: an item the caller handles itself, which ends the run.
+    /// May be asked more than once for the same `j`.
+    fn event(&mut self, j: usize) -> Option<(u8, u32, u64)>;
+    /// The time of event `j`, for a `j` that `event` returned. A timeless builder asks only for
+    /// the first and the last event of a run.
+    fn ts(&mut self, j: usize) -> u64;
+}
 
 /// `Leave`, `Tailcall` or `Unwind`: the codes that end a frame.
 #[inline(always)]
@@ -179,42 +191,44 @@ impl ChunkBuilder {
         true
     }
 
-    /// Appends the events `get(0)`, `get(1)`, … `get(n - 1)` as [`ChunkBuilder::push`] would,
-    /// one after another, and returns how many it took: it stops at the first `None` (an item
-    /// the caller handles itself) or at the first event `push` would refuse. The same bytes
-    /// as `push` per event, in a loop that keeps the builder's state in registers.
+    /// Appends the events `src.event(0)`, `src.event(1)`, … `src.event(n - 1)` as
+    /// [`ChunkBuilder::push`] would, one after another, and returns how many it took: it stops
+    /// at the first `None` (an item the caller handles itself) or at the first event `push`
+    /// would refuse. The same bytes as `push` per event, in a loop that keeps the builder's
+    /// state in registers.
     #[inline(always)]
-    pub fn push_run(
-        &mut self,
-        buf: &mut Vec<u8>,
-        n: usize,
-        mut get: impl FnMut(usize) -> Option<(u64, u8, u32, u64)>,
-    ) -> usize {
+    pub fn push_run(&mut self, buf: &mut Vec<u8>, n: usize, src: &mut impl RunSource) -> usize {
         let mut i = 0;
         if self.count == 0 {
             // The first event opens the chunk (reserving its header) through `push`.
-            let Some((ts, code, func, sp)) = (if n > 0 { get(0) } else { None }) else {
+            let Some((code, func, sp)) = (if n > 0 { src.event(0) } else { None }) else {
                 return 0;
             };
-            if !self.push(buf, ts, code, func, sp) {
+            if !self.push(buf, src.ts(0), code, func, sp) {
                 return 0;
             }
             i = 1;
         }
         if self.timeless {
-            i + self.run::<true>(buf, n - i, |j| get(i + j))
+            i + self.run::<true>(buf, i, n, src)
         } else {
-            i + self.run::<false>(buf, n - i, |j| get(i + j))
+            i + self.run::<false>(buf, i, n, src)
         }
     }
 
-    /// [`ChunkBuilder::push_run`]'s loop over an open chunk.
+    /// [`ChunkBuilder::push_run`]'s loop over an open chunk, from event `from` to `n`: the
+    /// bytes of `push`, with the builder's state (the prediction stack's depth too) in locals,
+    /// the limits checked once per batch, the one-byte heads of the common events (a predicted
+    /// end, a repeated Enter, a small time delta) written without the varint loop, and a leaf
+    /// call (an Enter and the Leave of the same frame right after it) taken as one step that
+    /// leaves the stack as it was. Returns the events taken.
     #[inline(always)]
     fn run<const TIMELESS: bool>(
         &mut self,
         buf: &mut Vec<u8>,
+        from: usize,
         n: usize,
-        mut get: impl FnMut(usize) -> Option<(u64, u8, u32, u64)>,
+        src: &mut impl RunSource,
     ) -> usize {
         debug_assert!(self.count > 0);
         let cap = buf.capacity();
@@ -223,73 +237,145 @@ impl ChunkBuilder {
         let mut count = self.count as usize;
         let mut prev_ts = self.prev_ts;
         let mut prev_sp = self.prev_sp;
-        let mut last_ts = self.last_ts;
-        // The last frame-ending event as plain words in registers (`end_valid`: there is one).
-        let (mut end_valid, mut end_func, mut end_sp) = match self.last_end {
-            Some((f, s)) => (true, f, s),
-            None => (false, 0u32, 0u64),
-        };
-        let first_ts = self.first_ts;
-        let stack = &mut self.shadow;
-        let mut i = 0;
-        while i < n {
-            if cap - len < MAX_EVENT_BYTES || count >= MAX_EVENTS_PER_CHUNK {
+        // The last frame-ending event; no function has index u32::MAX (28-bit indices), so
+        // that value stands for "none".
+        let (mut end_func, mut end_sp) = self.last_end.unwrap_or((u32::MAX, 0));
+        let (frames, mut depth, frames_cap) = self.shadow.raw_parts();
+        debug_assert!(frames_cap >= SHADOW_CAP);
+        let mut i = from;
+        'batches: while i < n {
+            // Events that fit whatever their size, within the chunk's count limit.
+            let room = ((cap - len) / MAX_EVENT_BYTES)
+                .min(MAX_EVENTS_PER_CHUNK.saturating_sub(count))
+                .min(n - i);
+            if room == 0 {
                 break;
             }
-            let Some((ts, code, func, sp)) = get(i) else {
-                break;
-            };
-            if code == ENTER && stack.len() >= SHADOW_CAP {
-                break;
-            }
-            let ends = ends_frame(code);
-            let predicted = ends && stack.predicts(func, sp);
-            // SAFETY: MAX_EVENT_BYTES of spare capacity were checked above (each `put_var`
-            // gets its 10 bytes within them), so every write lands in the buffer.
-            let k = unsafe {
-                let p = base.add(len);
-                let mut k;
-                if TIMELESS {
-                    let repeat = code == ENTER && end_valid && end_func == func && end_sp == sp;
-                    let head =
-                        u64::from(predicted) | (u64::from(code) << 1) | (u64::from(repeat) << 4);
-                    k = put_var(p, head);
-                    if !predicted && !repeat {
-                        k += put_var(p.add(k), u64::from(func));
-                        k += put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64));
+            let stop = i + room;
+            while i < stop {
+                let Some((code, func, sp)) = src.event(i) else {
+                    break 'batches;
+                };
+                // SAFETY (every write below): `room` events of MAX_EVENT_BYTES fit in the
+                // spare capacity from where the batch began (each `put_var` gets its 10 bytes
+                // within an event's 32, a leaf call's two events their 64); frames are written
+                // below `frames_cap` (an Enter at SHADOW_CAP frames stops the run) and read
+                // below `depth`.
+                let p = unsafe { base.add(len) };
+                if code == ENTER {
+                    if depth >= SHADOW_CAP {
+                        break 'batches;
                     }
-                    if ends {
-                        (end_valid, end_func, end_sp) = (true, func, sp);
+                    // A leaf call: the next event leaves this frame.
+                    let leaf = i + 1 < stop
+                        && src
+                            .event(i + 1)
+                            .is_some_and(|(c, f, s)| c == LEAVE && f == func && s == sp);
+                    let mut k;
+                    if TIMELESS {
+                        let repeat = end_func == func && end_sp == sp;
+                        // SAFETY: see above.
+                        unsafe {
+                            p.write(u8::from(repeat) << 4);
+                            k = 1;
+                            if !repeat {
+                                k += put_full(p.add(k), func, sp, prev_sp);
+                            }
+                        }
+                    } else {
+                        let ts = src.ts(i);
+                        let delta = ts.saturating_sub(prev_ts);
+                        prev_ts = prev_ts.max(ts);
+                        // SAFETY: see above.
+                        unsafe {
+                            k = put_head(p, delta << 4);
+                            k += put_full(p.add(k), func, sp, prev_sp);
+                        }
                     }
-                    last_ts = ts.max(first_ts);
-                } else {
-                    let delta = ts.saturating_sub(prev_ts);
-                    prev_ts = prev_ts.max(ts);
-                    k = put_var(
-                        p,
-                        (delta << 4) | (u64::from(code) << 1) | u64::from(predicted),
-                    );
-                    if !predicted {
-                        k += put_var(p.add(k), u64::from(func));
-                        k += put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64));
+                    prev_sp = sp;
+                    if leaf {
+                        // The Leave, predicted by the frame just entered.
+                        if TIMELESS {
+                            // SAFETY: see above.
+                            unsafe { p.add(k).write(1 | (LEAVE << 1)) };
+                            k += 1;
+                            (end_func, end_sp) = (func, sp);
+                        } else {
+                            let ts = src.ts(i + 1);
+                            let delta = ts.saturating_sub(prev_ts);
+                            prev_ts = prev_ts.max(ts);
+                            // SAFETY: see above.
+                            k += unsafe {
+                                put_head(p.add(k), (delta << 4) | u64::from(1 | (LEAVE << 1)))
+                            };
+                        }
+                        count += 2;
+                        i += 2;
+                    } else {
+                        // SAFETY: see above.
+                        unsafe { frames.add(depth).write((func, sp)) };
+                        depth += 1;
+                        count += 1;
+                        i += 1;
+                    }
+                    len += k;
+                    continue;
+                }
+                let mut head_bits = u64::from(code) << 1;
+                let mut full = true;
+                if ends_frame(code) {
+                    // SAFETY: see above.
+                    let predicted =
+                        depth > 0 && unsafe { frames.add(depth - 1).read() } == (func, sp);
+                    if predicted {
+                        depth -= 1;
+                        full = false;
+                        head_bits |= 1;
+                    } else {
+                        // SAFETY: `depth` frames are initialised.
+                        depth = unsafe { unwind_to(frames, depth, func, sp) };
+                    }
+                    if TIMELESS {
+                        (end_func, end_sp) = (func, sp);
                     }
                 }
-                k
-            };
-            len += k;
-            prev_sp = sp;
-            stack.apply_code(code, func, sp, predicted);
-            count += 1;
-            i += 1;
+                let mut k;
+                if TIMELESS {
+                    // Every timeless head is below 0x80: one byte.
+                    // SAFETY: see above.
+                    unsafe { p.write(head_bits as u8) };
+                    k = 1;
+                } else {
+                    let ts = src.ts(i);
+                    let delta = ts.saturating_sub(prev_ts);
+                    prev_ts = prev_ts.max(ts);
+                    // SAFETY: see above.
+                    k = unsafe { put_head(p, (delta << 4) | head_bits) };
+                }
+                if full {
+                    // SAFETY: see above.
+                    k += unsafe { put_full(p.add(k), func, sp, prev_sp) };
+                }
+                prev_sp = sp;
+                len += k;
+                count += 1;
+                i += 1;
+            }
         }
-        // SAFETY: the bytes up to `len` were written above, within the capacity.
-        unsafe { buf.set_len(len) };
+        // SAFETY: the bytes up to `len` were written above, within the capacity; the first
+        // `depth` frames were written (here or before) and `depth <= SHADOW_CAP <= frames_cap`.
+        unsafe {
+            buf.set_len(len);
+            self.shadow.set_len(depth);
+        }
+        if TIMELESS && i > from {
+            self.last_ts = src.ts(i - 1).max(self.first_ts);
+        }
         self.count = count as u32;
         self.prev_ts = prev_ts;
         self.prev_sp = prev_sp;
-        self.last_ts = last_ts;
-        self.last_end = end_valid.then_some((end_func, end_sp));
-        i
+        self.last_end = (end_func != u32::MAX).then_some((end_func, end_sp));
+        i - from
     }
 
     /// Closes the open chunk (no effect if none is): writes its header and prefix and moves
@@ -331,6 +417,59 @@ impl ChunkBuilder {
         self.count = 0;
         self.shadow.clear();
         count
+    }
+}
+
+/// The stack change of a frame-ending event that did not match the top (an exception's
+/// unwind, a frame the chunk did not see enter): truncates to the matching frame among the top
+/// [`SEARCH`] ones, as [`Shadow::apply_code`](crate::events) does; returns the new depth.
+///
+/// # Safety
+/// `frames` must hold `depth` initialised frames.
+#[cold]
+#[inline(never)]
+unsafe fn unwind_to(frames: *const (u32, u64), depth: usize, func: u32, sp: u64) -> usize {
+    // SAFETY: the caller's promise.
+    let stack = unsafe { std::slice::from_raw_parts(frames, depth) };
+    let lo = depth.saturating_sub(SEARCH);
+    match stack[lo..].iter().rposition(|&e| e == (func, sp)) {
+        Some(i) => lo + i,
+        None => depth,
+    }
+}
+
+/// Writes an event head (a varint, most of them one or two bytes) at `p`; returns its bytes.
+///
+/// # Safety
+/// `p` must be valid for 10 bytes of writes.
+#[inline(always)]
+unsafe fn put_head(p: *mut u8, head: u64) -> usize {
+    // SAFETY: the caller's promise (at most 10 bytes are written).
+    unsafe {
+        if head < 0x80 {
+            p.write(head as u8);
+            1
+        } else if head < 0x4000 {
+            p.write((head as u8) | 0x80);
+            p.add(1).write((head >> 7) as u8);
+            2
+        } else {
+            put_var(p, head)
+        }
+    }
+}
+
+/// Writes the function and stack-pointer varints of an unpredicted event at `p`; returns
+/// their bytes.
+///
+/// # Safety
+/// `p` must be valid for 20 bytes of writes.
+#[inline(always)]
+unsafe fn put_full(p: *mut u8, func: u32, sp: u64, prev_sp: u64) -> usize {
+    // SAFETY: the caller's promise: 10 bytes for each varint.
+    unsafe {
+        let k = put_var(p, u64::from(func));
+        k + put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64))
     }
 }
 

@@ -162,6 +162,26 @@ fn the_same_bytes_as_the_writer() {
     }
 }
 
+/// Events of a slice as a run, `None` from `stop` on.
+struct Slice<'a> {
+    ev: &'a [Event],
+    stop: usize,
+}
+
+impl RunSource for Slice<'_> {
+    fn event(&mut self, j: usize) -> Option<(u8, u32, u64)> {
+        (j < self.stop).then(|| {
+            let e = &self.ev[j];
+            (e.kind.code(), e.func.0, e.sp)
+        })
+    }
+
+    fn ts(&mut self, j: usize) -> u64 {
+        assert!(j < self.stop, "asked for the time of event {j}, past the run");
+        self.ev[j].ts
+    }
+}
+
 /// [`build`] through `push_run`: random runs, some cut short by a `None`.
 fn build_runs(
     rng: &mut Rng,
@@ -182,12 +202,14 @@ fn build_runs(
             n
         };
         let cap = buf.capacity();
-        let taken = b.push_run(&mut buf, n, |j| {
-            (j < stop).then(|| {
-                let e = &ev[at + j];
-                (e.ts, e.kind.code(), e.func.0, e.sp)
-            })
-        });
+        let taken = b.push_run(
+            &mut buf,
+            n,
+            &mut Slice {
+                ev: &ev[at..],
+                stop,
+            },
+        );
         assert_eq!(buf.capacity(), cap, "push_run grew the buffer");
         assert!(taken <= stop);
         at += taken;
