@@ -206,25 +206,54 @@ pub(crate) fn encode_timeless(p: &mut Vec<u8>, events: &[Event]) {
     }
 }
 
+/// The timeless head of a run (version 4): `uvar n` follows, and the last ended frame is
+/// entered and left `n` more times (2n events: a leaf called in a loop).
+pub(crate) const TIMELESS_RUN: u64 = 0x20;
+
 /// Decodes `count` timeless events; event `i` gets the ordering time
-/// `first_ts + (last_ts - first_ts) * i / (count - 1)`.
+/// `first_ts + (last_ts - first_ts) * i / (count - 1)`. Runs ([`TIMELESS_RUN`]) are read from
+/// version 4 on.
 pub(crate) fn decode_timeless(
     c: &mut Cursor<'_>,
     count: u64,
     first_ts: u64,
     last_ts: u64,
+    version: u16,
 ) -> Result<Vec<Event>, DecodeError> {
     if last_ts < first_ts {
         return Err(DecodeError("timeless chunk times go backwards"));
     }
     let span = u128::from(last_ts - first_ts);
     let steps = u128::from(count.saturating_sub(1).max(1));
+    let at = |i: u64| first_ts + (span * u128::from(i) / steps) as u64;
     let mut sp = 0u64;
     let mut shadow = Shadow::default();
     let mut last_end: Option<(u32, u64)> = None;
-    let mut events = Vec::with_capacity(count as usize);
-    for i in 0..count {
+    // The count comes from the file: reserve no more than a chunk holds.
+    let mut events = Vec::with_capacity(count.min(crate::MAX_EVENTS_PER_CHUNK as u64) as usize);
+    let mut i = 0u64;
+    while i < count {
         let head = c.u64()?;
+        if head == TIMELESS_RUN && version >= crate::FORMAT_VERSION_TIMELESS {
+            let n = c.u64()?;
+            let (f, s) = last_end.ok_or(DecodeError("a run with no frame ended before"))?;
+            if n == 0 || n > (count - i) / 2 {
+                return Err(DecodeError("a run longer than its chunk"));
+            }
+            sp = s;
+            for _ in 0..n {
+                for kind in [EventKind::Enter, EventKind::Leave] {
+                    events.push(Event {
+                        ts: at(i),
+                        kind,
+                        func: FunctionIdx(f),
+                        sp,
+                    });
+                    i += 1;
+                }
+            }
+            continue;
+        }
         if head >> 5 != 0 {
             return Err(DecodeError("unknown bits in a timeless event head"));
         }
@@ -258,11 +287,12 @@ pub(crate) fn decode_timeless(
             last_end = Some((func, sp));
         }
         events.push(Event {
-            ts: first_ts + (span * u128::from(i) / steps) as u64,
+            ts: at(i),
             kind,
             func: FunctionIdx(func),
             sp,
         });
+        i += 1;
     }
     Ok(events)
 }

@@ -278,11 +278,17 @@ pub(crate) fn decode_chunk(
         tag::TIMELESS_EVENTS => {
             let thread = ThreadIdx(c.u32()?);
             let count = c.u64()?;
-            if count as usize > payload.len() {
+            // Runs (version 4) hold many events in a few bytes, but never more than a chunk's.
+            let most = if version >= crate::FORMAT_VERSION_TIMELESS {
+                crate::MAX_EVENTS_PER_CHUNK
+            } else {
+                payload.len()
+            };
+            if count as usize > most {
                 return Err(DecodeError("event count larger than the chunk"));
             }
             let (first_ts, last_ts) = (c.u64()?, c.u64()?);
-            let events = crate::events::decode_timeless(&mut c, count, first_ts, last_ts)?;
+            let events = crate::events::decode_timeless(&mut c, count, first_ts, last_ts, version)?;
             Record::Events { thread, events }
         }
         tag::SAMPLES => {

@@ -16,7 +16,7 @@ pub struct TraceWriter<W: Write> {
     out: W,
     payload: Vec<u8>,
     events_written: u64,
-    /// INFO `timing` is not `exact`: events go into TIMELESS_EVENTS chunks (version 3).
+    /// INFO `timing` is not `exact`: events go into TIMELESS_EVENTS chunks (version 4).
     timeless: bool,
 }
 

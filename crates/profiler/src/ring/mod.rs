@@ -54,7 +54,7 @@
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use eltrace_trace::ThreadIdx;
+use eltrace_trace::{EventKind, ThreadIdx};
 
 mod outbox;
 use outbox::Encoder;
@@ -112,6 +112,16 @@ impl RawRecord {
     /// The caller SP (for a drop marker: the number of events lost).
     pub fn sp(self) -> u64 {
         self.w1 & LOW48
+    }
+
+    /// Whether this record is the Leave of the frame `enter` (an Enter record) opened: the
+    /// same function and SP. From the raw words: the second word is the Enter's with the kind's
+    /// bits set to Leave's (an Enter's are 0), and the keys' low halves are equal.
+    #[inline(always)]
+    pub fn is_leave_of(self, enter: RawRecord) -> bool {
+        const LEAVE_BITS: u64 =
+            (EventKind::Leave.code() as u64) << (FUNC_BITS - KEY_HALF_BITS + PAYLOAD_BITS);
+        self.w1 == enter.w1 | LEAVE_BITS && (self.w0 ^ enter.w0) >> PAYLOAD_BITS == 0
     }
 
     /// The tick's low 48 bits ([`extend_ticks`] restores the rest).

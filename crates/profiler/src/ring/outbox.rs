@@ -200,11 +200,17 @@ impl chunks::RunSource for Records {
     }
 
     #[inline(always)]
+    fn leaf(&mut self, j: usize, _func: u32, _sp: u64) -> bool {
+        self.get(j + 1).is_leave_of(self.get(j))
+    }
+
+    #[inline(always)]
     fn ts(&mut self, j: usize) -> u64 {
         if self.timeless {
             self.from + self.step * j as u64
         } else {
-            self.conv.to_ns(extend_ticks(self.get(j).ticks48(), self.now))
+            self.conv
+                .to_ns(extend_ticks(self.get(j).ticks48(), self.now))
         }
     }
 }
@@ -319,9 +325,7 @@ impl Consumer<'_> {
                     from: from + step * (i + 1),
                     step,
                 };
-                let taken = enc
-                    .builder
-                    .push_run(buf, (upto - tail) as usize, &mut src) as u64;
+                let taken = enc.builder.push_run(buf, (upto - tail) as usize, &mut src) as u64;
                 tail += taken;
                 i += taken;
                 if tail == upto {

@@ -645,3 +645,24 @@ fn a_failed_try_consume_leaves_the_holders_lock() {
     assert!(!r.is_consumed());
     assert!(r.try_consume().is_some());
 }
+
+#[test]
+fn leave_of_an_enter_is_told_from_the_raw_words() {
+    let enter = |f: u32, sp: u64| RawRecord::new(1234, sp, f, 0);
+    let rec = |f: u32, sp: u64, kind: u32| RawRecord::new(99_999, sp, f, kind);
+    for (f, sp) in [
+        (0, 0),
+        (1, 0x7fff_1234_5678),
+        ((1 << 28) - 1, (1 << 48) - 8),
+        (0x10001, 8),
+    ] {
+        let e = enter(f, sp);
+        assert!(rec(f, sp, 1).is_leave_of(e), "{f} {sp:#x}");
+        for kind in [0, 2, 3, 4, 5, 6, 7, KIND_DROPPED] {
+            assert!(!rec(f, sp, kind).is_leave_of(e), "kind {kind}");
+        }
+        assert!(!rec(f ^ 1, sp, 1).is_leave_of(e));
+        assert!(!rec(f ^ 0x10000, sp, 1).is_leave_of(e));
+        assert!(!rec(f, sp ^ 8, 1).is_leave_of(e));
+    }
+}

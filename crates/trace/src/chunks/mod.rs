@@ -30,7 +30,8 @@ pub const SHADOW_CAP: usize = 4096;
 pub const DROPPED_BYTES: usize = 12 + 5 + 10;
 
 const ENTER: u8 = 0;
-const LEAVE: u8 = 1;
+/// The Leave kind's code.
+pub const LEAVE: u8 = 1;
 
 /// Where [`ChunkBuilder::push_run`] takes a run's events from.
 pub trait RunSource {
@@ -41,6 +42,13 @@ pub trait RunSource {
     /// The time of event `j`, for a `j` that `event` returned. A timeless builder asks only for
     /// the first and the last event of a run.
     fn ts(&mut self, j: usize) -> u64;
+    /// Whether event `j + 1` is the Leave of the frame that event `j`, an Enter of `func` at
+    /// `sp`, opened (a leaf call). A source that can tell from its raw words says so here.
+    #[inline(always)]
+    fn leaf(&mut self, j: usize, func: u32, sp: u64) -> bool {
+        self.event(j + 1)
+            .is_some_and(|(c, f, s)| c == LEAVE && f == func && s == sp)
+    }
 }
 
 /// `Leave`, `Tailcall` or `Unwind`: the codes that end a frame.
@@ -242,6 +250,9 @@ impl ChunkBuilder {
         let (mut end_func, mut end_sp) = self.last_end.unwrap_or((u32::MAX, 0));
         let (frames, mut depth, frames_cap) = self.shadow.raw_parts();
         debug_assert!(frames_cap >= SHADOW_CAP);
+        // Timeless: repeated leaf calls (a repeated Enter and its predicted Leave) not yet
+        // written; a run head writes them all at the end of the batch or before the next event.
+        let mut pairs = 0u64;
         let mut i = from;
         'batches: while i < n {
             // Events that fit whatever their size, within the chunk's count limit.
@@ -256,21 +267,40 @@ impl ChunkBuilder {
                 let Some((code, func, sp)) = src.event(i) else {
                     break 'batches;
                 };
-                // SAFETY (every write below): `room` events of MAX_EVENT_BYTES fit in the
+                if TIMELESS
+                    && code == ENTER
+                    && end_func == func
+                    && end_sp == sp
+                    && i + 1 < stop
+                    && depth < SHADOW_CAP
+                    && src.leaf(i, func, sp)
+                {
+                    // The last ended frame again, entered and left: one more of a run.
+                    pairs += 1;
+                    prev_sp = sp;
+                    count += 2;
+                    i += 2;
+                    continue;
+                }
+                if TIMELESS && pairs > 0 {
+                    // SAFETY: the run's events reserved 2 × MAX_EVENT_BYTES each in this batch
+                    // and wrote nothing; its head takes at most 11.
+                    len += unsafe { put_run(base.add(len), pairs) };
+                    pairs = 0;
+                }
+                // Every write below ("see above"): `room` events of MAX_EVENT_BYTES fit in the
                 // spare capacity from where the batch began (each `put_var` gets its 10 bytes
                 // within an event's 32, a leaf call's two events their 64); frames are written
                 // below `frames_cap` (an Enter at SHADOW_CAP frames stops the run) and read
                 // below `depth`.
+                // SAFETY: `len` is within the buffer's capacity (see above).
                 let p = unsafe { base.add(len) };
                 if code == ENTER {
                     if depth >= SHADOW_CAP {
                         break 'batches;
                     }
                     // A leaf call: the next event leaves this frame.
-                    let leaf = i + 1 < stop
-                        && src
-                            .event(i + 1)
-                            .is_some_and(|(c, f, s)| c == LEAVE && f == func && s == sp);
+                    let leaf = i + 1 < stop && src.leaf(i, func, sp);
                     let mut k;
                     if TIMELESS {
                         let repeat = end_func == func && end_sp == sp;
@@ -361,6 +391,17 @@ impl ChunkBuilder {
                 count += 1;
                 i += 1;
             }
+            if TIMELESS && pairs > 0 {
+                // SAFETY: as above, within the batch that took the run's events.
+                len += unsafe { put_run(base.add(len), pairs) };
+                pairs = 0;
+            }
+        }
+        if TIMELESS && pairs > 0 {
+            // A run cut short by the end of the events or by an event this loop does not take:
+            // as above, within the batch that took them.
+            // SAFETY: as above.
+            len += unsafe { put_run(base.add(len), pairs) };
         }
         // SAFETY: the bytes up to `len` were written above, within the capacity; the first
         // `depth` frames were written (here or before) and `depth <= SHADOW_CAP <= frames_cap`.
@@ -435,6 +476,20 @@ unsafe fn unwind_to(frames: *const (u32, u64), depth: usize, func: u32, sp: u64)
     match stack[lo..].iter().rposition(|&e| e == (func, sp)) {
         Some(i) => lo + i,
         None => depth,
+    }
+}
+
+/// Writes a timeless run head at `p`: the last ended frame `pairs` more times entered and
+/// left (docs/trace-format.md, TIMELESS_EVENTS); returns its bytes (at most 11).
+///
+/// # Safety
+/// `p` must be valid for 11 bytes of writes.
+#[inline(always)]
+unsafe fn put_run(p: *mut u8, pairs: u64) -> usize {
+    // SAFETY: the caller's promise: one byte, then a varint of at most 10.
+    unsafe {
+        p.write(crate::events::TIMELESS_RUN as u8);
+        1 + put_var(p.add(1), pairs)
     }
 }
 

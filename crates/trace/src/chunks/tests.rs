@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::model::{Event, EventKind, FunctionIdx, TraceInfo};
-use crate::{Record, TraceReader, TraceWriter};
+use crate::{ReadError, Record, TraceReader, TraceWriter};
 
 /// A small xorshift generator (deterministic per seed).
 struct Rng(u64);
@@ -33,6 +33,23 @@ fn events(rng: &mut Rng, n: usize) -> Vec<Event> {
             1 => ts + rng.below(1 << 30),
             _ => ts + rng.below(200),
         };
+        if rng.below(40) == 0 && out.len() + 2 < n {
+            // A loop calling one leaf function: the same frame entered and left again and again.
+            let sp = stack.last().map_or(0x7fff_0000_0000, |&(_, s)| s - 16);
+            let f = rng.below(4) as u32;
+            for _ in 0..rng.below(3000).min(((n - out.len()) / 2) as u64) {
+                for kind in [EventKind::Enter, EventKind::Leave] {
+                    out.push(Event {
+                        ts,
+                        kind,
+                        func: FunctionIdx(f),
+                        sp,
+                    });
+                    ts += rng.below(30);
+                }
+            }
+            continue;
+        }
         let r = rng.below(16);
         let (kind, func, sp) = if stack.is_empty() || r < 6 {
             let sp = stack
@@ -124,11 +141,29 @@ fn build(
     (all, splits)
 }
 
-fn reference(ev: &[Event], splits: &[usize], timeless: bool) -> Vec<u8> {
+fn info(timeless: bool) -> TraceInfo {
     let mut info = TraceInfo::new(1);
     if timeless {
         info.extra.push(("timing".into(), "none".into()));
     }
+    info
+}
+
+/// The records of chunks built here, read back behind a writer's header and INFO.
+fn read_back(chunks: &[u8], timeless: bool) -> Vec<Record> {
+    let mut bytes = Vec::new();
+    drop(TraceWriter::new(&mut bytes, &info(timeless)).unwrap());
+    bytes.extend_from_slice(chunks);
+    let mut r = TraceReader::new(&bytes[..]).unwrap();
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        out.push(rec);
+    }
+    out
+}
+
+fn reference(ev: &[Event], splits: &[usize], timeless: bool) -> Vec<u8> {
+    let info = info(timeless);
     let mut head = Vec::new();
     drop(TraceWriter::new(&mut head, &info).unwrap());
     let mut bytes = Vec::new();
@@ -177,7 +212,10 @@ impl RunSource for Slice<'_> {
     }
 
     fn ts(&mut self, j: usize) -> u64 {
-        assert!(j < self.stop, "asked for the time of event {j}, past the run");
+        assert!(
+            j < self.stop,
+            "asked for the time of event {j}, past the run"
+        );
         self.ev[j].ts
     }
 }
@@ -232,6 +270,7 @@ fn build_runs(
 
 #[test]
 fn runs_make_the_same_bytes_as_single_pushes() {
+    let (mut built_bytes, mut reference_bytes) = (0, 0);
     for seed in 1..150u64 {
         let mut rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03));
         let n = 1 + rng.below(5000) as usize;
@@ -240,13 +279,32 @@ fn runs_make_the_same_bytes_as_single_pushes() {
             let buf_bytes = [RESERVE + MAX_EVENT_BYTES, 300, 4096, 1 << 16][rng.below(4) as usize];
             let (built, splits) = build_runs(&mut rng, &ev, timeless, buf_bytes);
             assert_eq!(splits.iter().sum::<usize>(), ev.len());
-            assert_eq!(
-                built,
-                reference(&ev, &splits, timeless),
-                "seed {seed} timeless {timeless} buffer {buf_bytes}"
-            );
+            let reference = reference(&ev, &splits, timeless);
+            if timeless {
+                // Repeated leaf calls become runs: other bytes, the same events.
+                assert!(built.len() <= reference.len());
+                if buf_bytes >= 4096 {
+                    // (A smaller buffer takes few events per batch, and a run ends with its batch.)
+                    (built_bytes, reference_bytes) =
+                        (built_bytes + built.len(), reference_bytes + reference.len());
+                }
+                assert_eq!(
+                    read_back(&built, timeless),
+                    read_back(&reference, timeless),
+                    "seed {seed} buffer {buf_bytes}"
+                );
+            } else {
+                assert_eq!(
+                    built, reference,
+                    "seed {seed} timeless {timeless} buffer {buf_bytes}"
+                );
+            }
         }
     }
+    assert!(
+        built_bytes * 2 < reference_bytes,
+        "runs of repeated leaf calls: {built_bytes} bytes against {reference_bytes}"
+    );
 }
 
 #[test]
@@ -305,4 +363,55 @@ fn dropped_chunks_as_the_writer_writes_them() {
     w.write_dropped(ThreadIdx(9), u64::MAX).unwrap();
     drop(w);
     assert_eq!(&reference[head.len()..], &buf[..]);
+}
+
+#[test]
+fn a_run_that_claims_too_much_or_follows_nothing_is_corruption() {
+    // Enter f, Leave f, then the same call 9 more times: one run of 9.
+    let mut ev = Vec::new();
+    for i in 0..20 {
+        ev.push(Event {
+            ts: 1000 + i,
+            kind: if i % 2 == 0 {
+                EventKind::Enter
+            } else {
+                EventKind::Leave
+            },
+            func: FunctionIdx(5),
+            sp: 0x7fff_0000_1000,
+        });
+    }
+    let (built, splits) = build_runs(&mut Rng(1), &ev, true, 1 << 12);
+    assert_eq!(splits, [20]);
+    let back = read_back(&built, true);
+    assert!(
+        matches!(&back[..], [Record::Info(_), Record::Events { events, .. }] if events.len() == 20),
+        "{back:?}"
+    );
+    let run = built
+        .windows(2)
+        .rposition(|w| w == [0x20, 9])
+        .expect("a run of 9 pairs");
+    // Chunk head 12, prefix 6 (thread, count, first and last time), the first Enter 9 (head,
+    // function, SP), its Leave 1, the run 2 (head, 9).
+    assert_eq!(built.len(), 12 + 6 + 9 + 1 + 2, "{built:02x?}");
+    let read = |bytes: &[u8]| -> Result<usize, ReadError> {
+        let mut all = Vec::new();
+        drop(TraceWriter::new(&mut all, &info(true)).unwrap());
+        all.extend_from_slice(bytes);
+        let mut r = TraceReader::new(&all[..])?;
+        let mut n = 0;
+        while r.next_record()?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    };
+    // Rewrite the run's length (and the CRC) and read again.
+    for (n, ok) in [(9u8, true), (10, false), (0, false), (0x7f, false)] {
+        let mut b = built.clone();
+        b[run + 1] = n;
+        let crc = crate::crc::crc32_parts(&[&b[..8], &b[12..]]);
+        b[8..12].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(read(&b).is_ok(), ok, "run of {n}");
+    }
 }
