@@ -92,21 +92,28 @@ impl Shadow {
 pub(crate) fn encode(p: &mut Vec<u8>, events: &[Event]) {
     let mut shadow = Shadow::default();
     let (mut prev_ts, mut prev_sp) = (events.first().map_or(0, |e| e.ts), 0u64);
+    let mut last_end: Option<(u32, u64)> = None;
     for e in events {
         // Timestamps never go backwards within a thread; a clock that did is clamped.
         let delta = e.ts.saturating_sub(prev_ts);
         prev_ts = prev_ts.max(e.ts);
-        let predicted = ends_frame(e.kind) && shadow.predicts(e.func.0, e.sp);
+        let ends = ends_frame(e.kind);
+        let predicted = ends && shadow.predicts(e.func.0, e.sp);
+        // Version 4: an Enter of the frame that ended last (a call repeated in a loop).
+        let repeat = e.kind == EventKind::Enter && last_end == Some((e.func.0, e.sp));
         put_u64(
             p,
-            (delta << 4) | (u64::from(e.kind.code()) << 1) | u64::from(predicted),
+            (delta << 4) | (u64::from(e.kind.code()) << 1) | u64::from(predicted || repeat),
         );
-        if !predicted {
+        if !predicted && !repeat {
             put_u64(p, u64::from(e.func.0));
             put_i64(p, e.sp.wrapping_sub(prev_sp) as i64);
         }
         prev_sp = e.sp;
         shadow.apply(e.kind, e.func.0, e.sp, predicted);
+        if ends {
+            last_end = Some((e.func.0, e.sp));
+        }
     }
 }
 
@@ -124,15 +131,18 @@ pub(crate) fn decode(
     // the vector grow by the events actually decoded.
     events.reserve((count as usize).min(crate::MAX_EVENTS_PER_CHUNK));
     if version == crate::FORMAT_VERSION_1 {
-        decode_into::<true>(c, count, base_ts, events)
+        decode_into::<true, false>(c, count, base_ts, events)
+    } else if version < crate::FORMAT_VERSION {
+        decode_into::<false, false>(c, count, base_ts, events)
     } else {
-        decode_into::<false>(c, count, base_ts, events)
+        decode_into::<false, true>(c, count, base_ts, events)
     }
 }
 
-/// [`decode`] for one format version (`V1`: version 1, no prediction), so that the loop
-/// does not test the version per event.
-fn decode_into<const V1: bool>(
+/// [`decode`] for one format version (`V1`: version 1, no prediction; `REPEAT`: version 4,
+/// an Enter's `p` bit repeats the frame that ended last), so that the loop does not test the
+/// version per event.
+fn decode_into<const V1: bool, const REPEAT: bool>(
     c: &mut Cursor<'_>,
     count: u64,
     base_ts: u64,
@@ -141,6 +151,7 @@ fn decode_into<const V1: bool>(
     let mut ts = base_ts;
     let mut sp = 0u64;
     let mut shadow = Shadow::default();
+    let mut last_end: Option<(u32, u64)> = None;
     for _ in 0..count {
         let head = c.u64()?;
         let (code, predicted, dts) = if V1 {
@@ -152,7 +163,11 @@ fn decode_into<const V1: bool>(
         ts = ts
             .checked_add(dts)
             .ok_or(DecodeError("timestamp overflows"))?;
-        let func = if predicted {
+        let func = if REPEAT && predicted && kind == EventKind::Enter {
+            let (f, s) = last_end.ok_or(DecodeError("a repeated frame with none before"))?;
+            sp = s;
+            f
+        } else if predicted {
             if !ends_frame(kind) {
                 return Err(DecodeError("a predicted event that ends no frame"));
             }
@@ -169,6 +184,9 @@ fn decode_into<const V1: bool>(
         };
         if !V1 {
             shadow.apply(kind, func, sp, predicted);
+        }
+        if REPEAT && ends_frame(kind) {
+            last_end = Some((func, sp));
         }
         events.push(Event {
             ts,
@@ -234,7 +252,7 @@ pub(crate) fn decode_timeless(
     let mut i = 0u64;
     while i < count {
         let head = c.u64()?;
-        if head == TIMELESS_RUN && version >= crate::FORMAT_VERSION_TIMELESS {
+        if head == TIMELESS_RUN && version >= crate::FORMAT_VERSION {
             let n = c.u64()?;
             let (f, s) = last_end.ok_or(DecodeError("a run with no frame ended before"))?;
             if n == 0 || n > (count - i) / 2 {

@@ -55,23 +55,19 @@ pub use writer::TraceWriter;
 
 /// The first eight bytes of every trace file.
 pub const MAGIC: [u8; 8] = *b"ELTRACE\0";
-/// The format version this crate writes for traces with per-event timestamps (it reads this
-/// one, [`FORMAT_VERSION_1`] and [`FORMAT_VERSION_TIMELESS`]).
-pub const FORMAT_VERSION: u16 = 2;
-/// Version 4: version 2 plus the TIMELESS_EVENTS and SAMPLES chunks, with runs of repeated
-/// leaf calls in TIMELESS_EVENTS, written for traces recorded without per-event timestamps
-/// (INFO `timing` = `none` or `sampled`), so that an older reader refuses them instead of
-/// showing a trace without events.
-pub const FORMAT_VERSION_TIMELESS: u16 = 4;
-/// Version 3: version 4 without runs (still read).
+/// The format version this crate writes (it reads this one and versions 1 to 3): version 2
+/// plus the TIMELESS_EVENTS and SAMPLES chunks, runs of repeated leaf calls in
+/// TIMELESS_EVENTS and repeated Enters in EVENTS. A reader that knows only version 2 or 3
+/// refuses these traces instead of misreading them.
+pub const FORMAT_VERSION: u16 = 4;
+/// Version 3: version 2 plus the TIMELESS_EVENTS and SAMPLES chunks (still read).
 pub const FORMAT_VERSION_3: u16 = 3;
+/// Version 2: EVENTS with Leave prediction (still read).
+pub const FORMAT_VERSION_2: u16 = 2;
 
 /// Whether this crate reads traces of format `version`.
 pub fn version_supported(version: u16) -> bool {
-    matches!(
-        version,
-        FORMAT_VERSION | FORMAT_VERSION_1 | FORMAT_VERSION_3 | FORMAT_VERSION_TIMELESS
-    )
+    (FORMAT_VERSION_1..=FORMAT_VERSION).contains(&version)
 }
 /// The first format version: EVENTS without Leave prediction (still read).
 pub const FORMAT_VERSION_1: u16 = 1;

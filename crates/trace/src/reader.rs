@@ -279,7 +279,7 @@ pub(crate) fn decode_chunk(
             let thread = ThreadIdx(c.u32()?);
             let count = c.u64()?;
             // Runs (version 4) hold many events in a few bytes, but never more than a chunk's.
-            let most = if version >= crate::FORMAT_VERSION_TIMELESS {
+            let most = if version >= FORMAT_VERSION {
                 crate::MAX_EVENTS_PER_CHUNK
             } else {
                 payload.len()

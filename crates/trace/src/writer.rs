@@ -24,11 +24,7 @@ impl<W: Write> TraceWriter<W> {
     /// Writes the file header and the info chunk.
     pub fn new(mut out: W, info: &TraceInfo) -> io::Result<Self> {
         let timeless = !info.has_event_times();
-        let version = if timeless {
-            crate::FORMAT_VERSION_TIMELESS
-        } else {
-            FORMAT_VERSION
-        };
+        let version = FORMAT_VERSION;
         let mut head = [0u8; 12];
         head[..8].copy_from_slice(&MAGIC);
         head[8..10].copy_from_slice(&version.to_le_bytes());

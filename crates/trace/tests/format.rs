@@ -422,3 +422,64 @@ fn version_1_traces_are_still_read() {
         ]
     );
 }
+
+/// Events of a loop calling one function at one SP, `calls` times.
+fn loop_calls(calls: u64) -> Vec<Event> {
+    (0..calls * 2)
+        .map(|i| Event {
+            ts: 100 + i * 7,
+            kind: if i % 2 == 0 {
+                EventKind::Enter
+            } else {
+                EventKind::Leave
+            },
+            func: FunctionIdx(3),
+            sp: 0x7ffd_0000_1000,
+        })
+        .collect()
+}
+
+fn trace_of(events: &[Event]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut w = TraceWriter::new(&mut bytes, &TraceInfo::new(1)).unwrap();
+    w.write_events(ThreadIdx(0), events).unwrap();
+    w.write_end(&EndRecord::default()).unwrap();
+    drop(w);
+    bytes
+}
+
+fn events_of(bytes: &[u8]) -> Result<Vec<Event>, ReadError> {
+    let mut r = TraceReader::new(bytes)?;
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        if let Record::Events { events, .. } = rec {
+            out.extend(events);
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn repeated_enters_are_version_4_and_older_versions_still_read() {
+    // Version 4: a repeated Enter is its head alone; 1000 calls in a loop take 2 bytes per event.
+    let calls = loop_calls(1000);
+    let bytes = trace_of(&calls);
+    assert_eq!(&bytes[8..10], &4u16.to_le_bytes());
+    assert_eq!(events_of(&bytes).unwrap(), calls);
+    let payload = bytes.len() - trace_of(&[]).len();
+    assert!(payload < 2 * calls.len() + 40, "{payload} bytes");
+    // The same bytes read as version 2 or 3 are refused (a repeated Enter is not version 2).
+    for v in [2u16, 3] {
+        let mut old = bytes.clone();
+        old[8..10].copy_from_slice(&v.to_le_bytes());
+        assert!(events_of(&old).is_err(), "version {v}");
+    }
+    // A trace without repeats reads the same as version 2, 3 or 4.
+    let once = &calls[..2];
+    let bytes = trace_of(once);
+    for v in [2u16, 3, 4] {
+        let mut b = bytes.clone();
+        b[8..10].copy_from_slice(&v.to_le_bytes());
+        assert_eq!(events_of(&b).unwrap(), once, "version {v}");
+    }
+}

@@ -165,29 +165,26 @@ impl ChunkBuilder {
             let p = buf.as_mut_ptr().add(at);
             let predicted = ends_frame(code) && self.shadow.predicts(func, sp);
             let mut n;
+            let repeat = code == ENTER && self.last_end == Some((func, sp));
             if self.timeless {
-                let repeat = code == ENTER && self.last_end == Some((func, sp));
                 let head = u64::from(predicted) | (u64::from(code) << 1) | (u64::from(repeat) << 4);
                 n = put_var(p, head);
-                if !predicted && !repeat {
-                    n += put_var(p.add(n), u64::from(func));
-                    n += put_var(p.add(n), zigzag(sp.wrapping_sub(self.prev_sp) as i64));
-                }
-                if ends_frame(code) {
-                    self.last_end = Some((func, sp));
-                }
                 self.last_ts = ts.max(self.first_ts);
             } else {
+                // An Enter's `p` bit: the repeat (version 4).
                 let delta = ts.saturating_sub(self.prev_ts);
                 self.prev_ts = self.prev_ts.max(ts);
                 n = put_var(
                     p,
-                    (delta << 4) | (u64::from(code) << 1) | u64::from(predicted),
+                    (delta << 4) | (u64::from(code) << 1) | u64::from(predicted || repeat),
                 );
-                if !predicted {
-                    n += put_var(p.add(n), u64::from(func));
-                    n += put_var(p.add(n), zigzag(sp.wrapping_sub(self.prev_sp) as i64));
-                }
+            }
+            if !predicted && !repeat {
+                n += put_var(p.add(n), u64::from(func));
+                n += put_var(p.add(n), zigzag(sp.wrapping_sub(self.prev_sp) as i64));
+            }
+            if ends_frame(code) {
+                self.last_end = Some((func, sp));
             }
             self.prev_sp = sp;
             self.shadow.apply_code(code, func, sp, predicted);
@@ -302,34 +299,30 @@ impl ChunkBuilder {
                     // A leaf call: the next event leaves this frame.
                     let leaf = i + 1 < stop && src.leaf(i, func, sp);
                     let mut k;
+                    let repeat = end_func == func && end_sp == sp;
                     if TIMELESS {
-                        let repeat = end_func == func && end_sp == sp;
                         // SAFETY: see above.
-                        unsafe {
-                            p.write(u8::from(repeat) << 4);
-                            k = 1;
-                            if !repeat {
-                                k += put_full(p.add(k), func, sp, prev_sp);
-                            }
-                        }
+                        unsafe { p.write(u8::from(repeat) << 4) };
+                        k = 1;
                     } else {
                         let ts = src.ts(i);
                         let delta = ts.saturating_sub(prev_ts);
                         prev_ts = prev_ts.max(ts);
                         // SAFETY: see above.
-                        unsafe {
-                            k = put_head(p, delta << 4);
-                            k += put_full(p.add(k), func, sp, prev_sp);
-                        }
+                        k = unsafe { put_head(p, (delta << 4) | u64::from(repeat)) };
+                    }
+                    if !repeat {
+                        // SAFETY: see above.
+                        k += unsafe { put_full(p.add(k), func, sp, prev_sp) };
                     }
                     prev_sp = sp;
                     if leaf {
                         // The Leave, predicted by the frame just entered.
+                        (end_func, end_sp) = (func, sp);
                         if TIMELESS {
                             // SAFETY: see above.
                             unsafe { p.add(k).write(1 | (LEAVE << 1)) };
                             k += 1;
-                            (end_func, end_sp) = (func, sp);
                         } else {
                             let ts = src.ts(i + 1);
                             let delta = ts.saturating_sub(prev_ts);
@@ -365,9 +358,7 @@ impl ChunkBuilder {
                         // SAFETY: `depth` frames are initialised.
                         depth = unsafe { unwind_to(frames, depth, func, sp) };
                     }
-                    if TIMELESS {
-                        (end_func, end_sp) = (func, sp);
-                    }
+                    (end_func, end_sp) = (func, sp);
                 }
                 let mut k;
                 if TIMELESS {
