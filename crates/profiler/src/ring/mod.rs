@@ -124,6 +124,12 @@ impl RawRecord {
         self.w1 == enter.w1 | LEAVE_BITS && (self.w0 ^ enter.w0) >> PAYLOAD_BITS == 0
     }
 
+    /// Whether this record has `other`'s kind, function and SP (its tick may differ).
+    #[inline(always)]
+    pub fn same_event(self, other: RawRecord) -> bool {
+        self.w1 == other.w1 && (self.w0 ^ other.w0) >> PAYLOAD_BITS == 0
+    }
+
     /// The tick's low 48 bits ([`extend_ticks`] restores the rest).
     pub fn ticks48(self) -> u64 {
         self.w0 & LOW48

@@ -205,6 +205,11 @@ impl chunks::RunSource for Records {
     }
 
     #[inline(always)]
+    fn same_pair(&mut self, j: usize, k: usize) -> bool {
+        self.get(j).same_event(self.get(k)) && self.get(j + 1).same_event(self.get(k + 1))
+    }
+
+    #[inline(always)]
     fn ts(&mut self, j: usize) -> u64 {
         if self.timeless {
             self.from + self.step * j as u64

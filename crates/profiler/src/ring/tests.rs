@@ -666,3 +666,73 @@ fn leave_of_an_enter_is_told_from_the_raw_words() {
         assert!(!rec(f, sp ^ 8, 1).is_leave_of(e));
     }
 }
+
+#[test]
+fn same_event_ignores_the_tick_only() {
+    let r = |ts: u64, sp: u64, f: u32, kind: u32| RawRecord::new(ts, sp, f, kind);
+    let a = r(5, 0x7fff_0000_1000, 0x0abc_def1, 1);
+    assert!(a.same_event(r(999_999, 0x7fff_0000_1000, 0x0abc_def1, 1)));
+    assert!(!a.same_event(r(5, 0x7fff_0000_1008, 0x0abc_def1, 1)));
+    assert!(!a.same_event(r(5, 0x7fff_0000_1000, 0x0abc_def0, 1)));
+    assert!(!a.same_event(r(5, 0x7fff_0000_1000, 0x0bbc_def1, 1)));
+    assert!(!a.same_event(r(5, 0x7fff_0000_1000, 0x0abc_def1, 0)));
+}
+
+#[test]
+fn loops_of_leaf_calls_read_back_as_pushed() {
+    // Runs (timeless) and repeated Enters (both) taken from the raw words: loops of one leaf
+    // call of every length, between nested calls, a leaf call of another function at the
+    // same SP and of the same function at another SP, encoded at random points.
+    for timeless in [true, false] {
+        let r = Ring::for_thread(1024, ThreadIdx(0), timeless, BUFFERS, 0);
+        let mut pushed = Vec::new();
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut out = Vec::new();
+        let mut ts = 1_000u64;
+        for round in 0..400u64 {
+            let (outer, sp) = (
+                100 + (round % 3) as u32,
+                0x7ff0_0000_1000 - (round % 2) * 64,
+            );
+            let mut calls = vec![(outer, sp + 64, 0u32)];
+            for _ in 0..next(40) {
+                let f = if next(9) == 0 { 7 } else { 5 };
+                let s = if next(11) == 0 { sp - 16 } else { sp };
+                calls.push((f, s, 0));
+                calls.push((f, s, 1));
+            }
+            calls.push((outer, sp + 64, 1));
+            for (f, s, kind) in calls {
+                ts += 1 + next(20);
+                let rec = RawRecord::new(ts, s, f, kind);
+                assert!(r.try_push(rec));
+                pushed.push((kind, f, s, ts));
+                if next(50) == 0 || r.fill() > 900 {
+                    let mut c = r.try_consume().unwrap();
+                    assert!(!c.encode(r.published()).blocked);
+                    drop(c);
+                    take_sealed(&r, &mut out);
+                }
+            }
+        }
+        let mut c = r.try_consume().unwrap();
+        c.encode(r.published());
+        c.seal();
+        drop(c);
+        take_sealed(&r, &mut out);
+        let (back, drops) = read_chunks(&out, timeless);
+        assert!(drops.is_empty());
+        let back: Vec<_> = back
+            .iter()
+            .map(|e| (u32::from(e.kind.code()), e.func.0, e.sp))
+            .collect();
+        let want: Vec<_> = pushed.iter().map(|&(k, f, s, _)| (k, f, s)).collect();
+        assert_eq!(back, want, "timeless {timeless}");
+    }
+}

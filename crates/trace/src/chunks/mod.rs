@@ -49,6 +49,16 @@ pub trait RunSource {
         self.event(j + 1)
             .is_some_and(|(c, f, s)| c == LEAVE && f == func && s == sp)
     }
+    /// Whether events `j` and `j + 1` are of the same kinds, functions and SPs as events `k`
+    /// and `k + 1` (all four taken by the run, or about to be). A source that can compare raw
+    /// words says so here.
+    #[inline(always)]
+    fn same_pair(&mut self, j: usize, k: usize) -> bool {
+        self.event(j).is_some_and(|a| self.event(k) == Some(a))
+            && self
+                .event(j + 1)
+                .is_some_and(|b| self.event(k + 1) == Some(b))
+    }
 }
 
 /// `Leave`, `Tailcall` or `Unwind`: the codes that end a frame.
@@ -272,11 +282,17 @@ impl ChunkBuilder {
                     && depth < SHADOW_CAP
                     && src.leaf(i, func, sp)
                 {
-                    // The last ended frame again, entered and left: one more of a run.
+                    // The last ended frame again, entered and left: one more of a run, and so
+                    // are the pairs after it that repeat it word for word.
                     pairs += 1;
                     prev_sp = sp;
                     count += 2;
                     i += 2;
+                    while i + 1 < stop && src.same_pair(i, i - 2) {
+                        pairs += 1;
+                        count += 2;
+                        i += 2;
+                    }
                     continue;
                 }
                 if TIMELESS && pairs > 0 {
