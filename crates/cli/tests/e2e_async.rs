@@ -399,6 +399,40 @@ fn logical_tree_nests_the_awaited_calls(r: &Report, n: &str) {
     assert_eq!((batch, worker, step), (4, 32, 160), "{tree:?}");
 }
 
+/// Generic runtime-async code as it is usually written: a generic async method over a value
+/// type (its own code) and over a reference type (shared code, whose instantiation argument
+/// comes before the continuation), an async method of a generic class, and a generic method
+/// that is not async but returns the Task of one that is. The profiler tells each generic
+/// method's variant from its Task-returning entry by the runtime's lookup with the method's
+/// own instantiation, and reads the continuation of generic methods' variants.
+fn generic(mode: Mode) {
+    let r = record_async(mode, "generic").report();
+    assert_balanced(&r);
+    let n = "AsyncScenarios.GenericScenario.";
+    assert_eq!(css(&r, &format!("{n}RunAsync")), (1, 17, 16));
+    assert_eq!(css(&r, &format!("{n}Echo``1")), (8, 16, 8));
+    assert_eq!(css(&r, &format!("{n}Delayed``1")), (4, 8, 4));
+    assert_eq!(
+        css(&r, "AsyncScenarios.GenericScenario+Box`1.Get"),
+        (4, 8, 4)
+    );
+    // Pass is not async: on .NET 10 its variant calls the Task-returning Pass and is resumed
+    // when that task completes; on .NET 11 it calls Delayed's variant directly and is never
+    // resumed (Delayed's completion resumes RunAsync).
+    let pass_segments = if mode.net11() { 4 } else { 8 };
+    assert_eq!(css(&r, &format!("{n}Pass``1")), (4, pass_segments, 4));
+    // Every segment of the generic methods is a call or a resume by the continuation.
+    for (name, starts) in [
+        ("Echo``1", 16),
+        ("Delayed``1", 8),
+        ("Pass``1", pass_segments),
+    ] {
+        let f = func(&r, &format!("{n}{name}"));
+        assert_eq!(uint(&f["async"], "known_starts"), starts, "{f}");
+    }
+    assert_no_pending(&r);
+}
+
 fn queues_own(mode: Mode) {
     queues(mode, "queues");
 }
@@ -426,6 +460,7 @@ modes!(
     configure_await,
     plain_await,
     stream_read,
+    generic,
     queues_own,
     queues_pool,
     async_iter
@@ -569,6 +604,23 @@ fn corelib_included_on_net11() {
             assert_eq!(r.trace_uint(field), 0, "{field}: {}", r.trace());
         }
         assert_eq!(r.trace_uint("dropped_events"), 0, "{}", r.trace());
+        // CoreLib's await helpers are generic (`TransparentAwait<T>`), and so are the async
+        // variants of `Task.WhenAll<T>` and `Task.ContinueWith<T>` that StreamReader and
+        // WhenAll reach: their frames suspend, none vanishes.
+        for scenario in ["stream-read", "configureawait", "generic"] {
+            let rec = record_app(
+                Mode::Fast.on(Runtime::Net11),
+                async_dll(),
+                scenario,
+                &["--include", "*"],
+                &[],
+            );
+            assert_eq!(rec.exit(), 0, "{scenario} stderr:\n{}", rec.stderr);
+            let r = rec.report();
+            for field in ["mismatched_frames", "unmatched_leaves", "vanished_frames"] {
+                assert_eq!(r.trace_uint(field), 0, "{scenario} {field}: {}", r.trace());
+            }
+        }
         let n = "AsyncScenarios.NestedScenario.";
         assert_eq!(css(&r, &format!("{n}L1")), (3, 6, 3));
         assert_eq!(css(&r, &format!("{n}L2")), (3, 6, 3));

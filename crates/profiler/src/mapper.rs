@@ -296,15 +296,12 @@ impl Mapper {
                 // `AsyncHelpers.TransparentAwait` and the like, .NET 11).
                 return FunctionFlags::ASYNC_VARIANT;
             }
-            return role_from_lookup(
-                record.function_id,
-                self.info.function_from_token(module, record.token).ok(),
-            );
+            return role_from_lookup(record.function_id, self.primary(module, record));
         }
-        if !hooked || record.type_name.contains('`') || record.method.contains('`') {
+        if !hooked {
             return 0;
         }
-        let by_token = self.info.function_from_token(module, record.token).ok();
+        let by_token = self.primary(module, record);
         let role = role_from_lookup(record.function_id, by_token);
         let key = (module, record.token);
         if role == FunctionFlags::ASYNC_VARIANT {
@@ -315,6 +312,25 @@ impl Mapper {
         } else {
             0
         }
+    }
+}
+
+impl Mapper {
+    /// The FunctionID the runtime maps `record`'s method to: for a runtime-async method its
+    /// Task-returning thunk, for another method the method itself, so that a FunctionID that
+    /// differs is the method's async variant. A method of a generic type or a generic method
+    /// is looked up with its own instantiation (its class and type arguments, `System.__Canon`
+    /// for shared code), which `GetFunctionFromToken` refuses.
+    fn primary(&self, module: ModuleID, record: &FunctionRecord) -> Option<FunctionID> {
+        let generic = record.type_name.contains('`') || record.method.contains('`');
+        if !generic {
+            return self.info.function_from_token(module, record.token).ok();
+        }
+        let function = record.function_id as FunctionID;
+        let (class, args) = self.info.instantiation(function)?;
+        self.info
+            .function_from_token_and_type_args(module, record.token, class, &args)
+            .ok()
     }
 }
 

@@ -189,6 +189,69 @@ impl Info {
         Ok(FunctionInfo { module, token })
     }
 
+    /// `GetFunctionInfo2` without a frame: the method's type arguments (at most 8; `None`
+    /// when the call fails or there are more). For shared generic code, a type argument that
+    /// is a reference type reads as `System.__Canon`.
+    pub fn method_type_args(&self, function: FunctionID) -> Option<Vec<ClassID>> {
+        self.instantiation(function).map(|(_, args)| args)
+    }
+
+    /// `GetFunctionFromTokenAndTypeArgs`: the FunctionID the runtime maps method-def
+    /// `token` of `class` (an instantiated type, or 0 for a non-generic type) with method type
+    /// arguments `args` to (for a runtime-async method, its Task-returning thunk; for a method
+    /// that is not async, the method itself).
+    pub fn function_from_token_and_type_args(
+        &self,
+        module: ModuleID,
+        token: mdToken,
+        class: ClassID,
+        args: &[ClassID],
+    ) -> Result<FunctionID, HRESULT> {
+        let mut f: FunctionID = 0;
+        let mut args = args.to_vec();
+        // SAFETY: live interface pointer; the array and its length match (the runtime only
+        // reads it); valid out pointer.
+        let hr = unsafe {
+            (self.vt().GetFunctionFromTokenAndTypeArgs)(
+                self.this(),
+                module,
+                token,
+                class,
+                args.len() as ULONG32,
+                args.as_mut_ptr(),
+                &mut f,
+            )
+        };
+        if FAILED(hr) { Err(hr) } else { Ok(f) }
+    }
+
+    /// `GetFunctionInfo2` without a frame: the function's class (instantiated; 0 when the
+    /// runtime does not say) and its method type arguments (see [`Info::method_type_args`]).
+    pub fn instantiation(&self, function: FunctionID) -> Option<(ClassID, Vec<ClassID>)> {
+        let (mut class, mut module, mut token, mut n): (ClassID, ModuleID, mdToken, ULONG32) =
+            (0, 0, 0, 0);
+        let mut args = [0 as ClassID; 8];
+        // SAFETY: live interface pointer; the array and its length match; out pointers are
+        // locals; frame info 0 asks for the function's own instantiation.
+        let hr = unsafe {
+            (self.vt().GetFunctionInfo2)(
+                self.this(),
+                function,
+                0,
+                &mut class,
+                &mut module,
+                &mut token,
+                args.len() as ULONG32,
+                &mut n,
+                args.as_mut_ptr(),
+            )
+        };
+        if FAILED(hr) || n as usize > args.len() {
+            return None;
+        }
+        Some((class, args[..n as usize].to_vec()))
+    }
+
     /// `GetFunctionFromToken(module, token)`: the FunctionID the runtime maps a method-def
     /// token to (for a runtime-async method, its Task-returning thunk). Fails for methods
     /// that need type arguments (generic methods or methods of generic types).
