@@ -401,21 +401,25 @@ fn logical_tree_nests_the_awaited_calls(r: &Report, n: &str) {
 
 /// Generic runtime-async code as it is usually written: a generic async method over a value
 /// type (its own code) and over a reference type (shared code, whose instantiation argument
-/// comes before the continuation), an async method of a generic class, and a generic method
-/// that is not async but returns the Task of one that is. The profiler tells each generic
+/// comes before the continuation), instance and static async methods of generic classes over
+/// a reference type and a value type, and a generic method that is not async but returns the
+/// Task of one that is. The profiler tells each generic
 /// method's variant from its Task-returning entry by the runtime's lookup with the method's
 /// own instantiation, and reads the continuation of generic methods' variants.
 fn generic(mode: Mode) {
     let r = record_async(mode, "generic").report();
     assert_balanced(&r);
     let n = "AsyncScenarios.GenericScenario.";
-    assert_eq!(css(&r, &format!("{n}RunAsync")), (1, 17, 16));
+    assert_eq!(css(&r, &format!("{n}RunAsync")), (1, 29, 28));
     assert_eq!(css(&r, &format!("{n}Echo``1")), (8, 16, 8));
     assert_eq!(css(&r, &format!("{n}Delayed``1")), (4, 8, 4));
-    assert_eq!(
-        css(&r, "AsyncScenarios.GenericScenario+Box`1.Get"),
-        (4, 8, 4)
-    );
+    for m in ["Box`1.Get", "Box`1.None", "Cell`1.Get", "Cell`1.None"] {
+        assert_eq!(
+            css(&r, &format!("AsyncScenarios.GenericScenario+{m}")),
+            (4, 8, 4),
+            "{m}"
+        );
+    }
     // Pass is not async: on .NET 10 its variant calls the Task-returning Pass and is resumed
     // when that task completes; on .NET 11 it calls Delayed's variant directly and is never
     // resumed (Delayed's completion resumes RunAsync).
@@ -423,11 +427,15 @@ fn generic(mode: Mode) {
     assert_eq!(css(&r, &format!("{n}Pass``1")), (4, pass_segments, 4));
     // Every segment of the generic methods is a call or a resume by the continuation.
     for (name, starts) in [
-        ("Echo``1", 16),
-        ("Delayed``1", 8),
-        ("Pass``1", pass_segments),
+        ("GenericScenario.Echo``1", 16),
+        ("GenericScenario.Delayed``1", 8),
+        ("GenericScenario.Pass``1", pass_segments),
+        ("GenericScenario+Box`1.Get", 8),
+        ("GenericScenario+Box`1.None", 8),
+        ("GenericScenario+Cell`1.Get", 8),
+        ("GenericScenario+Cell`1.None", 8),
     ] {
-        let f = func(&r, &format!("{n}{name}"));
+        let f = func(&r, &format!("AsyncScenarios.{name}"));
         assert_eq!(uint(&f["async"], "known_starts"), starts, "{f}");
     }
     assert_no_pending(&r);

@@ -129,12 +129,8 @@ impl Mapper {
         }
         record.flags.0 |= self.async_role(described.module_id, &record, hooked, described.returns);
         if hooked && record.flags.0 & FunctionFlags::ASYNC_VARIANT != 0 {
-            // Where the variant's Enter finds its continuation; not for methods of generic
-            // types (a generic context may come first: com/resolve.rs `continuation_register`).
-            if let Some(r) = described
-                .cont_reg
-                .filter(|_| !record.type_name.contains('`'))
-            {
+            // Where the variant's Enter finds its continuation (com/continuation.rs).
+            if let Some(r) = described.cont_reg {
                 lock(&self.cont_regs).insert(function as u64, r);
             }
         }

@@ -5,9 +5,10 @@
 // one that is (awaited by runtime-async code, so its async variant runs).
 //
 // Logical calls, 4 rounds: Echo 8 (4 of Echo<int>, 4 of Echo<string>; each awaits
-// Task.Yield(): 2 segments, 1 suspension); Box`1.Get 4 (2 segments each); Pass 4 (not async:
-// 1 segment each unless its variant suspends on the Task it returns); Delayed 4 (awaits
-// Task.Delay(1): 2 segments each). RunAsync 1. Result: sum of i + lengths.
+// Task.Yield(): 2 segments, 1 suspension); Box`1.Get 4 and Box`1.None 4 (static, shared code:
+// Box<string>), Cell`1.Get 4 and Cell`1.None 4 (Cell<int>: code for that instantiation), 2
+// segments each; Pass 4 (not async: its variant suspends on the Task it returns); Delayed 4
+// (awaits Task.Delay(1): 2 segments each). RunAsync 1. Result: sum of i + lengths.
 using System;
 using System.Threading.Tasks;
 
@@ -35,6 +36,9 @@ public static class GenericScenario
             string s = await Echo("x" + i);
             total += s.Length;
             total += await new Box<string>("b").Get();
+            total += await Box<string>.None();
+            total += await new Cell<int>(i).Get() - i;
+            total += await Cell<int>.None();
             total += await Pass(i);
         }
         return total;
@@ -60,6 +64,27 @@ public static class GenericScenario
         {
             await Task.Yield();
             return value.ToString()!.Length;
+        }
+
+        public static async Task<int> None()
+        {
+            await Task.Yield();
+            return typeof(T).Name.Length - typeof(T).Name.Length;
+        }
+    }
+
+    sealed class Cell<T>(T value) where T : struct
+    {
+        public async Task<int> Get()
+        {
+            await Task.Yield();
+            return value.GetHashCode();
+        }
+
+        public static async Task<int> None()
+        {
+            await Task.Yield();
+            return default(T).GetHashCode();
         }
     }
 }

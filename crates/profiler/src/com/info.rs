@@ -304,6 +304,27 @@ impl Info {
         Ok((module, td, args[..n].to_vec()))
     }
 
+    /// `GetClassIDInfo2`'s parent class (0 for `System.Object`), `None` when the call fails.
+    pub fn class_parent(&self, class: ClassID) -> Option<ClassID> {
+        let (mut module, mut td, mut parent, mut n): (ModuleID, mdTypeDef, ClassID, ULONG32) =
+            (0, 0, 0, 0);
+        // SAFETY: live interface pointer; no type-argument array is asked for (length 0);
+        // out pointers are locals.
+        let hr = unsafe {
+            (self.vt().GetClassIDInfo2)(
+                self.this(),
+                class,
+                &mut module,
+                &mut td,
+                &mut parent,
+                0,
+                &mut n,
+                core::ptr::null_mut(),
+            )
+        };
+        if FAILED(hr) { None } else { Some(parent) }
+    }
+
     /// `IsArrayClass`: `(element type, element ClassID, rank)` for an array class.
     pub fn array_class(&self, class: ClassID) -> Option<(CorElementType, ClassID, u32)> {
         let (mut et, mut elem, mut rank): (CorElementType, ClassID, ULONG) = (0, 0, 0);

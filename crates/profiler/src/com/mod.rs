@@ -2,6 +2,7 @@
 //! vtable, and safe wrappers over the runtime's Info and metadata interfaces.
 
 pub(crate) mod callback;
+pub(crate) mod continuation;
 pub(crate) mod factory;
 pub(crate) mod info;
 pub(crate) mod machines;

@@ -5,12 +5,13 @@
 //! cached per type).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use eltrace_abi::*;
 use eltrace_trace::{FunctionFlags, FunctionRecord};
 
+use super::continuation;
 use super::info::Info;
 use super::machines;
 use super::metadata::MetaImport;
@@ -18,7 +19,7 @@ use crate::names;
 use crate::sys::lock;
 
 /// The file whose directory is the framework directory (docs/design.md).
-const CORELIB: &str = "System.Private.CoreLib.dll";
+pub(super) const CORELIB: &str = "System.Private.CoreLib.dll";
 /// The `<Module>` type that owns global functions.
 const GLOBAL_TYPE: mdTypeDef = mdtTypeDef | 1;
 /// Guard against malformed nesting chains.
@@ -49,7 +50,7 @@ pub struct Modules {
     map: Mutex<BTreeMap<ModuleID, Arc<ModuleEntry>>>,
     framework_dir: Mutex<Option<String>>,
     /// The ClassID of `System.__Canon` once a shared instantiation showed it (0 before).
-    canon: AtomicUsize,
+    pub(super) canon: AtomicUsize,
 }
 
 /// A resolved function: its record (idx not yet assigned) and the selection inputs.
@@ -66,7 +67,7 @@ pub struct Described {
     pub returns: u8,
     /// Where the method's async variant receives its continuation at Enter: the index of the
     /// integer argument register (0 RDI .. 5 RSI, RDX, RCX, R8, R9) if the signature makes it
-    /// certain (see [`continuation_register`]); `None` otherwise.
+    /// certain (com/continuation.rs); `None` otherwise.
     pub cont_reg: Option<u8>,
 }
 
@@ -138,41 +139,6 @@ impl Modules {
         Ok(Arc::clone(map.entry(module).or_insert(entry)))
     }
 
-    /// How a generic method's code is instantiated: shared (a type argument is
-    /// `System.__Canon`, so every reference type argument is one), or for one instantiation,
-    /// and then whether every type argument is a CoreLib primitive (returned in a register,
-    /// never through a buffer). `None` when the runtime cannot tell.
-    fn instantiation(&self, info: &Info, function: FunctionID) -> Option<Inst> {
-        let args = info.method_type_args(function)?;
-        if args.is_empty() {
-            return None;
-        }
-        let mut inst = Inst {
-            shared: false,
-            primitive: true,
-        };
-        for class in args {
-            let canon = self.canon.load(Ordering::Relaxed);
-            if canon != 0 && class == canon {
-                inst.shared = true;
-                continue;
-            }
-            let (module, td, _) = info.class_info(class).ok()?;
-            let entry = self.get(info, module).ok()?;
-            let name = type_name(entry.import.as_ref()?, td).ok()?;
-            let corelib = entry
-                .file
-                .eq_ignore_ascii_case("System.Private.CoreLib.dll");
-            if corelib && name == "System.__Canon" {
-                self.canon.store(class, Ordering::Relaxed);
-                inst.shared = true;
-            } else if !(corelib && PRIMITIVES.contains(&name.as_str())) {
-                inst.primitive = false;
-            }
-        }
-        Some(inst)
-    }
-
     /// Names a function: the best record available, and what failed (if anything; failures
     /// leave placeholders in the record).
     pub fn describe(&self, info: &Info, function: FunctionID) -> (Described, Option<String>) {
@@ -217,22 +183,6 @@ impl Modules {
         };
         d.record.impl_flags = props.impl_flags;
         d.returns = return_element(&props.sig);
-        d.cont_reg = match continuation_register(&props.sig) {
-            Some(Cont::Fixed(r)) => Some(r),
-            // A generic method's shared code takes its instantiation (a method descriptor)
-            // before the continuation; code for one instantiation does not.
-            Some(Cont::Generic(r)) => self
-                .instantiation(info, function)
-                .map(|inst| r + u8::from(inst.shared)),
-            Some(Cont::SharedOnly(r)) => match self.instantiation(info, function) {
-                Some(Inst { shared: true, .. }) => Some(r + 1),
-                Some(Inst {
-                    primitive: true, ..
-                }) => Some(r),
-                _ => None,
-            },
-            None => None,
-        };
         let arity = md.generic_param_count(fi.token).unwrap_or(0);
         d.record.method = names::method_name(&props.name, arity);
         if props.class != GLOBAL_TYPE && props.class & 0x00FF_FFFF != 0 {
@@ -242,6 +192,8 @@ impl Modules {
                 Err(e) => return (d, Some(e)),
             }
         }
+        let generic_type = d.record.type_name.contains('`');
+        d.cont_reg = continuation::register(self, info, function, &props.sig, generic_type);
         (d, None)
     }
 
@@ -368,187 +320,9 @@ pub fn return_element(sig: &[u8]) -> u8 {
     0
 }
 
-/// The CoreLib types that a method returns in a register (RAX or XMM0), never through a
-/// return buffer.
-const PRIMITIVES: [&str; 14] = [
-    "System.Boolean",
-    "System.Char",
-    "System.SByte",
-    "System.Byte",
-    "System.Int16",
-    "System.UInt16",
-    "System.Int32",
-    "System.UInt32",
-    "System.Int64",
-    "System.UInt64",
-    "System.IntPtr",
-    "System.UIntPtr",
-    "System.Single",
-    "System.Double",
-];
-
-/// A generic method's instantiation, as far as the continuation's register depends on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Inst {
-    /// Shared code: the instantiation argument comes before the continuation.
-    shared: bool,
-    /// Every type argument is a CoreLib primitive.
-    primitive: bool,
-}
-
-/// Where a runtime-async variant's continuation is, from its signature alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cont {
-    /// In this integer argument register.
-    Fixed(u8),
-    /// A generic method: in this register, or the next one when the code is shared (the
-    /// instantiation argument comes first).
-    Generic(u8),
-    /// A generic method whose variant returns one of its type parameters: in the register
-    /// after this one when the code is shared (the parameter is then a reference, returned
-    /// in RAX), in this one for an instantiation over primitives; not certain otherwise (a
-    /// struct may come back through a return buffer).
-    SharedOnly(u8),
-}
-
-/// The integer argument register (0 RDI, 1 RSI, .. 5 R9: SysV x64) that holds a runtime-async
-/// variant's hidden continuation argument at its Enter, from the method's signature, or `None`
-/// where that is not certain. The runtime passes, in order, `this`, the return buffer, the
-/// generic context and then the continuation, before the declared arguments (dotnet/runtime
-/// `ArgIterator::GetAsyncContinuationArgOffset`; docs/abi.md "The async continuation
-/// argument"). For a generic method the generic context comes only with shared code
-/// ([`Cont::Generic`]: the caller asks the runtime). `None` for a variant that may return a
-/// struct through a buffer: a Task or ValueTask of a value type or of a type parameter (of a
-/// generic method: only its shared code is certain, where the parameter is a reference). The
-/// caller rules out methods of generic types.
-pub fn continuation_register(sig: &[u8]) -> Option<Cont> {
-    let conv = *sig.first()?;
-    if conv & 0x40 != 0 {
-        return None;
-    }
-    let generic = conv & 0x10 != 0;
-    let mut i = 1;
-    if generic {
-        compressed(sig, &mut i)?;
-    }
-    compressed(sig, &mut i)?;
-    let mut b = *sig.get(i)?;
-    while b == 0x1f || b == 0x20 {
-        i += 1;
-        compressed(sig, &mut i)?;
-        b = *sig.get(i)?;
-    }
-    i += 1;
-    let no_buffer = match b {
-        // void, primitives, string, object, native ints: no Task at all (a variant with no
-        // thunk), or Task / ValueTask (a class or value type token): the variant returns void.
-        0x01..=0x0e | 0x18 | 0x19 | 0x1c | 0x12 | 0x11 => true,
-        // A method type parameter (CoreLib's `T TransparentAwait<T>(Task<T>)`, a variant with
-        // no thunk): a reference in shared code only.
-        0x1e if generic => return Some(Cont::SharedOnly(u8::from(conv & 0x20 != 0))),
-        0x15 => {
-            // Task<T> / ValueTask<T>: the variant returns T.
-            i += 1;
-            compressed(sig, &mut i)?;
-            if compressed(sig, &mut i)? != 1 {
-                return None;
-            }
-            match *sig.get(i)? {
-                0x02..=0x0e | 0x18 | 0x19 | 0x1c | 0x12 | 0x1d | 0x14 => true,
-                0x15 => *sig.get(i + 1)? == 0x12,
-                // A method type parameter: a reference in shared code only.
-                0x1e if generic => return Some(Cont::SharedOnly(u8::from(conv & 0x20 != 0))),
-                _ => false,
-            }
-        }
-        _ => false,
-    };
-    let reg = u8::from(conv & 0x20 != 0);
-    no_buffer.then_some(if generic {
-        Cont::Generic(reg)
-    } else {
-        Cont::Fixed(reg)
-    })
-}
-
-/// Reads one compressed unsigned integer of a signature blob at `*i` (ECMA-335 II.23.2).
-fn compressed(sig: &[u8], i: &mut usize) -> Option<u32> {
-    let b = *sig.get(*i)? as u32;
-    let (v, n) = if b & 0x80 == 0 {
-        (b, 1)
-    } else if b & 0xc0 == 0x80 {
-        (((b & 0x3f) << 8) | *sig.get(*i + 1)? as u32, 2)
-    } else {
-        let rest = sig.get(*i + 1..*i + 4)?;
-        (
-            ((b & 0x1f) << 24) | (rest[0] as u32) << 16 | (rest[1] as u32) << 8 | rest[2] as u32,
-            4,
-        )
-    };
-    *i += n;
-    Some(v)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn continuation_registers_from_signatures() {
-        use Cont::*;
-        // static Task<long> M(int): RDI.
-        assert_eq!(
-            continuation_register(&[0x00, 0x01, 0x15, 0x12, 0x09, 0x01, 0x0a, 0x08]),
-            Some(Fixed(0))
-        );
-        // instance ValueTask<int> ReadAsync(Memory<byte>, CancellationToken): RSI.
-        let read = [
-            0x20, 0x02, 0x15, 0x11, 0x21, 0x01, 0x08, 0x15, 0x11, 0x25, 0x01, 0x05, 0x11, 0x29,
-        ];
-        assert_eq!(continuation_register(&read), Some(Fixed(1)));
-        // instance Task M(): RSI; static void TransparentAwait(object): RDI.
-        assert_eq!(
-            continuation_register(&[0x20, 0x00, 0x12, 0x0d]),
-            Some(Fixed(1))
-        );
-        assert_eq!(
-            continuation_register(&[0x00, 0x01, 0x01, 0x1c]),
-            Some(Fixed(0))
-        );
-        // static T TransparentAwait<T>(Task<T>) (.NET 11 CoreLib): RSI in shared code only.
-        let transparent = [
-            0x10, 0x01, 0x01, 0x1e, 0x00, 0x15, 0x12, 0x8f, 0xf0, 0x01, 0x1e, 0x00,
-        ];
-        assert_eq!(continuation_register(&transparent), Some(SharedOnly(0)));
-        // Generic methods: static void TransparentAwait<T>(T): RDI, or RSI in shared code;
-        // static Task<T[]> WhenAll<T>(IEnumerable<Task<T>>) likewise.
-        assert_eq!(
-            continuation_register(&[0x10, 0x01, 0x01, 0x01, 0x1e, 0x00]),
-            Some(Generic(0))
-        );
-        let when_all = [
-            0x10, 0x01, 0x01, 0x15, 0x12, 0x09, 0x01, 0x1d, 0x1e, 0x00, 0x15, 0x12, 0x0d, 0x01,
-            0x15, 0x12, 0x09, 0x01, 0x1e, 0x00,
-        ];
-        assert_eq!(continuation_register(&when_all), Some(Generic(0)));
-        // instance Task<T> M<T>(): certain only in shared code, one past `this`.
-        assert_eq!(
-            continuation_register(&[0x30, 0x01, 0x00, 0x15, 0x12, 0x09, 0x01, 0x1e, 0x00]),
-            Some(SharedOnly(1))
-        );
-        // ValueTask<SomeStruct> (a return buffer may come first), Task<T> of a type
-        // parameter of the type, explicit this: not certain.
-        assert_eq!(
-            continuation_register(&[0x00, 0x00, 0x15, 0x11, 0x21, 0x01, 0x11, 0x31]),
-            None
-        );
-        assert_eq!(
-            continuation_register(&[0x20, 0x00, 0x15, 0x12, 0x09, 0x01, 0x13, 0x00]),
-            None
-        );
-        assert_eq!(continuation_register(&[0x60, 0x00, 0x12, 0x0d]), None);
-        assert_eq!(continuation_register(&[]), None);
-    }
 
     #[test]
     fn every_shared_framework_is_framework() {
