@@ -39,7 +39,7 @@ const PROGRAMS: &[&str] = &[
 /// The programs that also run on .NET 11.0.0: runtime-async code as written, and the library
 /// corpus (System.IO.Pipelines from NuGet, its net11.0 build, read by CoreLib's runtime-async
 /// StreamReader through Stream overrides).
-const ON_NET11: &[&str] = &["runtime-async", "pipes"];
+const ON_NET11: &[&str] = &["async", "runtime-async", "pipes"];
 
 const MODES: &[&str] = &["fast", "slow"];
 

@@ -2,7 +2,10 @@
 // Task.Yield and Task.Delay, fan-out with Task.WhenAll, ConfigureAwait(false), methods that
 // complete synchronously (no await reached), ValueTask, async lambdas, async recursion, an
 // exception thrown after an await and caught by an awaiting caller, a SemaphoreSlim throttle,
-// and a TaskCompletionSource completed from a dedicated thread. Main waits on the top task.
+// and a TaskCompletionSource completed from a dedicated thread, generic async code (a generic
+// method over a value type and a reference type, instance and static methods of a generic class,
+// a generic method that is not async returning the Task of one that is, Task.FromResult).
+// Main waits on the top task.
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -51,9 +54,55 @@ public static class AsyncProgram
         int throttled = await Throttled(10);
         int signalled = await FromThread(41);
         int shapes = await Shapes();
+        int generic = await Generic();
 
-        string result = $"{chain} {fanned.Sum()} {cached} {values} {lambdas} {tree} {caught} {throttled} {signalled} {shapes}";
-        return Program.Expect("async", result, "89 506 320 20 42 127 3 45 42 37");
+        string result = $"{chain} {fanned.Sum()} {cached} {values} {lambdas} {tree} {caught} {throttled} {signalled} {shapes} {generic}";
+        return Program.Expect("async", result, "89 506 320 20 42 127 3 45 42 37 40");
+    }
+
+    /// Generic async code: per round i + 3 + 3 + 0 + i + 1.
+    private static async Task<int> Generic()
+    {
+        int sum = 0;
+        for (int i = 0; i < 4; i++)
+        {
+            sum += await Reflect(i);
+            sum += (await Reflect("ab" + i)).Length;
+            sum += await new Holder<string>("xyz").Size();
+            sum += await Holder<string>.Zero();
+            sum += await Forward(i);
+            sum += await Task.FromResult(1);
+        }
+        return sum;
+    }
+
+    private static async Task<T> Reflect<T>(T value)
+    {
+        await Task.Yield();
+        return value;
+    }
+
+    private static Task<T> Forward<T>(T value) => Later(value);
+
+    private static async Task<T> Later<T>(T value)
+    {
+        await Task.Delay(1);
+        return value;
+    }
+
+    private sealed class Holder<T>(T value) where T : class
+    {
+        public async Task<int> Size()
+        {
+            await Task.Yield();
+            return value.ToString()!.Length;
+        }
+
+        public static async Task<int> Zero()
+        {
+            await Task.Yield();
+            return 0;
+        }
     }
 
     /// Each level awaits the next, then a yield and a short delay.
