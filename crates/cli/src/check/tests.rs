@@ -106,6 +106,7 @@ pub const NET10: &[(&str, Verdict)] = &[
     ("async.counts", Verdict::Pass),
     ("async.suspension-leave", Verdict::Differs),
     ("async.continuation-arg", Verdict::Pass),
+    ("async.continuation-generic", Verdict::Pass),
     ("async.continuation-reuse", Verdict::Differs),
     ("async.balance", Verdict::Pass),
     ("info.enter.initial", Verdict::Pass),
@@ -489,4 +490,42 @@ fn continuation_arg_fails_when_a_call_looks_like_a_resume() {
     none.lines
         .retain(|(k, v)| k != "event" || !v.contains("kind=continuation"));
     assert_eq!(verdict("async.continuation-arg", &none), Verdict::Fail);
+}
+
+#[test]
+fn continuation_generic_needs_both_instantiations_right() {
+    let o = fixture("async");
+    assert_eq!(verdict("async.continuation-generic", &o), Verdict::Pass);
+    // A call of Echo that looks like a resume (the register of the wrong argument).
+    let mut wrong = o.clone();
+    let i = wrong
+        .lines
+        .iter()
+        .position(|(k, v)| {
+            k == "event"
+                && v.contains("kind=continuation")
+                && v.contains("value=0x0 ")
+                && v.ends_with("Echo``1")
+        })
+        .expect("a null continuation of Echo");
+    wrong.lines[i].1 = wrong.lines[i]
+        .1
+        .replace("value=0x0 ", "value=0x7f0000001000 ");
+    assert_eq!(verdict("async.continuation-generic", &wrong), Verdict::Fail);
+    // Only one instantiation recorded (shared code left out).
+    let fids: Vec<String> = o
+        .lines
+        .iter()
+        .filter(|(k, v)| k == "event" && v.contains("kind=continuation") && v.ends_with("Echo``1"))
+        .filter_map(|(_, v)| {
+            v.split_whitespace()
+                .find(|w| w.starts_with("fid="))
+                .map(String::from)
+        })
+        .collect();
+    let mut one = o.clone();
+    one.lines.retain(|(k, v)| {
+        k != "event" || !(v.contains("kind=continuation") && v.contains(fids[0].as_str()))
+    });
+    assert_eq!(verdict("async.continuation-generic", &one), Verdict::Fail);
 }

@@ -1,7 +1,9 @@
 // Runtime-async methods (compiled with runtime-async=on, run with DOTNET_RuntimeAsync=1).
 // Work(4) awaits Task.Yield() once per iteration (4 suspensions) and returns 0+1+2+3 = 6;
 // Main calls it 5 times. WorkVoid/WorkDouble/WorkFloat are called twice each with 2
-// iterations; WorkDouble returns 2.0, WorkFloat 2.0f.
+// iterations; WorkDouble returns 2.0, WorkFloat 2.0f. Echo<T> awaits Task.Yield() once and
+// returns its argument: called twice as Echo<int> (code for that instantiation) and twice as
+// Echo<string> (shared code, which takes its instantiation as a hidden argument).
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
 
@@ -57,6 +59,13 @@ namespace Probes
             return sum;
         }
 
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<T> Echo<T>(T value)
+        {
+            await Task.Yield();
+            return value;
+        }
+
         public static bool Run()
         {
             bool ok = true;
@@ -76,6 +85,11 @@ namespace Probes
                 ok &= d == 2.0 && f == 2.0f;
                 Program.Report("async.double", d);
                 Program.Report("async.float", f);
+            }
+            for (int c = 0; c < 2; c++)
+            {
+                ok &= Echo(c).GetAwaiter().GetResult() == c;
+                ok &= Echo("e").GetAwaiter().GetResult() == "e";
             }
             Program.Report("async.ok", ok ? 1 : 0);
             return ok;

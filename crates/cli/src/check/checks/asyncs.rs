@@ -175,6 +175,53 @@ pub(super) fn async_continuation_arg(o: &Observations) -> Row {
     row("async.continuation-arg", EXP, observed, verdict)
 }
 
+/// The probe's generic async method: its name, calls per instantiation, awaits per call.
+const GENERIC: (&str, u64, u64) = ("Probes.AsyncProbe.Echo``1", 2, 1);
+
+/// The continuation argument of a generic method's variants, in shared code (`Echo<string>`:
+/// after the instantiation argument) and in code for one instantiation (`Echo<int>`): null at
+/// every call, an object at every resume, for both (docs/abi.md "Generic methods").
+pub(super) fn async_continuation_generic(o: &Observations) -> Row {
+    const EXP: &str = "a generic method's variant, shared (Echo<string>) and not (Echo<int>): \
+                       null at each call, an object at each resume";
+    let (name, calls, awaits) = GENERIC;
+    let events = o.events();
+    let mut by_fid: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    for e in events
+        .iter()
+        .filter(|e| e.kind == "continuation" && e.name == name)
+    {
+        let v = e.num("value").unwrap_or(1);
+        let c = by_fid.entry(e.fid).or_default();
+        if v == 0 {
+            c.0 += 1;
+        } else if v % 8 == 0 {
+            c.1 += 1;
+        }
+    }
+    let text = by_fid
+        .values()
+        .map(|(n, b)| format!("null {n} object {b}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let (observed, verdict) = if events.is_empty() {
+        (format!("no events; {}", o.exit_text()), Verdict::Fail)
+    } else if by_fid.is_empty() {
+        (
+            "no continuation recorded for Echo<T> (the profiler found no register for it)"
+                .to_string(),
+            Verdict::Fail,
+        )
+    } else {
+        let ok = by_fid.len() == 2
+            && by_fid
+                .values()
+                .all(|&(n, b)| n == calls && b == calls * awaits);
+        (format!("{} variants: {text}", by_fid.len()), pass_if(ok))
+    };
+    row("async.continuation-generic", EXP, observed, verdict)
+}
+
 /// Whether the runtime passes one continuation object to every resume of a call (which
 /// identifies the call from its second resume on) or a new one at each. The values carry the
 /// GC epoch in their low 3 bits (docs/abi.md): a GC between two resumes may move the object,

@@ -103,6 +103,11 @@ pub const CHECKS: &[Check] = &[
         eval: async_continuation_arg,
     },
     Check {
+        name: "async.continuation-generic",
+        experiment: experiment::ASYNC,
+        eval: async_continuation_generic,
+    },
+    Check {
         name: "async.continuation-reuse",
         experiment: experiment::ASYNC,
         eval: async_continuation_reuse,
