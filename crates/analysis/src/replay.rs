@@ -525,7 +525,13 @@ fn close_top<S: FrameSink + ?Sized>(
             live: false,
         });
     };
-    let end = ns.max(o.start);
+    let mut end = ns.max(o.start);
+    if let (EndKind::Suspend, Some(seg)) = (kind, o.segment) {
+        // Seen gone only now, but its call resumed elsewhere already: it suspended by then.
+        if let Some(bound) = cx.calls.resume_bound(seg) {
+            end = end.min(bound).max(o.start);
+        }
+    }
     let dur = end - o.start;
     let caller = match st.stack.last_mut() {
         Some(p) => {

@@ -74,6 +74,8 @@ impl Logical {
 pub struct Calls {
     next_id: u64,
     pub live: FxHashMap<u64, Logical>,
+    /// `(call, index)` → the start of the segment after it (see [`Calls::note_resume_bound`]).
+    bounds: FxHashMap<(u64, u32), u64>,
     /// Per function: calls that certainly suspended, oldest first.
     suspended: FxHashMap<u32, std::collections::VecDeque<u64>>,
     /// Per function: calls whose last segment ended with a Leave that may be a suspension.
@@ -237,6 +239,21 @@ impl Calls {
             },
         );
         id
+    }
+
+    /// Segment `index` of `call` had not been seen to end when the next one began at `t` (a
+    /// resume on another thread analysed first): it suspended by `t`.
+    pub fn note_resume_bound(&mut self, call: u64, index: u32, t: u64) {
+        self.bounds.insert((call, index), t);
+    }
+
+    /// When segment `seg` of its call suspended at the latest, if a later segment began before
+    /// it was seen to end (taken once; kept after the call is over).
+    pub fn resume_bound(&mut self, seg: crate::model::SegmentRef) -> Option<u64> {
+        if self.bounds.is_empty() {
+            return None;
+        }
+        self.bounds.remove(&(seg.call, seg.index))
     }
 
     /// Notes `callee` as a call that `caller` made; forgets callees that are over once

@@ -322,9 +322,16 @@ fn classify_top(
         // not recorded): counted as a call of its own.
         (None, None) => (new_call(cx, f, None, start), 0, false),
     };
+    let mut bound = false;
     if let Some(l) = cx.calls.live.get_mut(&call) {
+        // The segment before this one has not been seen to end (its thread is not analysed
+        // that far): it suspended before this resume began.
+        bound = index > 0 && l.segments < index;
         l.started += 1;
         l.thread = cx.thread.0;
+    }
+    if bound {
+        cx.calls.note_resume_bound(call, index - 1, start);
     }
     if let Some(t) = cx.stats.logical.as_mut() {
         // The logical tree: a call's first segment under the frame below it (its caller),

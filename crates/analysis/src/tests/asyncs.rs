@@ -183,6 +183,19 @@ fn caller_resumes_before_its_callee_segment_is_seen_to_end() {
     assert_eq!(row(1), (1, 2, 1, 0), "E1 {:?}", fs(&a, 1));
     assert_eq!(row(2), (1, 1, 1, 0), "E2 {:?}", fs(&a, 2));
     assert_eq!(row(3), (1, 2, 1, 0), "E3 {:?}", fs(&a, 3));
+    // A first segment seen gone only at 500 suspended by the time its call resumed on the
+    // pool: E1's ends at 200, E3's at 100, so no call's segments add up to more than its wall
+    // time. E2 never resumed: nothing bounds its segment before 500.
+    assert_eq!(fs(&a, 1).inclusive_ns, (200 - 10) + (210 - 200));
+    assert_eq!(fs(&a, 3).inclusive_ns, (100 - 30) + (110 - 100));
+    assert_eq!(fs(&a, 2).inclusive_ns, 500 - 20);
+    for f in [1, 3] {
+        assert!(
+            fs(&a, f).wall_ns >= fs(&a, f).inclusive_ns,
+            "{:?}",
+            fs(&a, f)
+        );
+    }
 }
 
 /// Two calls of L3 suspend on thread 0 (A, then B). On thread 1, A resumes at the pool's
