@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use eltrace_export::{ExportOptions, FoldedRecursion, FoldedValue, Format, TimeWindow};
 
 use crate::check::CheckOptions;
+use crate::diff::{DiffOptions, Gate};
 use crate::dump::DumpOptions;
 use crate::export::{ExportCmd, Output, parse_size, parse_time};
 use crate::record::RecordOptions;
@@ -39,6 +40,52 @@ pub enum Command {
     Check(CheckArgs),
     /// Print a trace's raw records and events as text, in file order.
     Dump(DumpArgs),
+    /// Compare two recordings function by function (calls, time, their changes); with
+    /// --fail-on, exit 1 when a gate is broken (a CI regression check on exact call counts).
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The base trace (a trace `eltrace record` wrote stands for its whole session).
+    pub base: PathBuf,
+    /// The trace compared with it.
+    pub new: PathBuf,
+    /// Only the process with this pid (in either session); repeatable.
+    #[arg(long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
+    /// Only the thread with this OS tid; repeatable.
+    #[arg(long = "thread", value_name = "TID")]
+    pub threads: Vec<u64>,
+    /// Show only the first N changed functions (default: 25 in the table, all in --json).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 1 when a function grew past a limit: `METRIC>+LIMIT[:GLOB]` with METRIC calls,
+    /// inclusive or exclusive and LIMIT a share (`5%`), a number of calls or a time (`2ms`);
+    /// e.g. 'calls>+0%', 'calls>+5%:MyApp.*', 'exclusive>+20%'. Repeatable.
+    #[arg(long = "fail-on", value_name = "GATE", value_parser = parse_gate)]
+    pub fail_on: Vec<Gate>,
+}
+
+fn parse_gate(s: &str) -> Result<Gate, String> {
+    Gate::parse(s)
+}
+
+impl From<DiffArgs> for DiffOptions {
+    fn from(a: DiffArgs) -> Self {
+        DiffOptions {
+            base: a.base,
+            new: a.new,
+            pids: (!a.pids.is_empty()).then_some(a.pids),
+            threads: thread_filter(a.threads),
+            top: a.top,
+            json: a.json,
+            gates: a.fail_on,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 
 mod check;
 mod cli;
+mod diff;
 mod dump;
 mod export;
 mod hugealloc;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         Command::Export(a) => export::export(a.into()),
         Command::Check(a) => check::check(a.into()),
         Command::Dump(a) => dump::dump(a.into()),
+        Command::Diff(a) => diff::diff(a.into()),
     };
     match result {
         Ok(code) => code,

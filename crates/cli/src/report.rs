@@ -250,6 +250,47 @@ fn check_threads(opts: &ReportOptions, a: &Analysis, tids: &[u64]) -> Result<(),
 }
 
 /// A row's name in the table: a state machine's MoveNext shows the user method it runs.
+/// One function of a process's trace as `report` counts it: its displayed name, module,
+/// calls and times (`timed`: the trace has times, measured or sampled).
+pub(crate) struct Counted {
+    pub name: String,
+    pub module: String,
+    pub calls: u64,
+    pub inclusive_ns: u64,
+    pub exclusive_ns: u64,
+}
+
+/// The functions of the trace at `path` (one process), as `report` shows them, and whether
+/// it has times (`eltrace diff`).
+pub(crate) fn counted(
+    path: &std::path::Path,
+    threads: Option<Vec<u64>>,
+) -> Result<(Vec<Counted>, bool), Fail> {
+    let opts = ReportOptions {
+        paths: vec![path.to_path_buf()],
+        pids: None,
+        path: path.to_path_buf(),
+        top: None,
+        by: SortBy::Calls,
+        threads,
+        json: false,
+        logical: false,
+    };
+    let (a, rows) = analyse(&opts, false)?;
+    let timed = Timing::of(&a).has_times();
+    let out = rows
+        .iter()
+        .map(|r| Counted {
+            name: display_name(r),
+            module: r.module.clone(),
+            calls: r.s.calls,
+            inclusive_ns: r.s.inclusive_ns,
+            exclusive_ns: r.s.exclusive_ns,
+        })
+        .collect();
+    Ok((out, timed))
+}
+
 fn display_name(r: &Row) -> String {
     match &r.async_method {
         Some(m) if r.iterator => format!("{m} (iterator: {})", r.name),

@@ -418,3 +418,137 @@ fn a_session_is_reported_process_by_process() {
         .collect();
     assert_eq!(pids, [130, 131]);
 }
+
+/// A trace of Main calling Work `work` times and, if `leaf`, Leaf once; `timing` "exact" or
+/// "none".
+fn calls_trace(work: u64, leaf: bool, timing: &str) -> Vec<u8> {
+    use eltrace_trace::testing::timed_info;
+    let info = if timing == "exact" {
+        app_info()
+    } else {
+        timed_info(timing, 0)
+    };
+    let mut ev = vec![(0, Enter, 0)];
+    for i in 0..work {
+        ev.push((10 + i * 100, Enter, 1));
+        ev.push((60 + i * 100, Leave, 1));
+    }
+    if leaf {
+        ev.push((5_000, Enter, 2));
+        ev.push((5_010, Leave, 2));
+    }
+    ev.push((10_000, Leave, 0));
+    TraceBuilder::new(info)
+        .functions([
+            ("App.dll", "App.Program", "Main"),
+            ("App.dll", "App.Program", "Work"),
+            ("App.dll", "App.Program", "Leaf"),
+        ])
+        .thread(0, 1001)
+        .events(0, &ev)
+        .end(10_000)
+}
+
+#[test]
+fn diff_shows_changes_and_gates_call_counts() {
+    let dir = temp_dir("diff");
+    let base = save(&dir, "base.eltrace", &calls_trace(2, true, "exact"));
+    let new = save(&dir, "new.eltrace", &calls_trace(3, false, "exact"));
+    let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let o = run(&["diff", b, n]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("2 changed, 0 new, 1 gone"), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    let work = lines
+        .iter()
+        .find(|l| l.starts_with("App.Program.Work"))
+        .expect(&out);
+    for cell in [" 2 ", " 3 ", "+1", "+50.0%", "changed"] {
+        assert!(work.contains(cell), "{cell:?} in {work:?}");
+    }
+    let leaf = lines
+        .iter()
+        .find(|l| l.starts_with("App.Program.Leaf"))
+        .expect(&out);
+    assert!(leaf.ends_with("gone"), "{leaf}");
+    // The same trace twice: nothing changed, every gate holds.
+    let o = run(&["diff", b, b, "--fail-on", "calls>+0%"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("no function changed"));
+    // Work grew by one call of two: broken by 'calls>+0%' and 'calls>+49%', not by
+    // 'calls>+50%', nor by a gate on other functions.
+    for (gate, broken) in [
+        ("calls>+0%", true),
+        ("calls>+49%", true),
+        ("calls>+50%", false),
+        ("calls>+0", true),
+        ("calls>+1", false),
+        ("calls>+0%:App.Program.Leaf", false),
+        ("calls>+0%:*.Work", true),
+    ] {
+        let o = run(&["diff", b, n, "--fail-on", gate]);
+        assert_eq!(
+            o.status.code(),
+            Some(if broken { 1 } else { 0 }),
+            "{gate}: {}",
+            stderr(&o)
+        );
+        if broken {
+            assert!(
+                stderr(&o).contains(&format!("{gate} broken by App.Program.Work: 2 -> 3")),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
+    // A function new in the second trace broke any growth gate.
+    let o = run(&["diff", n, b, "--fail-on", "calls>+100%"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("broken by App.Program.Leaf: 0 -> 1 (new)"),
+        "{}",
+        stderr(&o)
+    );
+    // JSON: every function, with both sides and the broken gates.
+    let o = run(&["diff", b, n, "--json", "--fail-on", "calls>+0%"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["timed"], true);
+    let f = v["functions"].as_array().unwrap();
+    assert_eq!(f.len(), 3);
+    assert_eq!(f[0]["name"], "App.Program.Work");
+    assert_eq!(
+        (
+            f[0]["base"]["calls"].as_u64(),
+            f[0]["new"]["calls"].as_u64()
+        ),
+        (Some(2), Some(3))
+    );
+    assert_eq!(f[0]["calls_delta"], 1);
+    assert_eq!(f[1]["status"], "gone");
+    assert_eq!(v["broken"][0]["name"], "App.Program.Work");
+}
+
+#[test]
+fn diff_of_timeless_traces_compares_counts_only() {
+    let dir = temp_dir("diff-none");
+    let base = save(&dir, "base.eltrace", &calls_trace(2, false, "none"));
+    let new = save(&dir, "new.eltrace", &calls_trace(2, true, "none"));
+    let (b, n) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let o = run(&["diff", b, n]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("counts only"), "{out}");
+    assert!(out.contains("0 changed, 1 new, 0 gone"), "{out}");
+    // A gate on time cannot be judged: a usage error, not a pass.
+    let o = run(&["diff", b, n, "--fail-on", "exclusive>+20%"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs times"), "{}", stderr(&o));
+    let o = run(&["diff", b, n, "--fail-on", "calls>+0%"]);
+    assert_eq!(o.status.code(), Some(1));
+    // A malformed gate is a usage error naming the form.
+    let o = run(&["diff", b, n, "--fail-on", "calls>lots"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("METRIC>+LIMIT"), "{}", stderr(&o));
+}

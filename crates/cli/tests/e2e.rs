@@ -600,3 +600,39 @@ fn inlinable_selected_callees_are_counted(mode: Mode) {
         n
     );
 }
+
+/// `eltrace diff` as a CI gate (README "Gate on call counts in CI"): two recordings of the
+/// same program whose second run sorts one element more (`tail-loop 10`, `tail-loop 11`)
+/// pass a gate on an unrelated function and break `calls>+0%`, which names the functions that
+/// were called more.
+#[test]
+fn diff_gates_a_recording_that_calls_more() {
+    use common::apps::scenarios_dll;
+    use common::recording::record_program;
+    use std::process::Command;
+    let record = |n: &str| {
+        let rec = record_program(Mode::Fast, scenarios_dll(), &["tail-loop", n], &[], &[]);
+        assert_eq!(rec.exit(), 0, "stderr:\n{}", rec.stderr);
+        rec
+    };
+    let (base, new) = (record("10"), record("11"));
+    let diff = |gate: &str| {
+        Command::new(common::processes::eltrace())
+            .arg("diff")
+            .arg(&base.trace)
+            .arg(&new.trace)
+            .args(["--fail-on", gate])
+            .output()
+            .unwrap()
+    };
+    let o = diff("calls>+0%:Scenarios.Check.*");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = diff("calls>+0%");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("calls>+0% broken by Scenarios.TailLoopScenario.Partition: 13 -> 14"),
+        "{err}"
+    );
+    assert!(!err.contains("different programs"), "{err}");
+}

@@ -215,6 +215,18 @@ pub fn record_app(
     record_args: &[&str],
     env: &[(&str, &str)],
 ) -> Recording {
+    record_program(mode, dll, &[scenario], record_args, env)
+}
+
+/// [`record_app`] with the program's arguments (`program_args[0]`: the scenario).
+pub fn record_program(
+    mode: Mode,
+    dll: &Path,
+    program_args: &[&str],
+    record_args: &[&str],
+    env: &[(&str, &str)],
+) -> Recording {
+    let scenario = program_args.first().copied().unwrap_or("app");
     profiler_library();
     let dir = TempDir::new(scenario);
     let trace = dir.path().join("x.eltrace");
@@ -240,7 +252,7 @@ pub fn record_app(
         .arg("--")
         .arg(mode.runtime.dotnet())
         .arg(dll)
-        .arg(scenario)
+        .args(program_args)
         .current_dir(dir.path())
         .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
         .env("DOTNET_NOLOGO", "1")
