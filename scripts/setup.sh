@@ -2,8 +2,8 @@
 # Installs what eltrace needs on a fresh machine of this project's kind (Debian, the .NET SDK and
 # rustup's Rust already there). Idempotent: a second run changes nothing.
 #
-# 1. Installs the Debian packages of the Rust crates the workspace uses (apt-get update only if
-#    something is missing).
+# 1. Installs the Debian packages of the Rust crates the workspace uses and of the test suite's
+#    tools (golang-go for `go tool pprof`; apt-get update only if something is missing).
 # 2. Only when crates.io cannot be reached: points cargo's crates-io source at the crate sources
 #    those packages install under /usr/share/cargo/registry, in ${CARGO_HOME:-~/.cargo}/config.toml
 #    (appended; an existing source replacement is left as it is). A machine that reaches
@@ -20,7 +20,10 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Debian packages of the crates in the workspace's Cargo.toml files (with their dependencies).
-RUST_DEB_PACKAGES="librust-clap-dev librust-serde-json-dev librust-libc-dev librust-crc32fast-dev"
+RUST_DEB_PACKAGES="librust-clap-dev librust-serde-json-dev librust-libc-dev librust-crc32fast-dev librust-flate2-dev"
+# Tools of the test suite: golang-go's `go tool pprof` reads the pprof exports (an independent
+# reader of the format).
+TOOL_DEB_PACKAGES="golang-go"
 DEBIAN_REGISTRY=/usr/share/cargo/registry
 
 as_root() {
@@ -35,7 +38,7 @@ as_root() {
 
 # --- 1. Debian crate packages -------------------------------------------------------------
 missing=()
-for pkg in $RUST_DEB_PACKAGES; do
+for pkg in $RUST_DEB_PACKAGES $TOOL_DEB_PACKAGES; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
         missing+=("$pkg")
     fi

@@ -252,6 +252,7 @@ impl ValueEnum for FormatArg {
             FormatArg(Format::Speedscope),
             FormatArg(Format::Folded),
             FormatArg(Format::Html),
+            FormatArg(Format::Pprof),
         ]
     }
     fn to_possible_value(&self) -> Option<PossibleValue> {

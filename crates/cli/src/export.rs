@@ -216,6 +216,15 @@ fn timeless_export(cmd: &mut ExportCmd, traces: &[ProcessTrace]) -> Result<(), F
         }
         return Ok(());
     }
+    if cmd.format == Format::Pprof {
+        eprintln!(
+            "eltrace: {} was recorded with --timing {} (no per-event times): the profile has \
+             calls only",
+            t.path.display(),
+            t.info.timing()
+        );
+        return Ok(());
+    }
     Err(Fail::new(format!(
         "{} was recorded with --timing {}: it has no per-event times, which the {} format \
          needs; `eltrace report` shows its counts{}, `--format folded` its call paths with \

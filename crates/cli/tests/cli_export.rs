@@ -3,6 +3,7 @@
 mod cli_support;
 
 use cli_support::*;
+use eltrace_trace::testing::TraceBuilder;
 use serde_json::Value;
 
 #[test]
@@ -258,7 +259,7 @@ fn exports_are_created_owner_only_whatever_the_umask() {
     let dir = temp_dir("export-mode");
     let p = save(&dir, "t.eltrace", &sample_trace(true));
     let mode = |f: &std::path::Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
-    for format in ["perfetto", "speedscope", "chrome", "folded", "html"] {
+    for format in ["perfetto", "speedscope", "chrome", "folded", "html", "pprof"] {
         let out = dir.join(format!("t.{format}.out"));
         let o = std::process::Command::new("sh")
             .arg("-c")
@@ -286,4 +287,91 @@ fn exports_are_created_owner_only_whatever_the_umask() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(mode(&kept), 0o640, "a replaced file keeps its mode");
+}
+
+/// The calls per function that `go tool pprof -top` reads from a pprof export (flat values
+/// of the `calls` sample type), by function name.
+fn pprof_top_calls(profile: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    let o = std::process::Command::new("go")
+        .args([
+            "tool",
+            "pprof",
+            "-top",
+            "-sample_index=calls",
+            "-nodecount=1000",
+        ])
+        .arg(profile)
+        .output()
+        .expect("go tool pprof (Debian's golang-go; scripts/setup.sh installs it)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    // `flat flat% sum% cum cum% name` rows after the header line.
+    out.lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .skip(1)
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            let name = cols.get(5..)?.join(" ");
+            Some((name, cols.first()?.parse().ok()?))
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+#[test]
+fn pprof_reads_in_go_tool_pprof_with_the_counts_of_report() {
+    let dir = temp_dir("pprof");
+    for (case, trace) in [("timed", sample_trace(true)), ("none", timeless_trace())] {
+        let p = save(&dir, &format!("{case}.eltrace"), &trace);
+        let out = dir.join(format!("{case}.pb.gz"));
+        let o = run(&[
+            "export",
+            p.to_str().unwrap(),
+            "--format",
+            "pprof",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = run(&["report", "--json", p.to_str().unwrap()]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let report: std::collections::BTreeMap<String, u64> = v["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["name"].as_str().unwrap().to_string(),
+                    f["calls"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(pprof_top_calls(&out), report, "{case}");
+    }
+}
+
+/// A `--timing none` trace: Main calls Work twice and Leaf once.
+fn timeless_trace() -> Vec<u8> {
+    use eltrace_trace::testing::timed_info;
+    TraceBuilder::new(timed_info("none", 0))
+        .functions([
+            ("App.dll", "App.Program", "Main"),
+            ("App.dll", "App.Program", "Work"),
+            ("App.dll", "App.Program", "Leaf"),
+        ])
+        .thread(0, 1001)
+        .events(
+            0,
+            &[
+                (0, Enter, 0),
+                (10, Enter, 1),
+                (20, Leave, 1),
+                (30, Enter, 1),
+                (35, Enter, 2),
+                (36, Leave, 2),
+                (40, Leave, 1),
+                (50, Leave, 0),
+            ],
+        )
+        .end(50)
 }

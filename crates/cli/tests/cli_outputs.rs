@@ -19,7 +19,7 @@ fn is_char_device(p: &str) -> bool {
 fn dev_null_stays_a_device() {
     let dir = temp_dir("out-null");
     let t = save(&dir, "t.eltrace", &sample_trace(true));
-    for format in ["folded", "chrome", "perfetto", "html"] {
+    for format in ["folded", "chrome", "perfetto", "html", "pprof"] {
         let o = run(&[
             "export",
             "-f",

@@ -23,6 +23,8 @@ mod html;
 mod labels;
 mod nest;
 mod perfetto;
+mod pprof;
+mod proto;
 mod speedscope;
 mod window;
 
@@ -36,6 +38,7 @@ pub use folded::Folded;
 pub use html::{Html, MAX_FUNCTIONS as HTML_MAX_FUNCTIONS, MAX_NODES as HTML_MAX_NODES};
 pub use labels::ProcessMeta;
 pub use perfetto::Perfetto;
+pub use pprof::Pprof;
 pub use speedscope::Speedscope;
 pub use window::TimeWindow;
 
@@ -181,15 +184,17 @@ pub enum Format {
     Folded,
     Html,
     Perfetto,
+    Pprof,
     Speedscope,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Chrome,
         Format::Folded,
         Format::Html,
         Format::Perfetto,
+        Format::Pprof,
         Format::Speedscope,
     ];
 
@@ -200,6 +205,7 @@ impl Format {
             Format::Folded => "folded",
             Format::Html => "html",
             Format::Perfetto => "perfetto",
+            Format::Pprof => "pprof",
             Format::Speedscope => "speedscope",
         }
     }
@@ -213,6 +219,7 @@ impl Format {
             Format::Folded => "folded",
             Format::Html => "html",
             Format::Perfetto => "pftrace",
+            Format::Pprof => "pb.gz",
             Format::Speedscope => "speedscope.json",
         }
     }
@@ -229,6 +236,10 @@ impl Format {
             }
             Format::Perfetto => {
                 "Perfetto protobuf trace: open in ui.perfetto.dev (compact, for big traces)"
+            }
+            Format::Pprof => {
+                "gzipped pprof profile.proto (calls and exclusive time per call path) for go tool \
+                 pprof and continuous-profiling backends"
             }
             Format::Speedscope => "speedscope JSON (evented, one profile per thread)",
         }
@@ -248,6 +259,7 @@ impl Format {
             Format::Chrome => Box::new(Chrome::new(out, opts)),
             Format::Folded => Box::new(Folded::new(out, opts)),
             Format::Perfetto => Box::new(Perfetto::new(out, opts)),
+            Format::Pprof => Box::new(Pprof::new(out, opts)),
             Format::Speedscope => Box::new(Speedscope::new(out, opts)),
             Format::Html => Box::new(Html::new(out)),
         }

@@ -41,6 +41,7 @@
 //! packets by timestamp and keeps the file's order among equal ones, so equal ends nest as
 //! written.
 
+use crate::proto::{LEN, bytes, message, uint};
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -95,39 +96,6 @@ mod field {
     pub const ANNOTATION_BOOL: u32 = 2;
     pub const ANNOTATION_UINT: u32 = 3;
     pub const ANNOTATION_STRING: u32 = 6;
-}
-
-const VARINT: u32 = 0;
-const LEN: u32 = 2;
-
-fn varint(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    buf.push(v as u8);
-}
-
-fn key(buf: &mut Vec<u8>, field: u32, wire: u32) {
-    varint(buf, u64::from(field << 3 | wire));
-}
-
-fn uint(buf: &mut Vec<u8>, field: u32, v: u64) {
-    key(buf, field, VARINT);
-    varint(buf, v);
-}
-
-fn bytes(buf: &mut Vec<u8>, field: u32, data: &[u8]) {
-    key(buf, field, LEN);
-    varint(buf, data.len() as u64);
-    buf.extend_from_slice(data);
-}
-
-/// A message field written by `f` into a scratch buffer first (for its length).
-fn message(buf: &mut Vec<u8>, field: u32, f: impl FnOnce(&mut Vec<u8>)) {
-    let mut inner = Vec::new();
-    f(&mut inner);
-    bytes(buf, field, &inner);
 }
 
 /// A process's track uuids past its base: the process's, then one per thread, then the

@@ -170,6 +170,29 @@ pub fn recursion() -> Vec<u8> {
         .end(0)
 }
 
+/// [`recursion`]'s calls recorded with `--timing none`: counts and stacks, no times.
+pub fn timeless() -> Vec<u8> {
+    let mut evs = vec![(0, Enter, 0)];
+    for (i, f) in [1, 1, 2, 1].into_iter().enumerate() {
+        evs.push((10 + i as u64 * 10, Enter, f));
+        evs.push((15 + i as u64 * 10, Leave, f));
+    }
+    evs.push((100, Leave, 0));
+    let info = TraceInfo {
+        start_unix_ns: 1_700_000_000_000_000_000,
+        ..eltrace_trace::testing::timed_info("none", 0)
+    };
+    TraceBuilder::new(info)
+        .functions([
+            ("App.dll", "App.P", "Main"),
+            ("App.dll", "App.P", "Leaf"),
+            ("Lib.dll", "Lib.Q", "Other"),
+        ])
+        .thread(0, 77)
+        .events(0, &evs)
+        .end(0)
+}
+
 /// Names where one is a prefix of another (`A.F` / `A.F.G` / `A.F0`), and two functions of the
 /// same name in different modules, whose stacks must merge.
 pub fn prefixes() -> Vec<u8> {

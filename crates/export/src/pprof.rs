@@ -1,0 +1,248 @@
+//! pprof's `profile.proto`, gzipped (`trace.pb.gz`): what `go tool pprof`, continuous
+//! profiling backends (Pyroscope, Parca, Cloud Profiler, Datadog) and speedscope read.
+//! Spec: https://github.com/google/pprof/blob/main/proto/profile.proto.
+//!
+//! One sample per distinct call path and thread: its locations (leaf first, one location per
+//! function, one function per method with its module as file name), and its values: the
+//! number of calls of the path's last frame (`calls/count`) and, for a trace with times,
+//! their exclusive time (`wall/nanoseconds`), so that pprof's flat value of a function is its
+//! exclusive time and its cumulative value its inclusive time. Labels: `thread` (the thread's
+//! name and tid) and `process` (program and pid). Timeless traces (`--timing none|sampled`)
+//! give `calls/count` only. With several processes every process's samples go into one
+//! profile.
+//!
+//! A time window keeps the part of each frame inside it, as the folded stacks do. The
+//! profile's time is when the earliest process began, its duration the traces' span.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use eltrace_analysis::{
+    Analysis, CallNodeId, Frame, FrameSink, FunctionIdx, Options, Tables, ThreadIdx,
+};
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+use crate::labels::{ProcessMeta, thread_label};
+use crate::proto::{bytes, message, packed, uint};
+use crate::{ExportOptions, Exporter, TimeWindow};
+
+/// The pprof exporter.
+pub struct Pprof<'w> {
+    out: &'w mut dyn Write,
+    window: TimeWindow,
+    process: ProcessMeta,
+    /// (thread, call-tree node) → (exclusive ns in the window, calls) of the current process.
+    values: HashMap<(u32, u32), (u64, u64)>,
+    /// Per thread and depth: the summed durations of the closed frames at that depth whose
+    /// parent is still open.
+    children: HashMap<ThreadIdx, Vec<u64>>,
+    /// Every process so far has per-event times.
+    timed: bool,
+    /// The profile being built.
+    strings: Vec<String>,
+    string_ids: HashMap<String, u64>,
+    /// (name, module) → function id (= its location id).
+    functions: HashMap<(String, String), u64>,
+    function_list: Vec<(u64, u64, u64)>,
+    /// Samples: locations leaf first, calls, exclusive ns, thread and process label strings.
+    samples: Vec<(Vec<u64>, u64, u64, u64, u64)>,
+    first_ns: Option<u64>,
+    last_ns: u64,
+    /// When the earliest process began (Unix time, ns), if a trace says.
+    unix_start: Option<u64>,
+}
+
+impl<'w> Pprof<'w> {
+    pub fn new(out: &'w mut dyn Write, opts: &ExportOptions) -> Self {
+        Pprof {
+            out,
+            window: opts.window,
+            process: ProcessMeta::from_info(&Default::default()),
+            values: HashMap::new(),
+            children: HashMap::new(),
+            timed: true,
+            strings: vec![String::new()],
+            string_ids: HashMap::from([(String::new(), 0)]),
+            functions: HashMap::new(),
+            function_list: Vec::new(),
+            samples: Vec::new(),
+            first_ns: None,
+            last_ns: 0,
+            unix_start: None,
+        }
+    }
+
+    fn string(&mut self, s: &str) -> u64 {
+        if let Some(&i) = self.string_ids.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as u64;
+        self.strings.push(s.to_string());
+        self.string_ids.insert(s.to_string(), i);
+        i
+    }
+
+    fn function(&mut self, tables: &Tables, f: FunctionIdx) -> u64 {
+        let name = tables.functions.name(f);
+        let module = tables.functions.module(f).to_string();
+        if let Some(&id) = self.functions.get(&(name.clone(), module.clone())) {
+            return id;
+        }
+        let id = self.function_list.len() as u64 + 1;
+        let (n, m) = (self.string(&name), self.string(&module));
+        self.function_list.push((id, n, m));
+        self.functions.insert((name, module), id);
+        id
+    }
+}
+
+impl FrameSink for Pprof<'_> {
+    /// Frames close children first: a frame's children are the frames one deeper that
+    /// closed on its thread since the previous frame at its own depth.
+    fn frame(&mut self, _: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()> {
+        let depth = frame.depth as usize;
+        let acc = self.children.entry(thread).or_default();
+        if acc.len() < depth + 2 {
+            acc.resize(depth + 2, 0);
+        }
+        let children = std::mem::take(&mut acc[depth + 1]);
+        let offset = self.process.start_ns;
+        let Some((start, end)) = self
+            .window
+            .clip(frame.start_ns + offset, frame.end_ns + offset)
+        else {
+            return Ok(());
+        };
+        acc[depth] += end - start;
+        let Some(node) = frame.node else {
+            return Ok(());
+        };
+        let v = self.values.entry((thread.0, node.0)).or_default();
+        v.0 += (end - start).saturating_sub(children);
+        v.1 += 1;
+        Ok(())
+    }
+}
+
+impl Exporter for Pprof<'_> {
+    fn configure(&self, opts: &mut Options) {
+        opts.call_tree = true;
+    }
+
+    fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
+        self.process = process.clone();
+        self.values.clear();
+        self.children.clear();
+        Ok(())
+    }
+
+    fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
+        self.timed &= a.has_event_times();
+        let unix = a.tables.info.start_unix_ns;
+        if unix > 0 {
+            self.unix_start = Some(self.unix_start.map_or(unix, |u| u.min(unix)));
+        }
+        let (first, last) = (a.totals.first_ns, a.totals.last_ns);
+        let offset = self.process.start_ns;
+        self.first_ns = Some(
+            self.first_ns
+                .map_or(first + offset, |f| f.min(first + offset)),
+        );
+        self.last_ns = self.last_ns.max(last + offset);
+        let Some(tree) = a.call_tree() else {
+            return Ok(());
+        };
+        let process = self.string(&self.process.label());
+        let mut keys: Vec<(u32, u32)> = self.values.keys().copied().collect();
+        keys.sort_unstable();
+        let mut labels: HashMap<u32, u64> = HashMap::new();
+        for (thread, node) in keys {
+            let (excl, calls) = self.values[&(thread, node)];
+            let label = match labels.get(&thread) {
+                Some(&l) => l,
+                None => {
+                    let l = thread_label(&a.tables, ThreadIdx(thread), self.process.pid);
+                    let l = self.string(&l);
+                    labels.insert(thread, l);
+                    l
+                }
+            };
+            let mut locations = Vec::new();
+            let mut at = Some(CallNodeId(node));
+            while let Some(n) = at.and_then(|id| tree.get(id)) {
+                locations.push(self.function(&a.tables, n.func));
+                at = n.parent;
+            }
+            self.samples.push((locations, calls, excl, label, process));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let mut p = Vec::new();
+        let (calls, count) = (self.string("calls"), self.string("count"));
+        let (wall, ns) = (self.string("wall"), self.string("nanoseconds"));
+        let (thread_key, process_key) = (self.string("thread"), self.string("process"));
+        message(&mut p, 1, |m| {
+            uint(m, 1, calls);
+            uint(m, 2, count);
+        });
+        if self.timed {
+            message(&mut p, 1, |m| {
+                uint(m, 1, wall);
+                uint(m, 2, ns);
+            });
+        }
+        for (locations, n, excl, thread, process) in &self.samples {
+            message(&mut p, 2, |m| {
+                packed(m, 1, locations.iter().copied());
+                if self.timed {
+                    packed(m, 2, [*n, *excl]);
+                } else {
+                    packed(m, 2, [*n]);
+                }
+                for (k, v) in [(thread_key, *thread), (process_key, *process)] {
+                    message(m, 3, |l| {
+                        uint(l, 1, k);
+                        uint(l, 2, v);
+                    });
+                }
+            });
+        }
+        // One location per function (the same id), no addresses.
+        for &(id, name, file) in &self.function_list {
+            message(&mut p, 4, |m| {
+                uint(m, 1, id);
+                message(m, 4, |l| uint(l, 1, id));
+            });
+            message(&mut p, 5, |m| {
+                uint(m, 1, id);
+                uint(m, 2, name);
+                uint(m, 3, name);
+                uint(m, 4, file);
+            });
+        }
+        for s in &self.strings {
+            bytes(&mut p, 6, s.as_bytes());
+        }
+        if let Some(unix) = self.unix_start {
+            uint(&mut p, 9, unix);
+        }
+        if let Some(first) = self.first_ns {
+            uint(&mut p, 10, self.last_ns.saturating_sub(first));
+        }
+        let period_type = if self.timed {
+            (wall, ns)
+        } else {
+            (calls, count)
+        };
+        message(&mut p, 11, |m| {
+            uint(m, 1, period_type.0);
+            uint(m, 2, period_type.1);
+        });
+        let mut gz = GzEncoder::new(&mut *self.out, Compression::default());
+        gz.write_all(&p)?;
+        gz.finish()?.flush()
+    }
+}
