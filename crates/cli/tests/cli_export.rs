@@ -259,7 +259,14 @@ fn exports_are_created_owner_only_whatever_the_umask() {
     let dir = temp_dir("export-mode");
     let p = save(&dir, "t.eltrace", &sample_trace(true));
     let mode = |f: &std::path::Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
-    for format in ["perfetto", "speedscope", "chrome", "folded", "html", "pprof"] {
+    for format in [
+        "perfetto",
+        "speedscope",
+        "chrome",
+        "folded",
+        "html",
+        "pprof",
+    ] {
         let out = dir.join(format!("t.{format}.out"));
         let o = std::process::Command::new("sh")
             .arg("-c")
@@ -298,7 +305,9 @@ fn pprof_top_calls(profile: &std::path::Path) -> std::collections::BTreeMap<Stri
             "pprof",
             "-top",
             "-sample_index=calls",
-            "-nodecount=1000",
+            "-nodecount=100000",
+            // Every function, however small its share (pprof drops those below 0.5 %).
+            "-nodefraction=0",
         ])
         .arg(profile)
         .output()

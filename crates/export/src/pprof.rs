@@ -3,8 +3,10 @@
 //! Spec: https://github.com/google/pprof/blob/main/proto/profile.proto.
 //!
 //! One sample per distinct call path and thread: its locations (leaf first, one location per
-//! function, one function per method with its module as file name), and its values: the
-//! number of calls of the path's last frame (`calls/count`) and, for a trace with times,
+//! function, one function per method with its module as file name, named as `report`'s rows:
+//! an async method's thunk and variant are one), and its values: the number of calls of the
+//! path's last frame (`calls/count`: an async method's resumed segments are not calls, nor the
+//! variant a thunk enters) and, for a trace with times,
 //! their exclusive time (`wall/nanoseconds`), so that pprof's flat value of a function is its
 //! exclusive time and its cumulative value its inclusive time. Labels: `thread` (the thread's
 //! name and tid) and `process` (program and pid). Timeless traces (`--timing none|sampled`)
@@ -17,6 +19,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+use eltrace_analysis::rows::{nested_pair, row_name};
 use eltrace_analysis::{
     Analysis, CallNodeId, Frame, FrameSink, FunctionIdx, Options, Tables, ThreadIdx,
 };
@@ -83,9 +86,10 @@ impl<'w> Pprof<'w> {
         i
     }
 
-    fn function(&mut self, tables: &Tables, f: FunctionIdx) -> u64 {
-        let name = tables.functions.name(f);
-        let module = tables.functions.module(f).to_string();
+    /// The function of `f`'s row in `report` (a method's thunk and variant are one).
+    fn function(&mut self, a: &Analysis, f: FunctionIdx) -> u64 {
+        let name = row_name(a, f);
+        let module = a.tables.functions.module(f).to_string();
         if let Some(&id) = self.functions.get(&(name.clone(), module.clone())) {
             return id;
         }
@@ -120,7 +124,10 @@ impl FrameSink for Pprof<'_> {
         };
         let v = self.values.entry((thread.0, node.0)).or_default();
         v.0 += (end - start).saturating_sub(children);
-        v.1 += 1;
+        // An async method's resumed segments are not calls.
+        if frame.segment.is_none_or(|s| s.index == 0) {
+            v.1 += 1;
+        }
         Ok(())
     }
 }
@@ -170,10 +177,19 @@ impl Exporter for Pprof<'_> {
             };
             let mut locations = Vec::new();
             let mut at = Some(CallNodeId(node));
+            let leaf = tree.get(CallNodeId(node)).map(|n| (n.func, n.parent));
             while let Some(n) = at.and_then(|id| tree.get(id)) {
-                locations.push(self.function(&a.tables, n.func));
+                locations.push(self.function(a, n.func));
                 at = n.parent;
             }
+            // The frame a thunk enters its variant by (or a variant the Task-returning code
+            // by) is the same call as the frame below it: one row per method, as in `report`.
+            let nested = leaf.is_some_and(|(f, parent)| {
+                parent
+                    .and_then(|p| tree.get(p))
+                    .is_some_and(|p| nested_pair(a, p.func, f))
+            });
+            let calls = if nested { 0 } else { calls };
             self.samples.push((locations, calls, excl, label, process));
         }
         Ok(())
