@@ -260,6 +260,25 @@ fn speedscope_shows_the_speedscope_export() {
     assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
 }
 
+/// The pprof export opens in speedscope (its pprof importer, gzipped): every function of the
+/// trace in the sandwich view.
+#[test]
+fn speedscope_imports_the_pprof_export() {
+    let Some(v) = viewers("speedscope_imports_the_pprof_export") else {
+        return;
+    };
+    let (path, bytes) = export_with(&dir("speedscope-pprof"), &traces::recursion(), "pprof", &[]);
+    assert_eq!(path.file_name().unwrap(), "t.pb.gz");
+    let mut ss = Speedscope::load(&v, "t.pb.gz", &bytes, "sandwich");
+    assert!(!ss.failed(), "{}", ss.text());
+    let rows = ss.sandwich();
+    let mut names: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["App.P.Fib", "App.P.Main"], "{rows:?}");
+    ss.browser.screenshot("speedscope-pprof");
+    assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
+}
+
 /// The Chrome JSON's default name opens in speedscope; `*.chrome.json`, the old name, makes
 /// speedscope take it for a DevTools profile and fail (the control).
 #[test]
