@@ -217,9 +217,13 @@ fn timeless_export(cmd: &mut ExportCmd, traces: &[ProcessTrace]) -> Result<(), F
         return Ok(());
     }
     if cmd.format == Format::Pprof {
+        let what = if t.info.timing() == eltrace_trace::protocol::timing::SAMPLED {
+            "its wall time is the sampler's estimate"
+        } else {
+            "the profile has calls only"
+        };
         eprintln!(
-            "eltrace: {} was recorded with --timing {} (no per-event times): the profile has \
-             calls only",
+            "eltrace: {} was recorded with --timing {} (no per-event times): {what}",
             t.path.display(),
             t.info.timing()
         );

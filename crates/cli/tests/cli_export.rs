@@ -296,24 +296,23 @@ fn exports_are_created_owner_only_whatever_the_umask() {
     assert_eq!(mode(&kept), 0o640, "a replaced file keeps its mode");
 }
 
-/// The calls per function that `go tool pprof -top` reads from a pprof export (flat values
-/// of the `calls` sample type), by function name.
-fn pprof_top_calls(profile: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+/// What `go tool pprof -top` reads from a pprof export for sample type `index` (`calls` or
+/// `wall`, the latter in ns): (flat, cum) by function name, for functions with a value.
+fn pprof_top(
+    profile: &std::path::Path,
+    index: &str,
+) -> std::collections::BTreeMap<String, (u64, u64)> {
     let o = std::process::Command::new("go")
-        .args([
-            "tool",
-            "pprof",
-            "-top",
-            "-sample_index=calls",
-            "-nodecount=100000",
-            // Every function, however small its share (pprof drops those below 0.5 %).
-            "-nodefraction=0",
-        ])
+        .args(["tool", "pprof", "-top", "-nodecount=100000"])
+        .arg(format!("-sample_index={index}"))
+        // Every function, however small its share (pprof drops those below 0.5 %), in ns.
+        .args(["-nodefraction=0", "-unit=ns"])
         .arg(profile)
         .output()
         .expect("go tool pprof (Debian's golang-go; scripts/setup.sh installs it)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let num = |s: &str| s.trim_end_matches("ns").parse::<u64>().ok();
     // `flat flat% sum% cum cum% name` rows after the header line.
     out.lines()
         .skip_while(|l| !l.trim_start().starts_with("flat"))
@@ -321,16 +320,20 @@ fn pprof_top_calls(profile: &std::path::Path) -> std::collections::BTreeMap<Stri
         .filter_map(|l| {
             let cols: Vec<&str> = l.split_whitespace().collect();
             let name = cols.get(5..)?.join(" ");
-            Some((name, cols.first()?.parse().ok()?))
+            Some((name, (num(cols.first()?)?, num(cols.get(3)?)?)))
         })
-        .filter(|(_, n)| *n > 0)
+        .filter(|(_, (flat, cum))| flat + cum > 0)
         .collect()
 }
 
 #[test]
 fn pprof_reads_in_go_tool_pprof_with_the_counts_of_report() {
     let dir = temp_dir("pprof");
-    for (case, trace) in [("timed", sample_trace(true)), ("none", timeless_trace())] {
+    for (case, trace) in [
+        ("timed", sample_trace(true)),
+        ("none", timeless_trace("none")),
+        ("sampled", timeless_trace("sampled")),
+    ] {
         let p = save(&dir, &format!("{case}.eltrace"), &trace);
         let out = dir.join(format!("{case}.pb.gz"));
         let o = run(&[
@@ -344,43 +347,75 @@ fn pprof_reads_in_go_tool_pprof_with_the_counts_of_report() {
         assert!(o.status.success(), "{}", stderr(&o));
         let o = run(&["report", "--json", p.to_str().unwrap()]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let report: std::collections::BTreeMap<String, u64> = v["functions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                (
-                    f["name"].as_str().unwrap().to_string(),
-                    f["calls"].as_u64().unwrap(),
-                )
-            })
-            .collect();
-        assert_eq!(pprof_top_calls(&out), report, "{case}");
+        let functions = v["functions"].as_array().unwrap();
+        let report = |key: &str| -> std::collections::BTreeMap<String, u64> {
+            functions
+                .iter()
+                .map(|f| {
+                    (
+                        f["name"].as_str().unwrap().to_string(),
+                        f[key].as_u64().unwrap_or(0),
+                    )
+                })
+                .filter(|(_, v)| *v > 0)
+                .collect()
+        };
+        let calls = pprof_top(&out, "calls");
+        let flat = |m: &std::collections::BTreeMap<String, (u64, u64)>| -> std::collections::BTreeMap<String, u64> {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.0))
+                .filter(|(_, v)| *v > 0)
+                .collect()
+        };
+        assert_eq!(flat(&calls), report("calls"), "{case}");
+        if case == "none" {
+            continue;
+        }
+        // Wall time: pprof's flat is the exclusive time, its cum the inclusive time (measured,
+        // or the sampler's estimates).
+        let wall = pprof_top(&out, "wall");
+        let cum: std::collections::BTreeMap<String, u64> =
+            wall.iter().map(|(k, v)| (k.clone(), v.1)).collect();
+        assert!(
+            cum.len() >= 2,
+            "{case}: wall time of Main and Work at least: {cum:?}"
+        );
+        assert_eq!(flat(&wall), report("exclusive_ns"), "{case}");
+        assert_eq!(cum, report("inclusive_ns"), "{case}");
     }
 }
 
-/// A `--timing none` trace: Main calls Work twice and Leaf once.
-fn timeless_trace() -> Vec<u8> {
+/// A trace without per-event times (`timing`: `none` or `sampled`): Main calls Work twice and
+/// Leaf once; for `sampled`, samples between the events (each written before the events after
+/// its index, as the profiler writes them): Work on the stack in two of three intervals.
+fn timeless_trace(timing: &str) -> Vec<u8> {
     use eltrace_trace::testing::timed_info;
-    TraceBuilder::new(timed_info("none", 0))
+    let sampled = timing == "sampled";
+    let sample = |b: TraceBuilder, index: u64, ms: u64| {
+        if sampled {
+            b.samples(&[(0, index, ms * 1_000_000, None)])
+        } else {
+            b
+        }
+    };
+    let b = TraceBuilder::new(timed_info(timing, 1000))
         .functions([
             ("App.dll", "App.Program", "Main"),
             ("App.dll", "App.Program", "Work"),
             ("App.dll", "App.Program", "Leaf"),
         ])
         .thread(0, 1001)
-        .events(
-            0,
-            &[
-                (0, Enter, 0),
-                (10, Enter, 1),
-                (20, Leave, 1),
-                (30, Enter, 1),
-                (35, Enter, 2),
-                (36, Leave, 2),
-                (40, Leave, 1),
-                (50, Leave, 0),
-            ],
-        )
-        .end(50)
+        .events(0, &[(0, Enter, 0)]);
+    let b = sample(b, 1, 1).events(0, &[(10, Enter, 1)]);
+    let b = sample(b, 2, 2).events(0, &[(20, Leave, 1), (30, Enter, 1)]);
+    let b = sample(b, 4, 3).events(
+        0,
+        &[
+            (35, Enter, 2),
+            (36, Leave, 2),
+            (40, Leave, 1),
+            (50, Leave, 0),
+        ],
+    );
+    sample(b, 8, 4).end(5_000_000)
 }

@@ -9,9 +9,11 @@
 //! variant a thunk enters) and, for a trace with times,
 //! their exclusive time (`wall/nanoseconds`), so that pprof's flat value of a function is its
 //! exclusive time and its cumulative value its inclusive time. Labels: `thread` (the thread's
-//! name and tid) and `process` (program and pid). Timeless traces (`--timing none|sampled`)
-//! give `calls/count` only. With several processes every process's samples go into one
-//! profile.
+//! name and tid) and `process` (program and pid). A `--timing sampled` trace's wall time is
+//! the sampler's estimate per path of the sampled call tree (threads together: samples of
+//! their own, labelled `thread=all threads (sampled time)`, with no calls); a `--timing none`
+//! trace gives `calls/count` only. With several processes every process's samples go into
+//! one profile.
 //!
 //! A time window keeps the part of each frame inside it, as the folded stacks do. The
 //! profile's time is when the earliest process began, its duration the traces' span.
@@ -40,7 +42,7 @@ pub struct Pprof<'w> {
     /// Per thread and depth: the summed durations of the closed frames at that depth whose
     /// parent is still open.
     children: HashMap<ThreadIdx, Vec<u64>>,
-    /// Every process so far has per-event times.
+    /// Every process so far has wall times: per-event times, or the sampler's estimates.
     timed: bool,
     /// The profile being built.
     strings: Vec<String>,
@@ -145,7 +147,7 @@ impl Exporter for Pprof<'_> {
     }
 
     fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
-        self.timed &= a.has_event_times();
+        self.timed &= a.has_event_times() || a.sampled.is_some();
         let unix = a.tables.info.start_unix_ns;
         if unix > 0 {
             self.unix_start = Some(self.unix_start.map_or(unix, |u| u.min(unix)));
@@ -157,10 +159,28 @@ impl Exporter for Pprof<'_> {
                 .map_or(first + offset, |f| f.min(first + offset)),
         );
         self.last_ns = self.last_ns.max(last + offset);
+        let process = self.string(&self.process.label());
+        if let Some(sampled) = &a.sampled {
+            // The sampler's estimates: a sample per node of the sampled tree (all threads
+            // together) with its estimated exclusive wall time and no calls; the calls come
+            // from the exact tree below, with no time.
+            let all = self.string("all threads (sampled time)");
+            let nodes = sampled.nodes();
+            for node in nodes.iter().filter(|n| n.stat.exclusive_ns > 0) {
+                let mut locations = vec![self.function(a, node.func)];
+                let mut at = node.parent;
+                while let Some(n) = at.and_then(|i| nodes.get(i as usize)) {
+                    locations.push(self.function(a, n.func));
+                    at = n.parent;
+                }
+                self.samples
+                    .push((locations, 0, node.stat.exclusive_ns, all, process));
+            }
+        }
+        let exact = a.has_event_times();
         let Some(tree) = a.call_tree() else {
             return Ok(());
         };
-        let process = self.string(&self.process.label());
         let mut keys: Vec<(u32, u32)> = self.values.keys().copied().collect();
         keys.sort_unstable();
         let mut labels: HashMap<u32, u64> = HashMap::new();
@@ -190,6 +210,7 @@ impl Exporter for Pprof<'_> {
                     .is_some_and(|p| nested_pair(a, p.func, f))
             });
             let calls = if nested { 0 } else { calls };
+            let excl = if exact { excl } else { 0 };
             self.samples.push((locations, calls, excl, label, process));
         }
         Ok(())
