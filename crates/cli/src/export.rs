@@ -326,6 +326,13 @@ pub fn export(mut cmd: ExportCmd) -> Result<ExitCode, Fail> {
         fmt_bytes(size),
         value_note(&cmd)
     );
+    if written.frames == 0 {
+        eprintln!(
+            "eltrace: warning: the trace holds no calls (nothing was recorded, or --thread, \
+             --from and --to left none): {shown} is an empty {}",
+            cmd.format.name()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -419,3 +419,26 @@ fn timeless_trace(timing: &str) -> Vec<u8> {
     );
     sample(b, 8, 4).end(5_000_000)
 }
+
+/// An empty trace exports to a valid, empty pprof profile, and says so.
+#[test]
+fn pprof_of_an_empty_trace_is_empty_and_says_so() {
+    let dir = temp_dir("pprof-empty");
+    let p = save(
+        &dir,
+        "t.eltrace",
+        &TraceBuilder::new(eltrace_trace::testing::app_info()).end(0),
+    );
+    let out = dir.join("t.pb.gz");
+    let o = run(&[
+        "export",
+        p.to_str().unwrap(),
+        "-f",
+        "pprof",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds no calls"), "{}", stderr(&o));
+    assert!(pprof_top(&out, "calls").is_empty());
+}
