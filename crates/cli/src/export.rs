@@ -198,8 +198,9 @@ fn warn_same_pids(traces: &[ProcessTrace]) {
 }
 
 /// Traces recorded without per-event timestamps (`record --timing none|sampled`): the
-/// folded stacks count calls instead of time; the other formats need per-event times and are
-/// refused rather than drawn with made-up ones.
+/// folded stacks count calls instead of time, the HTML report weighs its graph by calls, the
+/// pprof profile has calls (and the sampler's estimates); the timeline formats need
+/// per-event times and are refused rather than drawn with made-up ones.
 fn timeless_export(cmd: &mut ExportCmd, traces: &[ProcessTrace]) -> Result<(), Fail> {
     let Some(t) = traces.iter().find(|t| !t.info.has_event_times()) else {
         return Ok(());
@@ -214,6 +215,20 @@ fn timeless_export(cmd: &mut ExportCmd, traces: &[ProcessTrace]) -> Result<(), F
             );
             cmd.options.folded_value = FoldedValue::Calls;
         }
+        return Ok(());
+    }
+    if cmd.format == Format::Html {
+        eprintln!(
+            "eltrace: {} was recorded with --timing {} (no per-event times): the HTML report \
+             weighs its graph by calls and shows no time{}",
+            t.path.display(),
+            t.info.timing(),
+            if t.info.timing() == eltrace_trace::protocol::timing::SAMPLED {
+                " (the sampled times: `eltrace report`, `--format pprof`)"
+            } else {
+                ""
+            }
+        );
         return Ok(());
     }
     if cmd.format == Format::Pprof {

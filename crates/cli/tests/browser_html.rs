@@ -615,3 +615,64 @@ fn session_report_in_chromium() {
         "{threads}"
     );
 }
+
+/// A trace recorded without per-event times (`--timing none`) in the HTML report: the graph is
+/// weighted by calls (the Time switch hidden), and no table shows a time column.
+#[test]
+fn timeless_report_in_chromium() {
+    let dir = TempDir::new("browser-timeless");
+    let trace = TraceBuilder::new(eltrace_trace::testing::timed_info("none", 0))
+        .functions([
+            ("App.dll", "App.P", "Main"),
+            ("App.dll", "App.P", "Work"),
+            ("App.dll", "App.P", "Leaf"),
+        ])
+        .thread(0, 1001)
+        .events(
+            0,
+            &[
+                (0, Enter, 0),
+                (10, Enter, 1),
+                (12, Enter, 2),
+                (13, Leave, 2),
+                (20, Leave, 1),
+                (30, Enter, 1),
+                (40, Leave, 1),
+                (50, Leave, 0),
+            ],
+        )
+        .end(50);
+    let path = dir.path().join("none.eltrace");
+    fs::write(&path, trace).unwrap();
+    let html = export_html(dir.path(), &path, "none");
+    let loaded = dump_dom(&html, dir.path(), WINDOW);
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    let dom = &loaded.dom;
+    let body = &dom[dom.find("<body").expect("a body")..];
+    let body = &body[..body.find('>').expect("the body tag ends")];
+    assert!(body.contains("data-rendered=\"yes\""), "{body}");
+    assert!(!body.contains("data-errors"), "{body}");
+    assert!(
+        dom.contains("data-metric=\"calls\""),
+        "the graph is weighted by calls"
+    );
+    let time_button = &dom[dom.find("id=\"metric-time\"").expect("the Time switch")..];
+    let tag_start = dom[..dom.find("id=\"metric-time\"").unwrap()]
+        .rfind('<')
+        .unwrap();
+    let tag = &dom[tag_start..dom.len() - time_button.len() + time_button.find('>').unwrap()];
+    assert!(tag.contains("hidden"), "the Time switch is hidden: {tag}");
+    let functions = element_text(dom, "table", "functions").expect("the functions table");
+    assert!(functions.contains(">Calls<"), "{functions}");
+    for time in [">Inclusive<", ">Exclusive<", ">Mean<", ">Max<"] {
+        assert!(!functions.contains(time), "{time} in {functions}");
+    }
+    let threads = element_text(dom, "table", "threads").expect("the threads table");
+    assert!(!threads.contains("Time in frames"), "{threads}");
+    screenshot(
+        &html,
+        &screenshots().join("none.png"),
+        dir.path(),
+        SCREENSHOT,
+    );
+}

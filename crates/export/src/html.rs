@@ -80,6 +80,9 @@ struct Report {
     trees: Vec<Vec<tree::Node>>,
     /// Each process's logical call tree (async calls under the call that awaited them).
     logical: Vec<Vec<tree::Node>>,
+    /// A process was recorded without per-event times (`record --timing none|sampled`): the
+    /// page weighs the graph by calls and shows no time (`timed` in the data).
+    timeless: bool,
 }
 
 /// A row of the thread table.
@@ -137,6 +140,7 @@ impl Exporter for Html<'_> {
 
     fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
         let r = &mut self.report;
+        r.timeless |= !a.has_event_times();
         let process = r.processes.len() as u32;
         let (row_of, called) = add_function_rows(a, &mut r.rows, &mut r.row_of_key);
         let first = r.threads.len();
@@ -315,6 +319,7 @@ fn report_data(r: Report, max_nodes: usize) -> Value {
     );
     data.insert("threads".into(), threads_json(&r.threads, &mut strings));
     data.insert("strings".into(), json!(strings.list));
+    data.insert("timed".into(), json!(!r.timeless));
     Value::Object(data)
 }
 

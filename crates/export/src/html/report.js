@@ -26,6 +26,9 @@
   const LOGICAL = location.hash === '#logical' && !!D.tree_logical;
   const S = D.strings, T = LOGICAL ? D.tree_logical : D.tree, FN = D.functions, TH = D.threads, PR = D.processes;
   const N = T.parent.length;
+  // A trace recorded without per-event times (`record --timing none|sampled`): the graph is
+  // weighted by calls and no time is shown (its frames' spans are ordering times, not time).
+  const TIMED = D.timed !== false;
 
   // ---- formatting ----
   // Three significant digits in the largest unit that keeps the number at least 1 once
@@ -118,7 +121,7 @@
   const ROW = 18, MIN_PX = 0.4;
   const MAX_ROWS = Math.floor(32000 / (ROW * Math.max(1, window.devicePixelRatio || 1)));
   const canvas = $('flame'), box = $('flame-box'), ctx = canvas.getContext('2d');
-  const state = { layout: 'icicle', metric: 'time', zoom: 0, query: '', hover: -1 };
+  const state = { layout: 'icicle', metric: TIMED ? 'time' : 'calls', zoom: 0, query: '', hover: -1 };
   let matches = new Uint8Array(N), matchCount = 0;
   let view = { Wpx: 0, H: 0, rows: 0, scale: 1, x0: 0 };
   const FONT = '12px ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace';
@@ -255,19 +258,21 @@
       const t = threadOf(i);
       if (t >= 0) add('on ' + labels[t]);
     }
-    add('inclusive ' + fmtNs(T.incl[i]) + ' (' + fmtPct(T.incl[i], total) + ' of all' +
-        (state.zoom !== 0 ? ', ' + fmtPct(T.incl[i], zoomW) + ' of the zoomed box' : '') + ')');
-    if (kind === 3 || kind === 4) add('exclusive ' + fmtNs(T.excl[i]) + ' (' + fmtPct(T.excl[i], total) + ')');
+    if (TIMED) {
+      add('inclusive ' + fmtNs(T.incl[i]) + ' (' + fmtPct(T.incl[i], total) + ' of all' +
+          (state.zoom !== 0 ? ', ' + fmtPct(T.incl[i], zoomW) + ' of the zoomed box' : '') + ')');
+      if (kind === 3 || kind === 4) add('exclusive ' + fmtNs(T.excl[i]) + ' (' + fmtPct(T.excl[i], total) + ')');
+    }
     if (kind === 3) {
       // An async method's frames are its segments (a call can have several).
       const what = FN.async[T.ref[i]] === 1 || FN.async[T.ref[i]] === 3 ? 'segment' : 'call';
-      add(count(T.calls[i], what) + ' on this path' + (T.calls[i] ? ', ' + fmtNs(T.incl[i] / T.calls[i]) + ' each' : ''));
+      add(count(T.calls[i], what) + ' on this path' + (TIMED && T.calls[i] ? ', ' + fmtNs(T.incl[i] / T.calls[i]) + ' each' : ''));
     }
     if (kind === 4) add('the ' + count(T.ref[i], 'node') + ' below this parent with the least time, merged: ' + count(T.calls[i], 'call'));
     add(count(subCalls[i], 'call') + ' in the subtree');
     if (kind === 3) {
       const r = T.ref[i];
-      add('function in all: ' + count(FN.calls[r], 'call') + ', inclusive ' + fmtNs(FN.incl[r]) + ', exclusive ' + fmtNs(FN.excl[r]));
+      add('function in all: ' + count(FN.calls[r], 'call') + (TIMED ? ', inclusive ' + fmtNs(FN.incl[r]) + ', exclusive ' + fmtNs(FN.excl[r]) : ''));
     }
     for (const p of parts) d.append(p);
   }
@@ -339,6 +344,10 @@
   $('layout-flame').addEventListener('click', function () { toggle('layout', 'layout', 'flame'); draw(); });
   $('metric-time').addEventListener('click', function () { toggle('metric', 'metric', 'time'); search($('search').value); });
   $('metric-calls').addEventListener('click', function () { toggle('metric', 'metric', 'calls'); search($('search').value); });
+  if (!TIMED) {
+    $('metric-time').hidden = true;
+    toggle('metric', 'metric', 'calls');
+  }
   $('reset-zoom').addEventListener('click', function () { zoomTo(0); });
   $('search').addEventListener('input', function (e) { search(e.target.value); });
   document.addEventListener('keydown', function (e) {
@@ -398,20 +407,26 @@
   const total = N > 0 ? T.incl[0] : 0;
   const nFn = FN.name.length;
 
-  const functionsTable = sortableTable($('functions'), [
+  // Columns of time (`time: true`) are left out of a timeless trace's tables.
+  const timeless = function (columns) { return columns.filter(function (c) { return TIMED || !c.time; }); };
+  const sortBy = function (columns, timed, other) {
+    return columns.findIndex(function (c) { return c.title === (TIMED ? timed : other); });
+  };
+  const fnColumns = timeless([
     { title: 'Function', text: true, get: function (r) { return S[FN.name[r]]; }, show: function (r) { return S[FN.name[r]]; }, cls: function () { return 'name'; } },
     { title: 'Module', text: true, get: function (r) { return S[FN.module[r]]; }, show: function (r) { return S[FN.module[r]]; } },
     { title: 'Calls', get: function (r) { return FN.calls[r]; }, show: function (r) { return fmtInt(FN.calls[r]); } },
-    { title: 'Inclusive', tip: 'Time in the function and its callees (recursion counted once)', get: function (r) { return FN.incl[r]; }, show: function (r) { return fmtNs(FN.incl[r]); } },
-    { title: '%', tip: 'Inclusive time, share of all threads\u2019 time', get: function (r) { return FN.incl[r]; }, show: function (r) { const f = document.createDocumentFragment(); f.append(bar(FN.incl[r], total), fmtPct(FN.incl[r], total)); return f; } },
-    { title: 'Exclusive', tip: 'Time in the function itself', get: function (r) { return FN.excl[r]; }, show: function (r) { return fmtNs(FN.excl[r]); } },
-    { title: 'Excl %', get: function (r) { return FN.excl[r]; }, show: function (r) { return fmtPct(FN.excl[r], total); } },
-    { title: 'Mean', tip: 'Inclusive time per call', get: function (r) { return FN.calls[r] ? FN.incl[r] / FN.calls[r] : 0; }, show: function (r) { return FN.calls[r] ? fmtNs(FN.incl[r] / FN.calls[r]) : '–'; } },
-    { title: 'Max', tip: 'Longest single frame', get: function (r) { return FN.max[r]; }, show: function (r) { return fmtNs(FN.max[r]); } },
+    { title: 'Inclusive', time: true, tip: 'Time in the function and its callees (recursion counted once)', get: function (r) { return FN.incl[r]; }, show: function (r) { return fmtNs(FN.incl[r]); } },
+    { title: '%', time: true, tip: 'Inclusive time, share of all threads\u2019 time', get: function (r) { return FN.incl[r]; }, show: function (r) { const f = document.createDocumentFragment(); f.append(bar(FN.incl[r], total), fmtPct(FN.incl[r], total)); return f; } },
+    { title: 'Exclusive', time: true, tip: 'Time in the function itself', get: function (r) { return FN.excl[r]; }, show: function (r) { return fmtNs(FN.excl[r]); } },
+    { title: 'Excl %', time: true, get: function (r) { return FN.excl[r]; }, show: function (r) { return fmtPct(FN.excl[r], total); } },
+    { title: 'Mean', time: true, tip: 'Inclusive time per call', get: function (r) { return FN.calls[r] ? FN.incl[r] / FN.calls[r] : 0; }, show: function (r) { return FN.calls[r] ? fmtNs(FN.incl[r] / FN.calls[r]) : '–'; } },
+    { title: 'Max', time: true, tip: 'Longest single frame', get: function (r) { return FN.max[r]; }, show: function (r) { return fmtNs(FN.max[r]); } },
     { title: 'Unwound', tip: 'Frames ended by an exception', get: function (r) { return FN.unwound[r]; }, show: function (r) { return FN.unwound[r] ? fmtInt(FN.unwound[r]) : ''; } },
     { title: 'Open', tip: 'Frames still open when the trace ended', get: function (r) { return FN.open[r]; }, show: function (r) { return FN.open[r] ? fmtInt(FN.open[r]) : ''; } },
-  ], range(nFn).filter(function (r) { return FN.calls[r] > 0; }), {
-    sortCol: 3, limit: 100, more: 'functions-more',
+  ]);
+  const functionsTable = sortableTable($('functions'), fnColumns, range(nFn).filter(function (r) { return FN.calls[r] > 0; }), {
+    sortCol: sortBy(fnColumns, 'Inclusive', 'Calls'), limit: 100, more: 'functions-more',
     match: function (r, q) { return S[FN.name[r]].toLowerCase().includes(q); },
     onClick: function (r) { $('search').value = S[FN.name[r]]; search(S[FN.name[r]]); $('flame-section').scrollIntoView(); },
   });
@@ -421,27 +436,27 @@
   let t0 = Infinity;
   TH.first.forEach(function (v, k) { if (TH.events[k] > 0 && v < t0) t0 = v; });
   const rel = function (ns) { return isFinite(t0) ? fmtNs(Math.max(0, ns - t0)) : ''; };
-  const threadColumns = [
+  const threadColumns = timeless([
     { title: 'Thread', text: true, get: function (r) { return threadLabel(r); }, show: function (r) { return threadLabel(r); } },
     { title: 'Events', get: function (r) { return TH.events[r]; }, show: function (r) { return fmtInt(TH.events[r]); } },
     { title: 'Frames', get: function (r) { return TH.frames[r]; }, show: function (r) { return fmtInt(TH.frames[r]); } },
-    { title: 'Time in frames', tip: 'Sum of the thread\u2019s root frames', get: function (r) { return TH.incl[r]; }, show: function (r) { return fmtNs(TH.incl[r]); } },
-    { title: '%', get: function (r) { return TH.incl[r]; }, show: function (r) { const f = document.createDocumentFragment(); f.append(bar(TH.incl[r], total), fmtPct(TH.incl[r], total)); return f; } },
+    { title: 'Time in frames', time: true, tip: 'Sum of the thread\u2019s root frames', get: function (r) { return TH.incl[r]; }, show: function (r) { return fmtNs(TH.incl[r]); } },
+    { title: '%', time: true, get: function (r) { return TH.incl[r]; }, show: function (r) { const f = document.createDocumentFragment(); f.append(bar(TH.incl[r], total), fmtPct(TH.incl[r], total)); return f; } },
     { title: 'Max depth', get: function (r) { return TH.depth[r]; }, show: function (r) { return String(TH.depth[r]); } },
-    { title: 'First event', tip: 'Since the trace\u2019s first event', get: function (r) { return TH.first[r]; }, show: function (r) { return TH.events[r] ? rel(TH.first[r]) : ''; } },
-    { title: 'Last event', get: function (r) { return TH.last[r]; }, show: function (r) { return TH.events[r] ? rel(TH.last[r]) : ''; } },
+    { title: 'First event', time: true, tip: 'Since the trace\u2019s first event', get: function (r) { return TH.first[r]; }, show: function (r) { return TH.events[r] ? rel(TH.first[r]) : ''; } },
+    { title: 'Last event', time: true, get: function (r) { return TH.last[r]; }, show: function (r) { return TH.events[r] ? rel(TH.last[r]) : ''; } },
     { title: 'Throws', get: function (r) { return TH.throws[r]; }, show: function (r) { return TH.throws[r] ? fmtInt(TH.throws[r]) : ''; } },
     { title: 'Open at end', get: function (r) { return TH.open[r]; }, show: function (r) { return TH.open[r] ? fmtInt(TH.open[r]) : ''; } },
     { title: 'Dropped', tip: 'Events lost to a full buffer', get: function (r) { return TH.dropped[r]; }, show: function (r) { return TH.dropped[r] ? fmtInt(TH.dropped[r]) : ''; }, cls: function (r) { return TH.dropped[r] ? 'warn-cell' : ''; } },
   ].concat(TH.waits ? [
     { title: 'Waits', tip: 'Times the thread waited for the trace writer, and how long in all', get: function (r) { return TH.wait_ns[r]; }, show: function (r) { return TH.waits[r] ? fmtInt(TH.waits[r]) + ' (' + fmtNs(TH.wait_ns[r]) + ')' : ''; }, cls: function (r) { return TH.waits[r] ? 'warn-cell' : ''; } },
-  ] : []);
+  ] : []));
   if (PR.length > 1) {
     const pid = function (r) { return PR[TH.process[r]].pid; };
     threadColumns.splice(1, 0, { title: 'Process', tip: 'The process\u2019s pid', get: pid, show: function (r) { return String(pid(r)); } });
   }
   sortableTable($('threads'), threadColumns, range(TH.tid.length), {
-    sortCol: threadColumns.findIndex(function (c) { return c.title === 'Time in frames'; }), limit: 200, more: 'threads-more', match: function () { return true; },
+    sortCol: sortBy(threadColumns, 'Time in frames', 'Events'), limit: 200, more: 'threads-more', match: function () { return true; },
     onClick: function (r) { if (threadNode.has(r)) { zoomTo(threadNode.get(r)); $('flame-section').scrollIntoView(); } },
   });
 
@@ -457,20 +472,21 @@
   if (asyncRows.length === 0) {
     asyncTable.replaceWith(el('p', { id: 'async', cls: 'note', text: 'No async methods in this trace.' }));
   } else {
-    sortableTable(asyncTable, [
+    const asyncColumns = timeless([
       { title: 'Method', text: true, get: function (r) { return S[FN.name[r]]; }, show: function (r) { return S[FN.name[r]]; }, cls: function () { return 'name'; } },
       { title: 'Kind', text: true, get: asyncKind, show: asyncKind },
       { title: 'Calls', get: function (r) { return FN.calls[r]; }, show: function (r) { return fmtInt(FN.calls[r]); } },
       { title: 'Segments', get: function (r) { return FN.segments[r]; }, show: function (r) { return fmtInt(FN.segments[r]); } },
       { title: 'Resumes', get: function (r) { return FN.resumes[r]; }, show: function (r) { return fmtInt(FN.resumes[r]); } },
       { title: 'Suspensions', get: function (r) { return FN.suspensions[r]; }, show: function (r) { return fmtInt(FN.suspensions[r]); } },
-      { title: 'Wall', tip: 'Sum over calls of first segment start to last segment end', get: function (r) { return FN.wall[r]; }, show: function (r) { return FN.wall[r] ? fmtNs(FN.wall[r]) : ''; } },
-      { title: 'Mean wall', get: function (r) { return FN.calls[r] ? FN.wall[r] / FN.calls[r] : 0; }, show: function (r) { return FN.wall[r] && FN.calls[r] ? fmtNs(FN.wall[r] / FN.calls[r]) : ''; } },
-      { title: 'CPU', tip: 'Inclusive time of the segments', get: function (r) { return FN.incl[r]; }, show: function (r) { return fmtNs(FN.incl[r]); } },
+      { title: 'Wall', time: true, tip: 'Sum over calls of first segment start to last segment end', get: function (r) { return FN.wall[r]; }, show: function (r) { return FN.wall[r] ? fmtNs(FN.wall[r]) : ''; } },
+      { title: 'Mean wall', time: true, get: function (r) { return FN.calls[r] ? FN.wall[r] / FN.calls[r] : 0; }, show: function (r) { return FN.wall[r] && FN.calls[r] ? fmtNs(FN.wall[r] / FN.calls[r]) : ''; } },
+      { title: 'CPU', time: true, tip: 'Inclusive time of the segments', get: function (r) { return FN.incl[r]; }, show: function (r) { return fmtNs(FN.incl[r]); } },
       { title: 'Pending at end', get: function (r) { return FN.pending[r]; }, show: function (r) { return FN.pending[r] ? fmtInt(FN.pending[r]) : ''; } },
       { title: 'By order', tip: 'Resumes linked to a call by order alone (several calls were waiting)', get: function (r) { return FN.inferred[r]; }, show: function (r) { return FN.inferred[r] ? fmtInt(FN.inferred[r]) : ''; } },
       { title: 'Ambiguous', tip: 'Enters counted as calls that may have been resumes', get: function (r) { return FN.ambiguous[r]; }, show: function (r) { return FN.ambiguous[r] ? fmtInt(FN.ambiguous[r]) : ''; }, cls: function (r) { return FN.ambiguous[r] ? 'warn-cell' : ''; } },
-    ], asyncRows, { sortCol: 6, limit: 0, match: function () { return true; } });
+    ]);
+    sortableTable(asyncTable, asyncColumns, asyncRows, { sortCol: sortBy(asyncColumns, 'Wall', 'Calls'), limit: 0, match: function () { return true; } });
   }
 
   // ---- facts and warnings ----
@@ -489,7 +505,7 @@
     const rows = [
       ['Process', 'pid ' + p.pid], ['Command', p.command], ['Runtime', p.runtime], ['Hooks', p.hook_mode],
       ['Recorded', fmtDate(p.start_unix_ns)], ['Duration', fmtNs(p.duration_ns)],
-      ['Time in frames', fmtNs(p.root_ns) + ' (all threads)'],
+      ['Time in frames', TIMED ? fmtNs(p.root_ns) + ' (all threads)' : ''],
       ['Events', fmtInt(p.events) + (p.analysed_events !== p.events ? ' (' + fmtInt(p.analysed_events) + ' analysed)' : '')],
       ['Threads', fmtInt(p.threads)], ['Functions', fmtInt(p.functions_called) + ' called of ' + fmtInt(p.functions) + ' seen'],
       ['Frames', fmtInt(p.frames)], ['Async logical calls', fmtInt(p.logical_calls)], ['Exceptions thrown', fmtInt(p.throws)],
