@@ -231,6 +231,20 @@ fn timeless_export(cmd: &mut ExportCmd, traces: &[ProcessTrace]) -> Result<(), F
         );
         return Ok(());
     }
+    let sampled = |t: &ProcessTrace| t.info.timing() == eltrace_trace::protocol::timing::SAMPLED;
+    // Speedscope takes sampled traces (their estimates), not `--timing none` ones.
+    if cmd.format == Format::Speedscope
+        && traces
+            .iter()
+            .all(|t| t.info.has_event_times() || sampled(t))
+    {
+        eprintln!(
+            "eltrace: {} was recorded with --timing sampled (no per-event times): speedscope \
+             gets the sampler's estimated wall time per call path (all threads together)",
+            t.path.display()
+        );
+        return Ok(());
+    }
     if cmd.format == Format::Pprof {
         let what = if t.info.timing() == eltrace_trace::protocol::timing::SAMPLED {
             "its wall time is the sampler's estimate"
@@ -246,8 +260,8 @@ fn timeless_export(cmd: &mut ExportCmd, traces: &[ProcessTrace]) -> Result<(), F
     }
     Err(Fail::new(format!(
         "{} was recorded with --timing {}: it has no per-event times, which the {} format \
-         needs; `eltrace report` shows its counts{}, `--format folded` its call paths with \
-         their call counts",
+         needs; `eltrace report` shows its counts{}, `--format html`, `pprof` or `folded` its \
+         call paths with their call counts",
         t.path.display(),
         t.info.timing(),
         cmd.format.name(),

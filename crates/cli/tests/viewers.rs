@@ -279,6 +279,29 @@ fn speedscope_imports_the_pprof_export() {
     assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
 }
 
+/// A `--timing sampled` trace's speedscope export (one sampled profile of the estimates)
+/// opens in speedscope with its functions in the sandwich view.
+#[test]
+fn speedscope_shows_a_sampled_trace() {
+    let Some(v) = viewers("speedscope_shows_a_sampled_trace") else {
+        return;
+    };
+    let (_, bytes) = export_with(
+        &dir("speedscope-sampled"),
+        &traces::sampled(),
+        "speedscope",
+        &[],
+    );
+    let mut ss = Speedscope::load(&v, "t.speedscope.json", &bytes, "sandwich");
+    assert!(!ss.failed(), "{}", ss.text());
+    let rows = ss.sandwich();
+    let mut names: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["App.P.Main", "App.P.Work"], "{rows:?}");
+    ss.browser.screenshot("speedscope-sampled");
+    assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
+}
+
 /// The Chrome JSON's default name opens in speedscope; `*.chrome.json`, the old name, makes
 /// speedscope take it for a DevTools profile and fail (the control).
 #[test]

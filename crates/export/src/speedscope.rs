@@ -29,6 +29,12 @@
 //! as the weight, named `logical (async calls under their callers)` (not with a time window:
 //! the tree is the whole trace's).
 //!
+//! A `--timing sampled` trace has no per-event times: instead of the threads' profiles, one
+//! `sampled` profile per process holds the sampler's estimates (a sample per path of the
+//! sampled call tree, the threads together, its estimated exclusive wall time as the weight),
+//! named `sampled wall time (estimated, all threads)`. `--timing none` traces are refused by
+//! the caller.
+//!
 //! A profile's events must be contiguous in the file, so each thread's events are kept
 //! (varint-packed, a few bytes each) until the end, those of every process; the file is
 //! written by [`Exporter::finish`], `shared` last.
@@ -43,6 +49,14 @@ use crate::labels::{ProcessMeta, thread_label};
 use crate::nest::{Held, Holder, Step, walk};
 use crate::{ExportOptions, Exporter, TimeWindow};
 
+/// A sampled profile: (process index, name, stacks of frames root first, weights in ns).
+type SampledProfile = (usize, &'static str, Vec<Vec<u32>>, Vec<u64>);
+
+/// The name of a process's logical call tree profile.
+const LOGICAL_NAME: &str = "logical (async calls under their callers)";
+/// The name of a `--timing sampled` trace's profile.
+const SAMPLED_NAME: &str = "sampled wall time (estimated, all threads)";
+
 /// The speedscope exporter.
 pub struct Speedscope<'w> {
     out: &'w mut dyn Write,
@@ -55,8 +69,9 @@ pub struct Speedscope<'w> {
     profiles: Vec<Profile>,
     /// Each process so far and its events dropped.
     processes: Vec<(ProcessMeta, u64)>,
-    /// Each process's logical call tree as samples: (process, stacks of frames, weights).
-    logical: Vec<(usize, Vec<Vec<u32>>, Vec<u64>)>,
+    /// Sampled profiles: each process's logical call tree, or a `--timing sampled` trace's
+    /// estimates, as samples: (process, name, stacks of frames, weights in ns).
+    sampled: Vec<SampledProfile>,
 }
 
 /// A thread's profile: its process (index in `processes`), name and events.
@@ -163,7 +178,7 @@ impl<'w> Speedscope<'w> {
             threads: HashMap::new(),
             frames: Frames::default(),
             profiles: Vec::new(),
-            logical: Vec::new(),
+            sampled: Vec::new(),
             processes: Vec::new(),
         }
     }
@@ -231,6 +246,31 @@ impl Exporter for Speedscope<'_> {
         })?;
         let process = self.processes.len() - 1;
         self.processes[process].1 = a.dropped_events();
+        if !a.has_event_times() {
+            // A `--timing sampled` trace (the caller refuses `none`): its frames' spans are
+            // ordering times, not time; the sampler's estimates make one sampled profile (the
+            // threads together, as the analysis estimates them).
+            self.threads.clear();
+            if let Some(sampled) = &a.sampled {
+                let nodes = sampled.nodes();
+                let (mut stacks, mut weights) = (Vec::new(), Vec::new());
+                for n in nodes.iter().filter(|n| n.stat.exclusive_ns > 0) {
+                    let mut stack = vec![self.frames.index(&a.tables, n.func)];
+                    let mut up = n.parent;
+                    while let Some(p) = up.and_then(|i| nodes.get(i as usize)) {
+                        stack.push(self.frames.index(&a.tables, p.func));
+                        up = p.parent;
+                    }
+                    stack.reverse();
+                    stacks.push(stack);
+                    weights.push(n.stat.exclusive_ns);
+                }
+                if !stacks.is_empty() {
+                    self.sampled.push((process, SAMPLED_NAME, stacks, weights));
+                }
+            }
+            return Ok(());
+        }
         let mut order: Vec<ThreadIdx> = self
             .threads
             .iter()
@@ -270,7 +310,7 @@ impl Exporter for Speedscope<'_> {
                 weights.push(n.exclusive_ns);
             }
             if !stacks.is_empty() {
-                self.logical.push((process, stacks, weights));
+                self.sampled.push((process, LOGICAL_NAME, stacks, weights));
             }
         }
         Ok(())
@@ -332,14 +372,11 @@ impl Exporter for Speedscope<'_> {
             }
             out.write_all(b"]}")?;
         }
-        for (i, (process, stacks, weights)) in self.logical.iter().enumerate() {
+        for (i, (process, what, stacks, weights)) in self.sampled.iter().enumerate() {
             let name = if several {
-                format!(
-                    "{}, logical (async calls under their callers)",
-                    self.processes[*process].0.label()
-                )
+                format!("{}, {what}", self.processes[*process].0.label())
             } else {
-                "logical (async calls under their callers)".to_string()
+                what.to_string()
             };
             if i > 0 || !profiles.is_empty() {
                 out.write_all(b",")?;

@@ -10,7 +10,7 @@ use std::io::Read;
 
 use eltrace_export::{ExportOptions, Format};
 use support::{check_golden_file, run, run_session};
-use traces::{basic, recursion, session, timeless};
+use traces::{basic, recursion, sampled, session, timeless};
 
 /// One protobuf field: a varint or length-delimited bytes.
 #[derive(Debug, Clone)]
@@ -170,6 +170,7 @@ fn golden_pprof() {
         ("basic", basic()),
         ("recursion", recursion()),
         ("timeless", timeless()),
+        ("sampled", sampled()),
     ] {
         let gz = run(Format::Pprof, &trace, &ExportOptions::default());
         check_golden_file(&format!("{case}.pb.gz.txt"), dump(&gz).as_bytes());

@@ -10,7 +10,7 @@ use eltrace_export::{ExportOptions, Format};
 use serde_json::Value;
 
 use support::{check_golden, run};
-use traces::{basic, drops, nested_async, prefixes, recursion, runtime_async};
+use traces::{basic, drops, nested_async, prefixes, recursion, runtime_async, sampled};
 
 fn export(trace: &[u8]) -> Value {
     serde_json::from_slice(&run(Format::Speedscope, trace, &ExportOptions::default())).unwrap()
@@ -194,6 +194,48 @@ fn speedscope_notes_drops() {
             "main (4242), 7 events dropped",
             ".NET TP Worker (5000), 3 events dropped",
             ".NET TP Worker (5001)"
+        ]
+    );
+}
+
+/// A `--timing sampled` trace: one sampled profile of the sampler's estimates (its frames'
+/// spans are ordering times, not time), its weights the estimated exclusive wall time per
+/// path: Main 1 ms on its own, Work 2 ms.
+#[test]
+fn a_sampled_trace_is_one_sampled_profile_of_its_estimates() {
+    let v = export(&sampled());
+    let profiles = v["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 1, "{v}");
+    let p = &profiles[0];
+    assert_eq!(p["type"], "sampled");
+    assert_eq!(p["name"], "sampled wall time (estimated, all threads)");
+    let frames: Vec<&str> = v["shared"]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let mut paths: Vec<(String, u64)> = p["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(p["weights"].as_array().unwrap())
+        .map(|(s, w)| {
+            let stack: Vec<&str> = s
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| frames[i.as_u64().unwrap() as usize])
+                .collect();
+            (stack.join(";"), w.as_u64().unwrap())
+        })
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        [
+            ("App.P.Main".to_string(), 1_000_000),
+            ("App.P.Main;App.P.Work".to_string(), 2_000_000)
         ]
     );
 }

@@ -193,6 +193,41 @@ pub fn timeless() -> Vec<u8> {
         .end(0)
 }
 
+/// A `--timing sampled` trace: Main calls Work twice and Leaf once, with samples between
+/// the events (each before the events after its index, as the profiler writes them): Main
+/// alone for 1 ms, Work on top for 2 ms, then nothing traced.
+pub fn sampled() -> Vec<u8> {
+    let info = TraceInfo {
+        start_unix_ns: 1_700_000_000_000_000_000,
+        ..eltrace_trace::testing::timed_info("sampled", 1000)
+    };
+    let ms = 1_000_000;
+    TraceBuilder::new(info)
+        .functions([
+            ("App.dll", "App.P", "Main"),
+            ("App.dll", "App.P", "Work"),
+            ("App.dll", "App.P", "Leaf"),
+        ])
+        .thread(0, 77)
+        .events(0, &[(0, Enter, 0)])
+        .samples(&[(0, 1, ms, None)])
+        .events(0, &[(10, Enter, 1)])
+        .samples(&[(0, 2, 2 * ms, None)])
+        .events(0, &[(20, Leave, 1), (30, Enter, 1)])
+        .samples(&[(0, 4, 3 * ms, None)])
+        .events(
+            0,
+            &[
+                (35, Enter, 2),
+                (36, Leave, 2),
+                (40, Leave, 1),
+                (50, Leave, 0),
+            ],
+        )
+        .samples(&[(0, 8, 4 * ms, None)])
+        .end(5 * ms)
+}
+
 /// Names where one is a prefix of another (`A.F` / `A.F.G` / `A.F0`), and two functions of the
 /// same name in different modules, whose stacks must merge.
 pub fn prefixes() -> Vec<u8> {
