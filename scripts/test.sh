@@ -2,7 +2,8 @@
 # The project's test command: setup, build, format check, lints, then every test (unit tests and
 # the end-to-end tests in crates/cli/tests/e2e*.rs, which record the C# programs in tests/apps
 # with the freshly built profiler, on .NET 10 and .NET 11.0.0; ELTRACE_TEST_RUNTIMES=10 or 11
-# picks one). Stops at the first failing step.
+# picks one), then the dotnet tool package (scripts/pack-tool.sh --check). Stops at the first
+# failing step.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
@@ -51,4 +52,8 @@ if [ "$test_status" -ne 0 ]; then
     exit 1
 fi
 note "test: ok ($((SECONDS - test_start)) s)"
+# The dotnet tool: packed, installed into a temporary tool path, recording the example.
+tool_out="$(mktemp -d)"
+step tool bash scripts/pack-tool.sh --check "$tool_out"
+rm -rf "$tool_out"
 note "all steps passed"
