@@ -4,8 +4,9 @@
 # `eltrace` from the package, the profiler library beside it. The version is the workspace's.
 #
 #   bash scripts/pack-tool.sh [OUT]          # writes OUT/eltrace.<version>.nupkg (default out/tool)
-#   bash scripts/pack-tool.sh --check [OUT]  # also installs it into a temporary tool path and
-#                                            # records and reports examples/HelloTrace with it
+#   bash scripts/pack-tool.sh --check [OUT]  # also installs it into a temporary tool path,
+#                                            # records and reports examples/HelloTrace with it and
+#                                            # reads its pprof export with go tool pprof
 #
 # Then: dotnet tool install -g eltrace --add-source OUT   (or --tool-path DIR)
 set -euo pipefail
@@ -61,3 +62,25 @@ print(sum(f["calls"] for f in r["functions"] if f["name"] == "HelloTrace.Program
 [ "$calls" = 1 ] || die "the installed tool's recording has $calls calls of HelloTrace.Program.Main, not 1"
 "$tools/eltrace" report "$stage/hello.eltrace" | head -n 6
 note "the installed tool records and reports the example"
+
+# Its pprof export read by go tool pprof (Debian's golang-go, from scripts/setup.sh): the calls
+# of every function equal the report's.
+command -v go >/dev/null 2>&1 || die "go is not installed (scripts/setup.sh installs golang-go)"
+"$tools/eltrace" export "$stage/hello.eltrace" --format pprof -o "$stage/hello.pb.gz" 2>/dev/null
+go tool pprof -top -sample_index=calls -nodecount=100000 -nodefraction=0 "$stage/hello.pb.gz" \
+    >"$stage/top.txt" 2>/dev/null || die "go tool pprof cannot read the example's pprof export"
+python3 - "$stage/top.txt" "$report" <<'PY' || die "go tool pprof's calls differ from the report's"
+import json, sys
+rows = open(sys.argv[1]).read().splitlines()
+start = next(i for i, l in enumerate(rows) if l.split()[:1] == ["flat"]) + 1
+pprof = {}
+for l in rows[start:]:
+    cols = l.split()
+    if len(cols) >= 6 and int(cols[0]) > 0:
+        pprof[" ".join(cols[5:])] = int(cols[0])
+report = {f["name"]: f["calls"] for f in json.loads(sys.argv[2])["functions"] if f["calls"] > 0}
+if pprof != report:
+    print("pprof:", pprof, "\nreport:", report, file=sys.stderr)
+    sys.exit(1)
+print(f"go tool pprof: {len(pprof)} functions, the calls of report")
+PY
