@@ -269,7 +269,7 @@ fn speedscope_imports_the_pprof_export() {
     };
     let (path, bytes) = export_with(&dir("speedscope-pprof"), &traces::recursion(), "pprof", &[]);
     assert_eq!(path.file_name().unwrap(), "t.pb.gz");
-    let mut ss = Speedscope::load(&v, "t.pb.gz", &bytes, "sandwich");
+    let mut ss = Speedscope::load(&v, "pprof.pb.gz", &bytes, "sandwich");
     assert!(!ss.failed(), "{}", ss.text());
     let rows = ss.sandwich();
     let mut names: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
@@ -292,7 +292,7 @@ fn speedscope_shows_a_sampled_trace() {
         "speedscope",
         &[],
     );
-    let mut ss = Speedscope::load(&v, "t.speedscope.json", &bytes, "sandwich");
+    let mut ss = Speedscope::load(&v, "sampled.speedscope.json", &bytes, "sandwich");
     assert!(!ss.failed(), "{}", ss.text());
     let rows = ss.sandwich();
     let mut names: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();

@@ -20,7 +20,10 @@ impl Speedscope {
     /// `sandwich`) and waits until speedscope shows it (the page's title becomes
     /// `<profile name> - speedscope`) or says it failed.
     pub fn load(v: &Viewers, name: &str, bytes: &[u8], view: &str) -> Speedscope {
-        let script = artifacts().join(format!("speedscope-{}-{name}.js", std::process::id()));
+        // One script per load: tests of one binary run at once, some with the same file name.
+        static LOADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let script = artifacts().join(format!("speedscope-{}-{n}-{name}.js", std::process::id()));
         let call = format!(
             "speedscope.loadFileFromBase64({}, {})",
             json!(name),
