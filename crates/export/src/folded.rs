@@ -29,6 +29,7 @@ use eltrace_analysis::{
 };
 
 use crate::labels::{ProcessMeta, thread_label};
+use crate::window::SelfTimes;
 use crate::{ExportOptions, Exporter, FoldedRecursion, FoldedValue, OverBudget, TimeWindow};
 
 /// The key of the values of all threads together (no thread root).
@@ -47,9 +48,8 @@ pub struct Folded<'w> {
     /// in the window, calls) of its frames.
     process: ProcessMeta,
     values: HashMap<(u32, u32), (u64, u64)>,
-    /// Per thread and depth: the summed (clipped) durations of the closed frames at that
-    /// depth whose parent is still open.
-    children: HashMap<ThreadIdx, Vec<u64>>,
+    /// The frames' own times inside the window.
+    self_times: SelfTimes,
     /// The lines of each process ended so far: its root frame and its sorted lines.
     blocks: Vec<(String, Vec<u8>)>,
 }
@@ -65,7 +65,7 @@ impl<'w> Folded<'w> {
             max_bytes: opts.max_output.unwrap_or(u64::MAX),
             process: ProcessMeta::from_info(&Default::default()),
             values: HashMap::new(),
-            children: HashMap::new(),
+            self_times: SelfTimes::default(),
             blocks: Vec::new(),
         }
     }
@@ -84,23 +84,11 @@ fn clean(name: &str) -> String {
 }
 
 impl FrameSink for Folded<'_> {
-    /// Frames close children first: a frame's children are the frames one deeper that
-    /// closed on its thread since the previous frame at its own depth.
     fn frame(&mut self, _: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()> {
-        let depth = frame.depth as usize;
-        let acc = self.children.entry(thread).or_default();
-        if acc.len() < depth + 2 {
-            acc.resize(depth + 2, 0);
-        }
-        let children = std::mem::take(&mut acc[depth + 1]);
         let offset = self.process.start_ns;
-        let clipped = self
-            .window
-            .clip(frame.start_ns + offset, frame.end_ns + offset);
-        let Some((start, end)) = clipped else {
+        let Some(own) = self.self_times.close(&self.window, offset, thread, frame) else {
             return Ok(());
         };
-        acc[depth] += end - start;
         let Some(node) = frame.node else {
             return Ok(());
         };
@@ -110,7 +98,7 @@ impl FrameSink for Folded<'_> {
             ALL_THREADS
         };
         let v = self.values.entry((key, node.0)).or_default();
-        v.0 += (end - start).saturating_sub(children);
+        v.0 += own;
         v.1 += 1;
         Ok(())
     }
@@ -124,7 +112,7 @@ impl Exporter for Folded<'_> {
     fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
         self.process = process.clone();
         self.values.clear();
-        self.children.clear();
+        self.self_times.clear();
         Ok(())
     }
 

@@ -30,6 +30,7 @@ use flate2::write::GzEncoder;
 
 use crate::labels::{ProcessMeta, thread_label};
 use crate::proto::{bytes, message, packed, uint};
+use crate::window::SelfTimes;
 use crate::{ExportOptions, Exporter, TimeWindow};
 
 /// The pprof exporter.
@@ -39,9 +40,8 @@ pub struct Pprof<'w> {
     process: ProcessMeta,
     /// (thread, call-tree node) → (exclusive ns in the window, calls) of the current process.
     values: HashMap<(u32, u32), (u64, u64)>,
-    /// Per thread and depth: the summed durations of the closed frames at that depth whose
-    /// parent is still open.
-    children: HashMap<ThreadIdx, Vec<u64>>,
+    /// The frames' own times inside the window.
+    self_times: SelfTimes,
     /// Every process so far has wall times: per-event times, or the sampler's estimates.
     timed: bool,
     /// The profile being built.
@@ -65,7 +65,7 @@ impl<'w> Pprof<'w> {
             window: opts.window,
             process: ProcessMeta::from_info(&Default::default()),
             values: HashMap::new(),
-            children: HashMap::new(),
+            self_times: SelfTimes::default(),
             timed: true,
             strings: vec![String::new()],
             string_ids: HashMap::from([(String::new(), 0)]),
@@ -104,28 +104,16 @@ impl<'w> Pprof<'w> {
 }
 
 impl FrameSink for Pprof<'_> {
-    /// Frames close children first: a frame's children are the frames one deeper that
-    /// closed on its thread since the previous frame at its own depth.
     fn frame(&mut self, _: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()> {
-        let depth = frame.depth as usize;
-        let acc = self.children.entry(thread).or_default();
-        if acc.len() < depth + 2 {
-            acc.resize(depth + 2, 0);
-        }
-        let children = std::mem::take(&mut acc[depth + 1]);
         let offset = self.process.start_ns;
-        let Some((start, end)) = self
-            .window
-            .clip(frame.start_ns + offset, frame.end_ns + offset)
-        else {
+        let Some(own) = self.self_times.close(&self.window, offset, thread, frame) else {
             return Ok(());
         };
-        acc[depth] += end - start;
         let Some(node) = frame.node else {
             return Ok(());
         };
         let v = self.values.entry((thread.0, node.0)).or_default();
-        v.0 += (end - start).saturating_sub(children);
+        v.0 += own;
         // An async method's resumed segments are not calls.
         if frame.segment.is_none_or(|s| s.index == 0) {
             v.1 += 1;
@@ -142,7 +130,7 @@ impl Exporter for Pprof<'_> {
     fn begin_process(&mut self, process: &ProcessMeta) -> io::Result<()> {
         self.process = process.clone();
         self.values.clear();
-        self.children.clear();
+        self.self_times.clear();
         Ok(())
     }
 
