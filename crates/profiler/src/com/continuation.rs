@@ -30,14 +30,17 @@ pub fn register(
             return None;
         };
         let (class, _) = info.instantiation(function)?;
-        if class == 0 || is_value_type(modules, info, class)? {
+        if class == 0 {
+            return None;
+        }
+        let c = info.class_info(class).ok()?;
+        if is_value_type(modules, info, c.parent)? {
             return None;
         }
         if sig.first()? & 0x20 != 0 {
             return Some(r);
         }
-        let (_, _, args) = info.class_info(class).ok()?;
-        let shared = classify(modules, info, &args)?.shared;
+        let shared = classify(modules, info, &c.args)?.shared;
         return Some(r + u8::from(shared));
     }
     match cont {
@@ -55,20 +58,22 @@ pub fn register(
     }
 }
 
-/// Whether `class` is a value type: its parent is CoreLib's `System.ValueType` or
-/// `System.Enum`.
-fn is_value_type(modules: &Modules, info: &Info, class: ClassID) -> Option<bool> {
-    let parent = info.class_parent(class)?;
+/// Whether a class whose parent is `parent` is a value type: the parent is CoreLib's
+/// `System.ValueType` or `System.Enum`.
+fn is_value_type(modules: &Modules, info: &Info, parent: ClassID) -> Option<bool> {
     if parent == 0 {
         return Some(false);
     }
-    let (module, td, _) = info.class_info(parent).ok()?;
-    let entry = modules.get(info, module).ok()?;
-    let name = type_name(entry.import.as_ref()?, td).ok()?;
-    Some(
-        entry.file.eq_ignore_ascii_case(CORELIB)
-            && (name == "System.ValueType" || name == "System.Enum"),
-    )
+    let (name, corelib) = class_name(modules, info, parent)?;
+    Some(corelib && (name == "System.ValueType" || name == "System.Enum"))
+}
+
+/// The full name of `class` and whether CoreLib defines it.
+fn class_name(modules: &Modules, info: &Info, class: ClassID) -> Option<(String, bool)> {
+    let c = info.class_info(class).ok()?;
+    let entry = modules.get(info, c.module).ok()?;
+    let name = type_name(entry.import.as_ref()?, c.token).ok()?;
+    Some((name, entry.file.eq_ignore_ascii_case(CORELIB)))
 }
 
 /// How a generic method's code is instantiated (see [`classify`]). `None` when the runtime
@@ -95,10 +100,7 @@ fn classify(modules: &Modules, info: &Info, args: &[ClassID]) -> Option<Inst> {
             inst.shared = true;
             continue;
         }
-        let (module, td, _) = info.class_info(class).ok()?;
-        let entry = modules.get(info, module).ok()?;
-        let name = type_name(entry.import.as_ref()?, td).ok()?;
-        let corelib = entry.file.eq_ignore_ascii_case(CORELIB);
+        let (name, corelib) = class_name(modules, info, class)?;
         if corelib && name == "System.__Canon" {
             modules.canon.store(class, Ordering::Relaxed);
             inst.shared = true;

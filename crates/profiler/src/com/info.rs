@@ -38,6 +38,16 @@ unsafe impl Send for Info {}
 // SAFETY: see Send.
 unsafe impl Sync for Info {}
 
+/// What `GetClassIDInfo2` returns.
+pub struct ClassInfo {
+    pub module: ModuleID,
+    pub token: mdTypeDef,
+    /// The parent class (0 for `System.Object`).
+    pub parent: ClassID,
+    /// Its type arguments (at most 8).
+    pub args: Vec<ClassID>,
+}
+
 /// What `GetFunctionInfo` returns.
 pub struct FunctionInfo {
     pub module: ModuleID,
@@ -275,11 +285,9 @@ impl Info {
         if FAILED(hr) { Err(hr) } else { Ok(c) }
     }
 
-    /// `GetClassIDInfo2`: module, type-def token and type arguments (at most 8) of a class.
-    pub fn class_info(
-        &self,
-        class: ClassID,
-    ) -> Result<(ModuleID, mdTypeDef, Vec<ClassID>), HRESULT> {
+    /// `GetClassIDInfo2`: module, type-def token, parent class and type arguments (at most 8)
+    /// of a class.
+    pub fn class_info(&self, class: ClassID) -> Result<ClassInfo, HRESULT> {
         let (mut module, mut td, mut parent, mut n): (ModuleID, mdTypeDef, ClassID, ULONG32) =
             (0, 0, 0, 0);
         let mut args = [0 as ClassID; 8];
@@ -301,28 +309,12 @@ impl Info {
             return Err(hr);
         }
         let n = (n as usize).min(args.len());
-        Ok((module, td, args[..n].to_vec()))
-    }
-
-    /// `GetClassIDInfo2`'s parent class (0 for `System.Object`), `None` when the call fails.
-    pub fn class_parent(&self, class: ClassID) -> Option<ClassID> {
-        let (mut module, mut td, mut parent, mut n): (ModuleID, mdTypeDef, ClassID, ULONG32) =
-            (0, 0, 0, 0);
-        // SAFETY: live interface pointer; no type-argument array is asked for (length 0);
-        // out pointers are locals.
-        let hr = unsafe {
-            (self.vt().GetClassIDInfo2)(
-                self.this(),
-                class,
-                &mut module,
-                &mut td,
-                &mut parent,
-                0,
-                &mut n,
-                core::ptr::null_mut(),
-            )
-        };
-        if FAILED(hr) { None } else { Some(parent) }
+        Ok(ClassInfo {
+            module,
+            token: td,
+            parent,
+            args: args[..n].to_vec(),
+        })
     }
 
     /// `IsArrayClass`: `(element type, element ClassID, rank)` for an array class.

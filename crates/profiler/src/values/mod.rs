@@ -27,7 +27,7 @@ use eltrace_trace::{EventKind, FunctionRecord, ValueStatus};
 use render::{AsyncRole, MAX_STRING_CHARS, Objects, RetPlan, Slot, render, ret_plan};
 use sig::SigType;
 
-use crate::com::info::Info;
+use crate::com::info::{ClassInfo, Info};
 use crate::com::metadata::MetaImport;
 use crate::com::resolve::{self, Modules};
 use crate::hooks;
@@ -196,7 +196,13 @@ impl Runtime {
             let commas = ",".repeat(rank.saturating_sub(1) as usize);
             return format!("{inner}[{commas}]");
         }
-        let Ok((module, td, args)) = self.info.class_info(class) else {
+        let Ok(ClassInfo {
+            module,
+            token: td,
+            args,
+            ..
+        }) = self.info.class_info(class)
+        else {
             return "<object>".into();
         };
         let base = self
