@@ -17,6 +17,13 @@
 //! ```
 //!
 //! The estimator and its error bounds are in docs/timing.md.
+//!
+//! **Its cost grows with events plus samples**, not with samples × stack depth: a sample
+//! credits only the node on top of its thread's stack. A frame's node (its path from the
+//! thread's bottom frame) is looked up once, when the first sample needs it, and frames keep
+//! their nodes while they stay on the stack; inclusive figures are summed over subtrees at
+//! the end, and a function's inclusive figures are its outermost nodes' (a function recursing
+//! counts once per sample). [`SampledTimes::steps`] counts the work, for the tests that bound it.
 
 use std::collections::VecDeque;
 
@@ -45,15 +52,16 @@ pub struct SampledStat {
 }
 
 impl SampledStat {
-    fn credit(&mut self, top: bool, dt: u64, dcpu: u64) {
-        self.samples += 1;
-        self.inclusive_ns += dt;
-        self.inclusive_cpu_ns += dcpu;
-        if top {
-            self.top_samples += 1;
-            self.exclusive_ns += dt;
-            self.exclusive_cpu_ns += dcpu;
-        }
+    fn add_top(&mut self, o: &Own) {
+        self.top_samples += o.samples;
+        self.exclusive_ns += o.wall_ns;
+        self.exclusive_cpu_ns += o.cpu_ns;
+    }
+
+    fn add_inclusive(&mut self, o: &Own) {
+        self.samples += o.samples;
+        self.inclusive_ns += o.wall_ns;
+        self.inclusive_cpu_ns += o.cpu_ns;
     }
 }
 
@@ -62,6 +70,8 @@ impl SampledStat {
 pub struct SampledNode {
     /// The parent node's index, `None` for a bottom frame.
     pub parent: Option<u32>,
+    /// The thread whose stacks the path is of (every thread has a tree of its own).
+    pub thread: ThreadIdx,
     pub func: FunctionIdx,
     pub stat: SampledStat,
 }
@@ -84,7 +94,7 @@ pub struct SampledTimes {
     pub has_cpu: bool,
     functions: FxHashMap<u32, SampledStat>,
     nodes: Vec<SampledNode>,
-    children: FxHashMap<(u32, u32), u32>,
+    steps: u64,
 }
 
 impl SampledTimes {
@@ -104,7 +114,7 @@ impl SampledTimes {
         v
     }
 
-    /// The sampled call tree's nodes, parents before children.
+    /// The sampled call trees' nodes (one tree per thread), parents before children.
     pub fn nodes(&self) -> &[SampledNode] {
         &self.nodes
     }
@@ -114,12 +124,56 @@ impl SampledTimes {
         let incl = self.function(f).map_or(0, |s| s.inclusive_ns);
         incl as f64 / self.wall_ns.max(1) as f64
     }
+
+    /// The estimated inclusive and exclusive wall time (ns) of a row of merged functions (a
+    /// method's thunk and variant, as `report` shows them): the sums of theirs.
+    pub fn row_estimates(&self, idxs: &[FunctionIdx]) -> (u64, u64) {
+        idxs.iter()
+            .filter_map(|&i| self.function(i))
+            .fold((0, 0), |(a, b), f| (a + f.inclusive_ns, b + f.exclusive_ns))
+    }
+
+    /// The estimator's work in elementary steps (an event applied, a frame popped, a sample
+    /// credited, a node looked up or summed): at most a small multiple of events plus
+    /// samples, whatever the stacks' depth. Tests bound the cost on it, not on a clock.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+}
+
+/// A frame of a thread's stack: its function and SP, and the sampled-tree node of its path
+/// once a sample has needed it ([`UNRESOLVED`] before).
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    func: u32,
+    sp: u64,
+    node: u32,
+}
+
+const UNRESOLVED: u32 = u32::MAX;
+
+/// Samples and times credited to a node while on top (and, at the end, below it).
+#[derive(Debug, Clone, Copy, Default)]
+struct Own {
+    samples: u64,
+    wall_ns: u64,
+    cpu_ns: u64,
+}
+
+impl Own {
+    fn add(&mut self, o: &Own) {
+        self.samples += o.samples;
+        self.wall_ns += o.wall_ns;
+        self.cpu_ns += o.cpu_ns;
+    }
 }
 
 /// One thread's state.
 #[derive(Debug, Default)]
 struct ThreadState {
-    stack: Vec<(u32, u64)>,
+    stack: Vec<Frame>,
+    /// Frames from the bottom whose nodes are known (frames above have `UNRESOLVED`).
+    resolved: usize,
     /// Events (and drop markers) seen so far.
     index: u64,
     pending: VecDeque<Sample>,
@@ -134,9 +188,14 @@ pub(crate) struct Sampler {
     out: SampledTimes,
     /// The nominal period (ns) a thread's first sample is credited with.
     period_ns: u64,
-    /// Scratch: the distinct functions of one stack.
-    seen: Vec<u32>,
+    /// What each node got while on top, by node index.
+    own: Vec<Own>,
+    /// Node of a path: (parent node, or `ROOT | thread` for a bottom frame; function).
+    children: FxHashMap<(u64, u32), u32>,
 }
+
+/// The parent key of a thread's bottom frames (above every node index).
+const ROOT: u64 = 1 << 32;
 
 impl Sampler {
     pub fn new(sample_hz: u64) -> Sampler {
@@ -151,7 +210,7 @@ impl Sampler {
         for e in events {
             self.settle(thread);
             let t = self.threads.entry(thread.0, ThreadState::default);
-            apply(&mut t.stack, e);
+            self.out.steps += 1 + apply(t, e);
             t.index += 1;
         }
         self.settle(thread);
@@ -160,7 +219,9 @@ impl Sampler {
     /// A drop marker of a thread: its stack is unknown from here.
     pub fn dropped(&mut self, thread: ThreadIdx) {
         let t = self.threads.entry(thread.0, ThreadState::default);
+        self.out.steps += 1 + t.stack.len() as u64;
         t.stack.clear();
+        t.resolved = 0;
         t.index += 1;
         self.settle(thread);
     }
@@ -182,7 +243,37 @@ impl Sampler {
         let t = self.threads.entry(thread.0, ThreadState::default);
         while t.pending.front().is_some_and(|s| s.index <= t.index) {
             let s = t.pending.pop_front().expect("front checked");
-            credit(&mut self.out, &mut self.seen, self.period_ns, t, &s);
+            let Some(own) = interval(self.period_ns, t, &s) else {
+                self.out.samples += 1;
+                self.out.steps += 1;
+                continue;
+            };
+            self.out.samples += 1;
+            self.out.steps += 1;
+            self.out.wall_ns += own.wall_ns;
+            self.out.cpu_ns += own.cpu_ns;
+            let Some(top) = t.stack.last() else {
+                self.out.outside_ns += own.wall_ns;
+                self.out.outside_cpu_ns += own.cpu_ns;
+                continue;
+            };
+            let top_func = top.func;
+            let node = resolve(
+                &mut self.children,
+                &mut self.out.nodes,
+                &mut self.out.steps,
+                thread,
+                t,
+            );
+            if self.own.len() <= node as usize {
+                self.own.resize(node as usize + 1, Own::default());
+            }
+            self.own[node as usize].add(&own);
+            self.out
+                .functions
+                .entry(top_func)
+                .or_default()
+                .add_top(&own);
         }
     }
 
@@ -191,44 +282,85 @@ impl Sampler {
         for (_, t) in self.threads.iter() {
             self.out.unmatched += t.pending.len() as u64;
         }
+        self.own.resize(self.out.nodes.len(), Own::default());
+        sum_subtrees(&mut self.out, &self.own);
         self.out
     }
 }
 
-/// The stack change of one event (the same rule as the encoding's prediction stack).
-fn apply(stack: &mut Vec<(u32, u64)>, e: &Event) {
+/// The stack change of one event (the same rule as the encoding's prediction stack); the
+/// frames it popped.
+fn apply(t: &mut ThreadState, e: &Event) -> u64 {
+    let stack = &mut t.stack;
+    let before = stack.len();
     match e.kind {
-        EventKind::Enter => stack.push((e.func.0, e.sp)),
+        EventKind::Enter => stack.push(Frame {
+            func: e.func.0,
+            sp: e.sp,
+            node: UNRESOLVED,
+        }),
         EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
             let lo = stack.len().saturating_sub(SEARCH);
-            if let Some(i) = stack[lo..].iter().rposition(|&f| f == (e.func.0, e.sp)) {
-                stack.truncate(lo + i);
-            } else if let Some(i) = stack[lo..].iter().rposition(|&(f, _)| f == e.func.0) {
+            let found = stack[lo..]
+                .iter()
+                .rposition(|f| (f.func, f.sp) == (e.func.0, e.sp))
                 // An SP the runtime reported differently (0): match by function.
+                .or_else(|| stack[lo..].iter().rposition(|f| f.func == e.func.0));
+            if let Some(i) = found {
                 stack.truncate(lo + i);
+                t.resolved = t.resolved.min(stack.len());
             }
         }
         EventKind::Catch | EventKind::Throw | EventKind::Value | EventKind::Continuation => {}
     }
+    before.saturating_sub(stack.len()) as u64
 }
 
-/// Credits one sample: the interval since the thread's previous sample goes to the stack at
-/// this sample (docs/timing.md).
-fn credit(
-    out: &mut SampledTimes,
-    seen: &mut Vec<u32>,
-    period_ns: u64,
+/// The node of the thread's whole stack (not empty): the frames above the resolved ones get
+/// theirs, bottom up, once.
+fn resolve(
+    children: &mut FxHashMap<(u64, u32), u32>,
+    nodes: &mut Vec<SampledNode>,
+    steps: &mut u64,
+    thread: ThreadIdx,
     t: &mut ThreadState,
-    s: &Sample,
-) {
+) -> u32 {
+    let mut parent = match t.resolved {
+        0 => None,
+        n => Some(t.stack[n - 1].node),
+    };
+    for frame in &mut t.stack[t.resolved..] {
+        *steps += 1;
+        let key = (
+            parent.map_or(ROOT | u64::from(thread.0), u64::from),
+            frame.func,
+        );
+        let next = nodes.len() as u32;
+        let node = *children.entry(key).or_insert(next);
+        if node == next {
+            nodes.push(SampledNode {
+                parent,
+                thread,
+                func: FunctionIdx(frame.func),
+                stat: SampledStat::default(),
+            });
+        }
+        frame.node = node;
+        parent = Some(node);
+    }
+    t.resolved = t.stack.len();
+    parent.expect("a non-empty stack")
+}
+
+/// The interval a sample stands for (docs/timing.md); `None` for a thread's registration.
+fn interval(period_ns: u64, t: &mut ThreadState, s: &Sample) -> Option<Own> {
     if t.last.is_none() && s.index == 0 {
         // The thread's registration: it starts the thread's clock and stands for no time
         // (it may be read after the thread's first events, whose stack it must not count).
         t.last = Some((s.ts, s.cpu_ns));
-        out.samples += 1;
-        return;
+        return None;
     }
-    let (dt, dcpu) = match t.last {
+    let (wall_ns, cpu_ns) = match t.last {
         Some((ts, cpu)) => (
             s.ts.saturating_sub(ts),
             match (cpu, s.cpu_ns) {
@@ -240,49 +372,83 @@ fn credit(
         None => (period_ns, 0),
     };
     t.last = Some((s.ts, s.cpu_ns));
-    out.samples += 1;
-    out.wall_ns += dt;
-    out.cpu_ns += dcpu;
-    credit_stack(out, seen, &t.stack, dt, dcpu);
+    Some(Own {
+        samples: 1,
+        wall_ns,
+        cpu_ns,
+    })
 }
 
-/// Credits `dt` of wall and `dcpu` of CPU time to a stack.
-fn credit_stack(
-    out: &mut SampledTimes,
-    seen: &mut Vec<u32>,
-    stack: &[(u32, u64)],
-    dt: u64,
-    dcpu: u64,
-) {
-    if stack.is_empty() {
-        out.outside_ns += dt;
-        out.outside_cpu_ns += dcpu;
-        return;
+/// The nodes' figures from what each got on top: exclusive is its own, inclusive its
+/// subtree's; a function's inclusive figures are those of its nodes with no ancestor of the
+/// same function (a sample counts once for a function however deep it recurses).
+fn sum_subtrees(out: &mut SampledTimes, own: &[Own]) {
+    let n = out.nodes.len();
+    let mut subtree = own.to_vec();
+    // Children come after their parents: one backward pass sums every subtree.
+    for i in (0..n).rev() {
+        out.steps += 1;
+        let node = &mut out.nodes[i];
+        node.stat.add_top(&own[i]);
+        node.stat.add_inclusive(&subtree[i]);
+        if let Some(p) = node.parent {
+            let s = subtree[i];
+            subtree[p as usize].add(&s);
+        }
     }
-    seen.clear();
-    let depth = stack.len();
-    let top_func = stack[depth - 1].0;
-    let mut parent: Option<u32> = None;
-    for (i, &(f, _)) in stack.iter().enumerate() {
-        let top = i + 1 == depth;
-        if !seen.contains(&f) {
-            seen.push(f);
+    let outer = outermost(&out.nodes, &mut out.steps);
+    for (i, node) in out.nodes.iter().enumerate() {
+        if outer[i] {
             out.functions
-                .entry(f)
+                .entry(node.func.0)
                 .or_default()
-                .credit(f == top_func, dt, dcpu);
+                .add_inclusive(&subtree[i]);
         }
-        let key = (parent.unwrap_or(u32::MAX), f);
-        let next = out.nodes.len() as u32;
-        let node = *out.children.entry(key).or_insert(next);
-        if node == next {
-            out.nodes.push(SampledNode {
-                parent,
-                func: FunctionIdx(f),
-                stat: SampledStat::default(),
-            });
-        }
-        out.nodes[node as usize].stat.credit(top, dt, dcpu);
-        parent = Some(node);
     }
+}
+
+/// Whether each node is its function's outermost on its path (no ancestor of the same
+/// function): a depth-first walk that counts the functions on the current path.
+fn outermost(nodes: &[SampledNode], steps: &mut u64) -> Vec<bool> {
+    let n = nodes.len();
+    // Children lists, packed: node i's children are kids[first[i]..first[i + 1]].
+    let mut first = vec![0u32; n + 1];
+    for node in nodes {
+        if let Some(p) = node.parent {
+            first[p as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        first[i + 1] += first[i];
+    }
+    let mut fill = first.clone();
+    let mut kids = vec![0u32; first[n] as usize];
+    for (i, node) in nodes.iter().enumerate() {
+        if let Some(p) = node.parent {
+            kids[fill[p as usize] as usize] = i as u32;
+            fill[p as usize] += 1;
+        }
+    }
+    let mut outer = vec![false; n];
+    let mut on_path: FxHashMap<u32, u32> = FxHashMap::default();
+    // (node, entering?): a node is entered, its children walked, then left.
+    let mut walk: Vec<(u32, bool)> = Vec::new();
+    for root in (0..n).filter(|&i| nodes[i].parent.is_none()) {
+        walk.push((root as u32, true));
+        while let Some((i, entering)) = walk.pop() {
+            *steps += 1;
+            let func = nodes[i as usize].func.0;
+            if entering {
+                let count = on_path.entry(func).or_default();
+                outer[i as usize] = *count == 0;
+                *count += 1;
+                walk.push((i, false));
+                let (a, b) = (first[i as usize] as usize, first[i as usize + 1] as usize);
+                walk.extend(kids[a..b].iter().map(|&k| (k, true)));
+            } else if let Some(count) = on_path.get_mut(&func) {
+                *count -= 1;
+            }
+        }
+    }
+    outer
 }

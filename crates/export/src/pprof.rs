@@ -10,9 +10,8 @@
 //! their exclusive time (`wall/nanoseconds`), so that pprof's flat value of a function is its
 //! exclusive time and its cumulative value its inclusive time. Labels: `thread` (the thread's
 //! name and tid) and `process` (program and pid). A `--timing sampled` trace's wall time is
-//! the sampler's estimate per path of the sampled call tree (threads together: samples of
-//! their own, labelled `thread=all threads (sampled time)`, with no calls); a `--timing none`
-//! trace gives `calls/count` only. With several processes every process's samples go into
+//! the sampler's estimate per path of each thread's sampled call tree (samples of their own,
+//! with no calls, labelled with the thread); a `--timing none` trace gives `calls/count` only. With several processes every process's samples go into
 //! one profile.
 //!
 //! A time window keeps the part of each frame inside it, as the folded stacks do. The
@@ -149,12 +148,13 @@ impl Exporter for Pprof<'_> {
         self.last_ns = self.last_ns.max(last + offset);
         let process = self.string(&self.process.label());
         if let Some(sampled) = &a.sampled {
-            // The sampler's estimates: a sample per node of the sampled tree (all threads
-            // together) with its estimated exclusive wall time and no calls; the calls come
-            // from the exact tree below, with no time.
-            let all = self.string("all threads (sampled time)");
+            // The sampler's estimates: a sample per node of each thread's sampled tree with
+            // its estimated exclusive wall time and no calls; the calls come from the exact
+            // tree below, with no time.
             let nodes = sampled.nodes();
             for node in nodes.iter().filter(|n| n.stat.exclusive_ns > 0) {
+                let label = thread_label(&a.tables, node.thread, self.process.pid);
+                let label = self.string(&label);
                 let mut locations = vec![self.function(a, node.func)];
                 let mut at = node.parent;
                 while let Some(n) = at.and_then(|i| nodes.get(i as usize)) {
@@ -162,7 +162,7 @@ impl Exporter for Pprof<'_> {
                     at = n.parent;
                 }
                 self.samples
-                    .push((locations, 0, node.stat.exclusive_ns, all, process));
+                    .push((locations, 0, node.stat.exclusive_ns, label, process));
             }
         }
         let exact = a.has_event_times();

@@ -29,17 +29,17 @@
 //! as the weight, named `logical (async calls under their callers)` (not with a time window:
 //! the tree is the whole trace's).
 //!
-//! A `--timing sampled` trace has no per-event times: instead of the threads' profiles, one
-//! `sampled` profile per process holds the sampler's estimates (a sample per path of the
-//! sampled call tree, the threads together, its estimated exclusive wall time as the weight),
-//! named `sampled wall time (estimated, all threads)`. `--timing none` traces are refused by
-//! the caller.
+//! A `--timing sampled` trace has no per-event times: instead of the threads' evented
+//! profiles, one `sampled` profile per thread holds the sampler's estimates (a sample per path
+//! of the thread's sampled call tree, its estimated exclusive wall time as the weight), named
+//! `main (4242), sampled wall time (estimated)`. `--timing none` traces are refused by the
+//! caller.
 //!
 //! A profile's events must be contiguous in the file, so each thread's events are kept
 //! (varint-packed, a few bytes each) until the end, those of every process; the file is
 //! written by [`Exporter::finish`], `shared` last.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use eltrace_analysis::{Analysis, Frame, FrameSink, FunctionIdx, Tables, ThreadIdx};
@@ -50,12 +50,12 @@ use crate::nest::{Held, Holder, Step, walk};
 use crate::{ExportOptions, Exporter, TimeWindow};
 
 /// A sampled profile: (process index, name, stacks of frames root first, weights in ns).
-type SampledProfile = (usize, &'static str, Vec<Vec<u32>>, Vec<u64>);
+type SampledProfile = (usize, String, Vec<Vec<u32>>, Vec<u64>);
 
 /// The name of a process's logical call tree profile.
 const LOGICAL_NAME: &str = "logical (async calls under their callers)";
-/// The name of a `--timing sampled` trace's profile.
-const SAMPLED_NAME: &str = "sampled wall time (estimated, all threads)";
+/// What a `--timing sampled` trace's profile of a thread is, after the thread's name.
+const SAMPLED_NAME: &str = "sampled wall time (estimated)";
 
 /// The speedscope exporter.
 pub struct Speedscope<'w> {
@@ -248,12 +248,12 @@ impl Exporter for Speedscope<'_> {
         self.processes[process].1 = a.dropped_events();
         if !a.has_event_times() {
             // A `--timing sampled` trace (the caller refuses `none`): its frames' spans are
-            // ordering times, not time; the sampler's estimates make one sampled profile (the
-            // threads together, as the analysis estimates them).
+            // ordering times, not time; the sampler's estimates make a sampled profile per
+            // thread.
             self.threads.clear();
             if let Some(sampled) = &a.sampled {
                 let nodes = sampled.nodes();
-                let (mut stacks, mut weights) = (Vec::new(), Vec::new());
+                let mut by_thread: BTreeMap<ThreadIdx, (Vec<Vec<u32>>, Vec<u64>)> = BTreeMap::new();
                 for n in nodes.iter().filter(|n| n.stat.exclusive_ns > 0) {
                     let mut stack = vec![self.frames.index(&a.tables, n.func)];
                     let mut up = n.parent;
@@ -262,11 +262,14 @@ impl Exporter for Speedscope<'_> {
                         up = p.parent;
                     }
                     stack.reverse();
+                    let (stacks, weights) = by_thread.entry(n.thread).or_default();
                     stacks.push(stack);
                     weights.push(n.stat.exclusive_ns);
                 }
-                if !stacks.is_empty() {
-                    self.sampled.push((process, SAMPLED_NAME, stacks, weights));
+                let pid = self.processes[process].0.pid;
+                for (t, (stacks, weights)) in by_thread {
+                    let name = format!("{}, {SAMPLED_NAME}", thread_label(&a.tables, t, pid));
+                    self.sampled.push((process, name, stacks, weights));
                 }
             }
             return Ok(());
@@ -310,7 +313,8 @@ impl Exporter for Speedscope<'_> {
                 weights.push(n.exclusive_ns);
             }
             if !stacks.is_empty() {
-                self.sampled.push((process, LOGICAL_NAME, stacks, weights));
+                self.sampled
+                    .push((process, LOGICAL_NAME.to_owned(), stacks, weights));
             }
         }
         Ok(())

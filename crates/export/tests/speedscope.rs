@@ -198,44 +198,58 @@ fn speedscope_notes_drops() {
     );
 }
 
-/// A `--timing sampled` trace: one sampled profile of the sampler's estimates (its frames'
-/// spans are ordering times, not time), its weights the estimated exclusive wall time per
-/// path: Main 1 ms on its own, Work 2 ms.
+/// A `--timing sampled` trace: a sampled profile of the sampler's estimates per thread (its
+/// frames' spans are ordering times, not time), its weights the estimated exclusive wall time
+/// per path: on tid 77 Main 1 ms on its own and Work 2 ms, on tid 78 Work 3 ms.
 #[test]
-fn a_sampled_trace_is_one_sampled_profile_of_its_estimates() {
+fn a_sampled_trace_is_a_sampled_profile_of_its_estimates_per_thread() {
     let v = export(&sampled());
-    let profiles = v["profiles"].as_array().unwrap();
-    assert_eq!(profiles.len(), 1, "{v}");
-    let p = &profiles[0];
-    assert_eq!(p["type"], "sampled");
-    assert_eq!(p["name"], "sampled wall time (estimated, all threads)");
     let frames: Vec<&str> = v["shared"]["frames"]
         .as_array()
         .unwrap()
         .iter()
         .map(|f| f["name"].as_str().unwrap())
         .collect();
-    let mut paths: Vec<(String, u64)> = p["samples"]
-        .as_array()
-        .unwrap()
+    let profiles = v["profiles"].as_array().unwrap();
+    let got: Vec<(String, Vec<(String, u64)>)> = profiles
         .iter()
-        .zip(p["weights"].as_array().unwrap())
-        .map(|(s, w)| {
-            let stack: Vec<&str> = s
+        .map(|p| {
+            assert_eq!(p["type"], "sampled");
+            let mut paths: Vec<(String, u64)> = p["samples"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|i| frames[i.as_u64().unwrap() as usize])
+                .zip(p["weights"].as_array().unwrap())
+                .map(|(s, w)| {
+                    let stack: Vec<&str> = s
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|i| frames[i.as_u64().unwrap() as usize])
+                        .collect();
+                    (stack.join(";"), w.as_u64().unwrap())
+                })
                 .collect();
-            (stack.join(";"), w.as_u64().unwrap())
+            paths.sort();
+            (p["name"].as_str().unwrap().to_owned(), paths)
         })
         .collect();
-    paths.sort();
+    let path = |s: &str, w: u64| (s.to_string(), w);
     assert_eq!(
-        paths,
+        got,
         [
-            ("App.P.Main".to_string(), 1_000_000),
-            ("App.P.Main;App.P.Work".to_string(), 2_000_000)
-        ]
+            (
+                "thread (77), sampled wall time (estimated)".to_string(),
+                vec![
+                    path("App.P.Main", 1_000_000),
+                    path("App.P.Main;App.P.Work", 2_000_000)
+                ]
+            ),
+            (
+                "thread (78), sampled wall time (estimated)".to_string(),
+                vec![path("App.P.Work", 3_000_000)]
+            ),
+        ],
+        "{v}"
     );
 }

@@ -21,6 +21,8 @@ mod quick;
 mod records;
 /// Many threads, interleaved chunks and the reorder queues.
 mod reorder;
+/// The sampled-time estimator against the whole-stack rule, and its work bound.
+mod sampled;
 /// The statistics' counters.
 mod stats;
 /// The synchronous replay of one thread's stack, the sink and the call tree.

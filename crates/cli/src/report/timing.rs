@@ -40,12 +40,7 @@ impl<'a> Timing<'a> {
                 s.wall_ns = 0;
             }
             Timing::Sampled(st) => {
-                let (incl, excl) = idxs
-                    .iter()
-                    .filter_map(|&i| st.function(i))
-                    .fold((0, 0), |(a, b), f| (a + f.inclusive_ns, b + f.exclusive_ns));
-                s.inclusive_ns = incl;
-                s.exclusive_ns = excl;
+                (s.inclusive_ns, s.exclusive_ns) = st.row_estimates(idxs);
                 s.max_ns = 0;
                 s.wall_ns = 0;
             }

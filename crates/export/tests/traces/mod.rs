@@ -195,7 +195,8 @@ pub fn timeless() -> Vec<u8> {
 
 /// A `--timing sampled` trace: Main calls Work twice and Leaf once, with samples between
 /// the events (each before the events after its index, as the profiler writes them): Main
-/// alone for 1 ms, Work on top for 2 ms, then nothing traced.
+/// alone for 1 ms, Work on top for 2 ms, then nothing traced; and a second thread (tid 78)
+/// in Work for 3 ms (its first sample, past its registration, stands for one period).
 pub fn sampled() -> Vec<u8> {
     let info = TraceInfo {
         start_unix_ns: 1_700_000_000_000_000_000,
@@ -225,6 +226,10 @@ pub fn sampled() -> Vec<u8> {
             ],
         )
         .samples(&[(0, 8, 4 * ms, None)])
+        .thread(1, 78)
+        .events(1, &[(60, Enter, 1)])
+        .samples(&[(1, 1, 2 * ms, None), (1, 1, 4 * ms, None)])
+        .events(1, &[(70, Leave, 1)])
         .end(5 * ms)
 }
 
