@@ -676,3 +676,53 @@ fn timeless_report_in_chromium() {
         SCREENSHOT,
     );
 }
+
+/// A `--timing sampled` trace in the HTML report: the graph is weighted by the sampler's
+/// estimated time (the Time switch on), the functions table shows the estimated inclusive and
+/// exclusive times marked `~` and no per-call column, the thread table no time, and the
+/// note says the times are estimates.
+#[test]
+fn sampled_report_in_chromium() {
+    let dir = TempDir::new("browser-sampled");
+    let path = dir.path().join("sampled.eltrace");
+    fs::write(&path, session_traces::sampled()).unwrap();
+    let html = export_html(dir.path(), &path, "sampled");
+    let loaded = dump_dom(&html, dir.path(), WINDOW);
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    let dom = &loaded.dom;
+    let body = &dom[dom.find("<body").expect("a body")..];
+    let body = &body[..body.find('>').expect("the body tag ends")];
+    assert!(body.contains("data-rendered=\"yes\""), "{body}");
+    assert!(!body.contains("data-errors"), "{body}");
+    let canvas = &dom[dom.find("<canvas").expect("the graph")..];
+    let canvas = &canvas[..canvas.find('>').unwrap()];
+    assert!(
+        canvas.contains("data-metric=\"time\""),
+        "weighted by time: {canvas}"
+    );
+    // Process, two threads, Main and Work on tid 77, Work on tid 78 (Leaf: no sample).
+    assert!(canvas.contains("data-drawn=\"6\""), "{canvas}");
+    let functions = element_text(dom, "table", "functions").expect("the functions table");
+    for shown in [
+        ">Calls<",
+        ">Inclusive<",
+        ">Exclusive<",
+        ">~3.00 ms<",
+        ">~5.00 ms<",
+    ] {
+        assert!(functions.contains(shown), "{shown} not in {functions}");
+    }
+    for hidden in [">Mean<", ">Max<"] {
+        assert!(!functions.contains(hidden), "{hidden} in {functions}");
+    }
+    let threads = element_text(dom, "table", "threads").expect("the threads table");
+    assert!(!threads.contains("Time in frames"), "{threads}");
+    let note = element_text(dom, "p", "tree-note").expect("the tree's note");
+    assert!(note.contains("estimates from samples"), "{note}");
+    screenshot(
+        &html,
+        &screenshots().join("sampled.png"),
+        dir.path(),
+        SCREENSHOT,
+    );
+}

@@ -28,6 +28,10 @@
 //!   other tables refer to it by index). Waits for the trace writer (`waits`, `wait_ns`) are
 //!   in a process's facts and the thread columns only when some thread waited.
 //!
+//! - `timed` (false: some process has no per-event times) and `estimated` (true: every such
+//!   process was recorded with `--timing sampled`, and the tree's and rows' `incl` and `excl`
+//!   are the sampler's estimates; per-call figures and thread times are then unknown).
+//!
 //! A process adds its rows, threads and tree when its analysis ends ([`Exporter::end_process`]);
 //! the page is written at [`Exporter::finish`].
 
@@ -81,8 +85,12 @@ struct Report {
     /// Each process's logical call tree (async calls under the call that awaited them).
     logical: Vec<Vec<tree::Node>>,
     /// A process was recorded without per-event times (`record --timing none|sampled`): the
-    /// page weighs the graph by calls and shows no time (`timed` in the data).
+    /// page shows no measured time (`timed` in the data); with the sampler's estimates of every
+    /// such process (`estimated`), it weighs the graph and the tables by estimated time,
+    /// marked `~`; else by calls, with no time.
     timeless: bool,
+    /// A process was recorded with `--timing none`: no estimates either.
+    unestimated: bool,
 }
 
 /// A row of the thread table.
@@ -141,6 +149,7 @@ impl Exporter for Html<'_> {
     fn end_process(&mut self, a: &Analysis) -> io::Result<()> {
         let r = &mut self.report;
         r.timeless |= !a.has_event_times();
+        r.unestimated |= !a.has_event_times() && a.sampled.is_none();
         let process = r.processes.len() as u32;
         let (row_of, called) = add_function_rows(a, &mut r.rows, &mut r.row_of_key);
         let first = r.threads.len();
@@ -174,6 +183,9 @@ impl Exporter for Html<'_> {
             )
         };
         if let Some(t) = a.call_tree() {
+            if let Some(sampled) = a.sampled.as_ref().filter(|_| !a.has_event_times()) {
+                tree::estimate_paths(&mut self.paths, t, sampled);
+            }
             r.trees
                 .push(tree::build(&self.paths, t, process, &threads, |c| {
                     t.get(c)
@@ -320,6 +332,7 @@ fn report_data(r: Report, max_nodes: usize) -> Value {
     data.insert("threads".into(), threads_json(&r.threads, &mut strings));
     data.insert("strings".into(), json!(strings.list));
     data.insert("timed".into(), json!(!r.timeless));
+    data.insert("estimated".into(), json!(r.timeless && !r.unestimated));
     Value::Object(data)
 }
 

@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+mod traces;
+
 use eltrace_analysis::Analysis;
 use eltrace_export::{Export, ExportOptions, Format, HTML_MAX_NODES, Html, export};
 use eltrace_trace::testing::{Function, TraceBuilder, app_info};
@@ -237,6 +239,8 @@ fn golden_html_data() {
         ("threads", two_threads(), None),
         ("async", runtime_async(), None),
         ("capped", wide(4, 3, 2), Some(8)),
+        // The sampler's estimates on the tree's paths and in the rows, `estimated`.
+        ("sampled", traces::sampled(), None),
     ];
     for (case, trace, max) in cases {
         let (page, _) = page(&trace, max);

@@ -33,7 +33,8 @@ fn async_code(kind: FunctionKind) -> u8 {
 
 /// Adds a process's functions to the function rows (one per method name and module, as
 /// `report` makes them: `eltrace_analysis::rows`, over all processes); returns each
-/// function's row and how many of the process's rows have calls. Functions the call tree
+/// function's row and how many of the process's rows have calls. A `--timing sampled`
+/// trace's rows get the sampler's estimated inclusive and exclusive times. Functions the call tree
 /// names without calls of their own (a path whose frames never closed) get rows too.
 pub(super) fn add_function_rows(
     a: &Analysis,
@@ -47,7 +48,13 @@ pub(super) fn add_function_rows(
         .into_iter()
         .flat_map(|t| t.nodes().map(|(_, n)| n.func))
         .collect();
-    for m in method_rows(a, &in_tree) {
+    // A `--timing sampled` trace: the rows' times are the sampler's estimates.
+    let estimates = a.sampled.as_ref().filter(|_| !a.has_event_times());
+    for mut m in method_rows(a, &in_tree) {
+        if let Some(st) = estimates {
+            (m.s.inclusive_ns, m.s.exclusive_ns) = st.row_estimates(&m.idxs);
+            (m.s.max_ns, m.s.wall_ns) = (0, 0);
+        }
         let key = (m.name, m.module);
         let row = match row_of_key.get(&key) {
             Some(&r) => {

@@ -26,9 +26,14 @@
   const LOGICAL = location.hash === '#logical' && !!D.tree_logical;
   const S = D.strings, T = LOGICAL ? D.tree_logical : D.tree, FN = D.functions, TH = D.threads, PR = D.processes;
   const N = T.parent.length;
-  // A trace recorded without per-event times (`record --timing none|sampled`): the graph is
-  // weighted by calls and no time is shown (its frames' spans are ordering times, not time).
-  const TIMED = D.timed !== false;
+  // A trace recorded without per-event times (`record --timing none`): the graph is weighted
+  // by calls and no time is shown (its frames' spans are ordering times, not time). With
+  // `--timing sampled` (`estimated`), the times are the sampler's estimates: shown with a `~`,
+  // and only inclusive and exclusive ones (per-call and per-thread times are not known); the
+  // logical tree has no estimates (it is weighted by calls).
+  const EST = D.estimated === true && !LOGICAL;
+  const TIMED = D.timed !== false || EST;
+  const MEASURED = D.timed !== false;
 
   // ---- formatting ----
   // Three significant digits in the largest unit that keeps the number at least 1 once
@@ -41,6 +46,8 @@
     const text = k === 0 ? String(Math.round(v)) : v < 9.995 ? v.toFixed(2) : v < 99.95 ? v.toFixed(1) : v.toFixed(0);
     return text + ' ' + UNITS[k][0];
   }
+  // A time of the tree or the function rows: estimated ones are marked.
+  function fmtT(ns) { return (EST ? '~' : '') + fmtNs(ns); }
   function fmtInt(n) { return Math.round(n).toLocaleString('en-US'); }
   function count(n, noun) { return fmtInt(n) + ' ' + noun + (n === 1 ? '' : noun.endsWith('x') ? 'es' : 's'); }
   function fmtPct(part, whole) {
@@ -259,20 +266,20 @@
       if (t >= 0) add('on ' + labels[t]);
     }
     if (TIMED) {
-      add('inclusive ' + fmtNs(T.incl[i]) + ' (' + fmtPct(T.incl[i], total) + ' of all' +
+      add((EST ? 'estimated ' : '') + 'inclusive ' + fmtT(T.incl[i]) + ' (' + fmtPct(T.incl[i], total) + ' of all' +
           (state.zoom !== 0 ? ', ' + fmtPct(T.incl[i], zoomW) + ' of the zoomed box' : '') + ')');
-      if (kind === 3 || kind === 4) add('exclusive ' + fmtNs(T.excl[i]) + ' (' + fmtPct(T.excl[i], total) + ')');
+      if (kind === 3 || kind === 4) add('exclusive ' + fmtT(T.excl[i]) + ' (' + fmtPct(T.excl[i], total) + ')');
     }
     if (kind === 3) {
       // An async method's frames are its segments (a call can have several).
       const what = FN.async[T.ref[i]] === 1 || FN.async[T.ref[i]] === 3 ? 'segment' : 'call';
-      add(count(T.calls[i], what) + ' on this path' + (TIMED && T.calls[i] ? ', ' + fmtNs(T.incl[i] / T.calls[i]) + ' each' : ''));
+      add(count(T.calls[i], what) + ' on this path' + (MEASURED && T.calls[i] ? ', ' + fmtNs(T.incl[i] / T.calls[i]) + ' each' : ''));
     }
     if (kind === 4) add('the ' + count(T.ref[i], 'node') + ' below this parent with the least time, merged: ' + count(T.calls[i], 'call'));
     add(count(subCalls[i], 'call') + ' in the subtree');
     if (kind === 3) {
       const r = T.ref[i];
-      add('function in all: ' + count(FN.calls[r], 'call') + (TIMED ? ', inclusive ' + fmtNs(FN.incl[r]) + ', exclusive ' + fmtNs(FN.excl[r]) : ''));
+      add('function in all: ' + count(FN.calls[r], 'call') + (TIMED ? ', inclusive ' + fmtT(FN.incl[r]) + ', exclusive ' + fmtT(FN.excl[r]) : ''));
     }
     for (const p of parts) d.append(p);
   }
@@ -344,6 +351,7 @@
   $('layout-flame').addEventListener('click', function () { toggle('layout', 'layout', 'flame'); draw(); });
   $('metric-time').addEventListener('click', function () { toggle('metric', 'metric', 'time'); search($('search').value); });
   $('metric-calls').addEventListener('click', function () { toggle('metric', 'metric', 'calls'); search($('search').value); });
+  if (EST) $('metric-time').title = 'Width: estimated inclusive time (from samples)';
   if (!TIMED) {
     $('metric-time').hidden = true;
     toggle('metric', 'metric', 'calls');
@@ -407,19 +415,22 @@
   const total = N > 0 ? T.incl[0] : 0;
   const nFn = FN.name.length;
 
-  // Columns of time (`time: true`) are left out of a timeless trace's tables.
-  const timeless = function (columns) { return columns.filter(function (c) { return TIMED || !c.time; }); };
+  // Columns of time (`time: true`) are left out of a timeless trace's tables; of a sampled
+  // trace's, all but the estimated ones (`est: true`).
+  const timeless = function (columns) { return columns.filter(function (c) { return MEASURED ? true : EST ? !c.time || c.est : !c.time; }); };
+  const ESTTIP = EST ? ' (estimated from samples: record --timing sampled)' : '';
   const sortBy = function (columns, timed, other) {
-    return columns.findIndex(function (c) { return c.title === (TIMED ? timed : other); });
+    const at = function (title) { return columns.findIndex(function (c) { return c.title === title; }); };
+    return TIMED && at(timed) >= 0 ? at(timed) : at(other);
   };
   const fnColumns = timeless([
     { title: 'Function', text: true, get: function (r) { return S[FN.name[r]]; }, show: function (r) { return S[FN.name[r]]; }, cls: function () { return 'name'; } },
     { title: 'Module', text: true, get: function (r) { return S[FN.module[r]]; }, show: function (r) { return S[FN.module[r]]; } },
     { title: 'Calls', get: function (r) { return FN.calls[r]; }, show: function (r) { return fmtInt(FN.calls[r]); } },
-    { title: 'Inclusive', time: true, tip: 'Time in the function and its callees (recursion counted once)', get: function (r) { return FN.incl[r]; }, show: function (r) { return fmtNs(FN.incl[r]); } },
-    { title: '%', time: true, tip: 'Inclusive time, share of all threads\u2019 time', get: function (r) { return FN.incl[r]; }, show: function (r) { const f = document.createDocumentFragment(); f.append(bar(FN.incl[r], total), fmtPct(FN.incl[r], total)); return f; } },
-    { title: 'Exclusive', time: true, tip: 'Time in the function itself', get: function (r) { return FN.excl[r]; }, show: function (r) { return fmtNs(FN.excl[r]); } },
-    { title: 'Excl %', time: true, get: function (r) { return FN.excl[r]; }, show: function (r) { return fmtPct(FN.excl[r], total); } },
+    { title: 'Inclusive', time: true, est: true, tip: 'Time in the function and its callees (recursion counted once)' + ESTTIP, get: function (r) { return FN.incl[r]; }, show: function (r) { return fmtT(FN.incl[r]); } },
+    { title: '%', time: true, est: true, tip: 'Inclusive time, share of all threads\u2019 time' + ESTTIP, get: function (r) { return FN.incl[r]; }, show: function (r) { const f = document.createDocumentFragment(); f.append(bar(FN.incl[r], total), fmtPct(FN.incl[r], total)); return f; } },
+    { title: 'Exclusive', time: true, est: true, tip: 'Time in the function itself' + ESTTIP, get: function (r) { return FN.excl[r]; }, show: function (r) { return fmtT(FN.excl[r]); } },
+    { title: 'Excl %', time: true, est: true, get: function (r) { return FN.excl[r]; }, show: function (r) { return fmtPct(FN.excl[r], total); } },
     { title: 'Mean', time: true, tip: 'Inclusive time per call', get: function (r) { return FN.calls[r] ? FN.incl[r] / FN.calls[r] : 0; }, show: function (r) { return FN.calls[r] ? fmtNs(FN.incl[r] / FN.calls[r]) : '–'; } },
     { title: 'Max', time: true, tip: 'Longest single frame', get: function (r) { return FN.max[r]; }, show: function (r) { return fmtNs(FN.max[r]); } },
     { title: 'Unwound', tip: 'Frames ended by an exception', get: function (r) { return FN.unwound[r]; }, show: function (r) { return FN.unwound[r] ? fmtInt(FN.unwound[r]) : ''; } },
@@ -505,7 +516,7 @@
     const rows = [
       ['Process', 'pid ' + p.pid], ['Command', p.command], ['Runtime', p.runtime], ['Hooks', p.hook_mode],
       ['Recorded', fmtDate(p.start_unix_ns)], ['Duration', fmtNs(p.duration_ns)],
-      ['Time in frames', TIMED ? fmtNs(p.root_ns) + ' (all threads)' : ''],
+      ['Time in frames', MEASURED ? fmtNs(p.root_ns) + ' (all threads)' : ''],
       ['Events', fmtInt(p.events) + (p.analysed_events !== p.events ? ' (' + fmtInt(p.analysed_events) + ' analysed)' : '')],
       ['Threads', fmtInt(p.threads)], ['Functions', fmtInt(p.functions_called) + ' called of ' + fmtInt(p.functions) + ' seen'],
       ['Frames', fmtInt(p.frames)], ['Async logical calls', fmtInt(p.logical_calls)], ['Exceptions thrown', fmtInt(p.throws)],
@@ -540,7 +551,8 @@
       '): the nodes of largest time are shown and, under each, the ' + fmtInt(cap.hidden) + ' others are merged into \u201cother\u201d boxes.';
     warn(note);
   }
-  $('tree-note').textContent = note + (maxDepth + 1 > MAX_ROWS ? ' Stacks deeper than ' + MAX_ROWS + ' are cut in the graph.' : '');
+  $('tree-note').textContent = note + (maxDepth + 1 > MAX_ROWS ? ' Stacks deeper than ' + MAX_ROWS + ' are cut in the graph.' : '') +
+    (EST ? ' Times (~) are estimates from samples (record --timing sampled): paths no sample saw have none; calls are exact.' : '');
   const fcap = D.functions_cap;
   $('functions-note').textContent = fcap.shown < fcap.total
     ? 'The report holds ' + fmtInt(fcap.shown) + ' of ' + fmtInt(fcap.total) + ' functions: the top ' + fmtInt(fcap.per_key) + ' by inclusive time, exclusive time and calls, and those the graph shows. Click a row to find it in the graph.'

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use eltrace_analysis::{CallNodeId, CallTree, ThreadIdx};
+use eltrace_analysis::{CallNodeId, CallTree, SampledTimes, ThreadIdx};
 
 /// A multiply-rotate hasher for the `u64` keys of the per-frame map (SipHash would cost
 /// more than the rest of the per-frame work).
@@ -40,6 +40,53 @@ pub(super) struct Acc {
     pub calls: u64,
     pub incl: u64,
     pub excl: u64,
+}
+
+/// Replaces the paths' times by the sampler's estimates (a `--timing sampled` trace, whose
+/// frames have ordering times only): a path of the call tree on a thread gets the estimates
+/// of the same path of functions in the thread's sampled tree, or none if no sample saw it.
+pub(super) fn estimate_paths(paths: &mut KeyMap<Acc>, tree: &CallTree, sampled: &SampledTimes) {
+    // The sampled nodes by (parent node, or a thread's root key; function).
+    const ROOT: u64 = 1 << 32;
+    let nodes = sampled.nodes();
+    let mut child: HashMap<(u64, u32), u32> = HashMap::with_capacity(nodes.len());
+    for (i, n) in nodes.iter().enumerate() {
+        let parent = n.parent.map_or(ROOT | u64::from(n.thread.0), u64::from);
+        child.insert((parent, n.func.0), i as u32);
+    }
+    // The sampled node of a call path on a thread, found from the path's root down.
+    let mut memo: KeyMap<Option<u32>> = KeyMap::default();
+    let mut chain = Vec::new();
+    let keys: Vec<u64> = paths.keys().copied().collect();
+    for key in keys {
+        let thread = ThreadIdx((key >> 32) as u32);
+        let mut cur = Some(CallNodeId(key as u32));
+        while let Some(c) = cur.filter(|&c| !memo.contains_key(&path_key(thread, c))) {
+            chain.push(c);
+            cur = tree.get(c).and_then(|n| n.parent);
+        }
+        let mut above = match cur {
+            Some(c) => memo[&path_key(thread, c)],
+            None => Some(u32::MAX),
+        };
+        while let Some(c) = chain.pop() {
+            let parent = match above {
+                Some(u32::MAX) => Some(ROOT | u64::from(thread.0)),
+                Some(p) => Some(u64::from(p)),
+                None => None,
+            };
+            let func = tree.get(c).map(|n| n.func.0);
+            let node = parent
+                .zip(func)
+                .and_then(|(p, f)| child.get(&(p, f)).copied());
+            memo.insert(path_key(thread, c), node);
+            above = node;
+        }
+        let acc = paths.get_mut(&key).expect("a key of the map");
+        let stat = above.and_then(|i| nodes.get(i as usize)).map(|n| n.stat);
+        acc.incl = stat.map_or(0, |s| s.inclusive_ns);
+        acc.excl = stat.map_or(0, |s| s.exclusive_ns);
+    }
 }
 
 /// What a node stands for; the number is the `kind` column of the embedded data.
