@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use apps_support::*;
 use common::apps::dotnet_command;
+use common::browser::{dump_dom, element_text};
 use common::processes::{ChildGuard, TempDir};
 use common::recording::Mode;
 use common::report::{Report, string, uint};
@@ -44,24 +45,37 @@ const WEB_RING_EVENTS: &str = "4096";
 
 #[test]
 fn web_under_load_fast() {
-    web_under_load(Mode::Fast);
+    web_under_load(Mode::Fast, Timing::Exact);
 }
 
 #[test]
 fn web_under_load_slow() {
-    web_under_load(Mode::Slow);
+    web_under_load(Mode::Slow, Timing::Exact);
+}
+
+/// `--timing sampled`: the counts stay exact, and the HTML report of the trace renders its
+/// estimates as a flame graph in Chromium.
+#[test]
+fn web_under_load_sampled_renders_as_a_flame_graph() {
+    web_under_load(Mode::Fast, Timing::Sampled);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Timing {
+    Exact,
+    Sampled,
 }
 
 /// Records the web app with ASP.NET Core selected, sends it [`REQUESTS`] requests over
 /// [`CONNECTIONS`] connections, stops it with POST /shutdown, and checks the handler's calls
-/// against the requests answered.
-fn web_under_load(mode: Mode) {
+/// against the requests answered; a sampled trace's HTML report also in Chromium.
+fn web_under_load(mode: Mode, timing: Timing) {
     let web = web_dll();
     let load = load_dll();
     // Printed with the counts (not asserted): how long the recording and its checks took,
     // the apps' build excluded.
     let started = Instant::now();
-    let dir = TempDir::new(&format!("web-{mode:?}"));
+    let dir = TempDir::new(&format!("web-{mode:?}-{timing:?}"));
     let trace = dir.path().join("web.eltrace");
     let out = dir.path().join("record.stdout");
     let err = dir.path().join("record.stderr");
@@ -71,6 +85,10 @@ fn web_under_load(mode: Mode) {
     // a request runs through about 1,200 probed frames on pool threads: Kestrel's connection
     // and request loops (async state machines), hosting, routing, the endpoint.
     cmd.args(["--include", "Web!*", "--include", "Microsoft.AspNetCore*!*"])
+        .args(match timing {
+            Timing::Exact => &[][..],
+            Timing::Sampled => &["--timing", "sampled"][..],
+        })
         .arg("-o")
         .arg(&trace)
         .arg("--")
@@ -201,9 +219,12 @@ fn web_under_load(mode: Mode) {
         ),
         answered + 1
     );
+    if timing == Timing::Sampled {
+        sampled_flame_graph(dir.path(), &trace, hello);
+    }
     let t = r.trace();
     eprintln!(
-        "web {mode:?}: {answered} requests answered ({}), Hello {hello} calls, {} events, \
+        "web {mode:?} {timing:?}: {answered} requests answered ({}), Hello {hello} calls, {} events, \
          {} dropped, {} waits ({} ms waited), {} threads; {} s",
         load_out.trim(),
         uint(t, "events"),
@@ -213,6 +234,60 @@ fn web_under_load(mode: Mode) {
         uint(t, "threads"),
         started.elapsed().as_secs(),
     );
+}
+
+/// The HTML report of a sampled web trace in headless Chromium: rendered with no error or
+/// console line, its graph weighted by estimated time with boxes drawn, the handler's row
+/// with its exact calls and an estimated (`~`) time, and the note that times are estimates.
+fn sampled_flame_graph(dir: &Path, trace: &Path, hello: u64) {
+    let html = dir.join("web.html");
+    let mut cmd = std::process::Command::new(common::processes::eltrace());
+    cmd.arg("export")
+        .arg(trace)
+        .args(["--format", "html", "-o"])
+        .arg(&html);
+    let (status, _, stderr) = run_for(&mut cmd, dir, "export", SDK_TIMEOUT);
+    assert!(status.success(), "export --format html: {stderr}");
+    let loaded = dump_dom(&html, dir, (1280, 1000));
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    let dom = &loaded.dom;
+    let body = &dom[dom.find("<body").expect("a body")..];
+    let body = &body[..body.find('>').expect("the body tag ends")];
+    assert!(
+        body.contains("data-rendered=\"yes\"") && !body.contains("data-errors"),
+        "{body}"
+    );
+    let canvas = &dom[dom.find("<canvas").expect("the graph")..];
+    let canvas = &canvas[..canvas.find('>').unwrap()];
+    assert!(canvas.contains("data-metric=\"time\""), "{canvas}");
+    let drawn: u64 = canvas
+        .split("data-drawn=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(drawn > 10, "boxes drawn: {canvas}");
+    let functions = element_text(dom, "table", "functions").expect("the functions table");
+    assert!(functions.contains(">~"), "estimated times: {functions}");
+    let note = element_text(dom, "p", "tree-note").expect("the tree's note");
+    assert!(note.contains("estimates from samples"), "{note}");
+    // The data's row of the handler: exact calls.
+    let page = fs::read_to_string(&html).unwrap();
+    let start = page.find("id=\"eltrace-data\">").expect("the data") + "id=\"eltrace-data\">".len();
+    let len = page[start..].find("</script>").expect("the data ends");
+    let data: serde_json::Value = serde_json::from_str(&page[start..start + len]).unwrap();
+    assert_eq!(data["estimated"], true);
+    let strings = data["strings"].as_array().unwrap();
+    let f = &data["functions"];
+    let row = f["name"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| strings[n.as_u64().unwrap() as usize] == "WebApp.Endpoints.Hello")
+        .expect("Hello's row");
+    assert_eq!(f["calls"][row], hello);
+    common::browser::screenshot(&html, &dir.join("web.png"), dir, (1280, 1500));
+    eprintln!("sampled web report: {drawn} boxes drawn");
 }
 
 #[test]
