@@ -302,6 +302,7 @@ fn seeds() -> Vec<Vec<u8>> {
             .events(0, &deep)
             .end(10_000),
     );
+    all.push(deep_sampled(200, 50));
     if let Ok(dir) = std::env::var("ELTRACE_FUZZ_SEEDS") {
         for e in std::fs::read_dir(dir).expect("ELTRACE_FUZZ_SEEDS") {
             let p = e.unwrap().path();
@@ -311,6 +312,76 @@ fn seeds() -> Vec<Vec<u8>> {
         }
     }
     all
+}
+
+/// A `--timing sampled` trace whose thread goes `depth` frames deep (three functions
+/// recursing through each other) and is sampled `samples` times there, 100 µs apart (10 kHz).
+fn deep_sampled(depth: u64, samples: u64) -> Vec<u8> {
+    use EventKind::*;
+    let enters: Vec<(u64, EventKind, u32)> =
+        (0..depth).map(|i| (i, Enter, (i % 3) as u32)).collect();
+    let leaves: Vec<(u64, EventKind, u32)> = (0..depth)
+        .rev()
+        .map(|i| (depth + i, Leave, (i % 3) as u32))
+        .collect();
+    let at: Vec<(u32, u64, u64, Option<u64>)> = (0..=samples)
+        .map(|k| {
+            (
+                0,
+                if k == 0 { 0 } else { depth },
+                k * 100_000,
+                Some(k * 90_000),
+            )
+        })
+        .collect();
+    TraceBuilder::new(eltrace_trace::testing::timed_info("sampled", 10_000))
+        .functions([
+            ("App.dll", "App.P", "A"),
+            ("App.dll", "App.P", "B"),
+            ("App.dll", "App.P", "C"),
+        ])
+        .thread(0, 1)
+        .samples(&at[..1])
+        .events(0, &enters)
+        .samples(&at[1..])
+        .events(0, &leaves)
+        .end(2 * depth)
+}
+
+/// Issue 28: a stack 100,000 deep held for 3 s of 10 kHz samples. The sampled analysis
+/// credits a sample to the top of the stack only, so its work (counted by the estimator, not
+/// timed) stays within a few steps per event and sample, where crediting every frame at every
+/// sample took depth × samples = 3·10^9 steps (72.6 s of `report` for the issue's trace); and
+/// `eltrace report` on it ends cleanly within the fuzzer's limits.
+#[test]
+fn a_deep_sampled_stack_costs_events_plus_samples() {
+    let (depth, samples) = (100_000u64, 30_000u64);
+    let bytes = deep_sampled(depth, samples);
+    let a = eltrace_analysis::analyze(&bytes[..], &eltrace_analysis::Options::default())
+        .expect("the trace reads");
+    let s = a.sampled.as_ref().expect("sampled times");
+    let events = 2 * depth;
+    let bound = 6 * (events + samples);
+    assert!(s.steps() <= bound, "{} steps > {bound}", s.steps());
+    assert_eq!(s.samples, samples + 1);
+    for f in 0..3 {
+        let st = s.function(eltrace_trace::FunctionIdx(f)).expect("sampled");
+        assert_eq!((st.samples, st.inclusive_ns), (samples, samples * 100_000));
+    }
+    let dir = temp_dir("fuzz-deep-sampled");
+    let p = save(&dir, "deep.eltrace", &bytes);
+    for cmd in [&["report"][..], &["export", "-o", "-", "-f", "html"][..]] {
+        let mut args = cmd.to_vec();
+        args.push(p.to_str().unwrap());
+        let o = run_limited(&args, &dir, MEM, OUT_MAX, TIME);
+        assert!(
+            o.clean() && o.code == Some(0),
+            "eltrace {args:?}: exit {:?}, timed out {}: {}",
+            o.code,
+            o.timed_out,
+            o.stderr
+        );
+    }
 }
 
 const COMMANDS: [&[&str]; 9] = [
