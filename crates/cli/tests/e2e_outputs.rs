@@ -13,6 +13,9 @@
 //!                                                               instead of waits after 300 ms
 //! the trace's file system frozen (fsfreeze), --max-stall 500ms → the same, on a real
 //!                                                               loop-mounted ext4 (root)
+//! the trace's file system full (a 16 MiB loop-mounted ext4)   → the trace stops there (cut
+//!                                                               short, said), the program
+//!                                                               runs to its end
 //! ```
 
 mod common;
@@ -253,14 +256,14 @@ fn a_stalled_writer_holds_the_program_at_most_max_stall() {
     assert!(events > 0, "and the rest recorded: {}", json["trace"]);
 }
 
-/// A loop-mounted ext4 image under `dir` (root and loop devices needed), unfrozen and
-/// unmounted when dropped, whatever happened.
+/// A loop-mounted ext4 image of `size` (`truncate -s`) under `dir` (root and loop devices
+/// needed), unfrozen and unmounted when dropped, whatever happened.
 struct LoopMount {
     mnt: std::path::PathBuf,
 }
 
 impl LoopMount {
-    fn new(dir: &Path) -> LoopMount {
+    fn new(dir: &Path, size: &str) -> LoopMount {
         let img = dir.join("fs.img");
         let mnt = dir.join("mnt");
         std::fs::create_dir_all(&mnt).unwrap();
@@ -278,7 +281,7 @@ impl LoopMount {
             );
         };
         let (img_s, mnt_s) = (img.to_str().unwrap(), mnt.to_str().unwrap());
-        run(&["truncate", "-s", "2G", img_s]);
+        run(&["truncate", "-s", size, img_s]);
         run(&["mkfs.ext4", "-q", "-F", img_s]);
         run(&["mount", "-o", "loop", img_s, mnt_s]);
         LoopMount { mnt }
@@ -308,7 +311,7 @@ impl Drop for LoopMount {
 #[test]
 fn a_frozen_file_system_holds_the_program_at_most_max_stall() {
     let dir = TempDir::new("frozen-output");
-    let fs = LoopMount::new(dir.path());
+    let fs = LoopMount::new(dir.path(), "2G");
     let trace = fs.mnt.join("busy.eltrace");
     let (out_path, err_path) = (
         dir.path().join("frozen.stdout"),
@@ -354,6 +357,52 @@ fn a_frozen_file_system_holds_the_program_at_most_max_stall() {
         "{}",
         json["trace"]
     );
+    assert!(
+        json["trace"]["events"].as_u64().unwrap() > 0,
+        "{}",
+        json["trace"]
+    );
+    drop(fs);
+}
+
+/// Issue 28 point 2: a full disk (a 16 MiB ext4, where a busy program writes far more) ends
+/// the trace at its last whole chunk, says so, and leaves the program running to its normal
+/// end; `report` reads the trace as cut short.
+#[test]
+fn a_full_disk_ends_the_trace_not_the_program() {
+    let dir = TempDir::new("full-output");
+    let fs = LoopMount::new(dir.path(), "16M");
+    let trace = fs.mnt.join("busy.eltrace");
+    let mut cmd = Command::new(eltrace());
+    cmd.arg("record")
+        .arg("-o")
+        .arg(&trace)
+        .args(["--", "dotnet"])
+        .arg(scenarios_dll())
+        .args(["busy", "2", "1"])
+        .env_remove(env::HOOKS);
+    let (status, stdout, stderr) = run_captured(&mut cmd, dir.path(), "full");
+    assert!(
+        status.success(),
+        "the program ends normally:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("the disk is full (ENOSPC)"),
+        "the profiler says why the trace ends: {stderr}"
+    );
+    let out = Command::new(eltrace())
+        .arg("report")
+        .arg("--json")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["trace"]["truncated"], true, "{}", json["trace"]);
     assert!(
         json["trace"]["events"].as_u64().unwrap() > 0,
         "{}",
