@@ -15,7 +15,7 @@
 //! async state machine by a member only iterators have (`GetEnumerator`, `get_Current`,
 //! `Dispose`, `Reset`), seen in the function table before its `MoveNext` runs.
 
-use eltrace_trace::{FunctionFlags, FunctionIdx, FunctionRecord, TraceInfo};
+use eltrace_trace::{FunctionFlags, FunctionIdx, FunctionRecord};
 
 use crate::fxmap::{DenseMap, FxHashMap};
 use crate::machines::{
@@ -199,16 +199,6 @@ impl Roles {
             }
         }
     }
-}
-
-/// Whether the runtime reports a Leave when a runtime-async method suspends: only when the
-/// trace's INFO says so (key `async_suspend_leave=1`). No released runtime does: .NET 10 and
-/// 11.0.0 give a suspending variant no Leave (measured, docs/async-observations.md), so the
-/// runtime's version decides nothing.
-pub fn runtime_reports_suspend_leaves(info: &TraceInfo) -> bool {
-    info.extra
-        .iter()
-        .any(|(k, v)| k == "async_suspend_leave" && v == "1")
 }
 
 #[cfg(test)]
