@@ -127,14 +127,8 @@ impl Analyzer {
         match rec {
             Record::Info(info) => {
                 self.clock.info_read(&info);
-                let sampling = info.extra.iter().any(|(k, v)| k == "sampling" && v == "1");
-                if sampling || info.timing() == eltrace_trace::protocol::timing::SAMPLED {
-                    let hz = info
-                        .extra
-                        .iter()
-                        .find(|(k, _)| k == "sample_hz")
-                        .and_then(|(_, v)| v.parse().ok())
-                        .unwrap_or(1000);
+                if info.sampling() || info.timing() == eltrace_trace::protocol::timing::SAMPLED {
+                    let hz = info.sample_hz().unwrap_or(1000);
                     self.sampler = Some(Sampler::new(hz));
                 }
                 self.replay.info_read(&info);
@@ -375,7 +369,7 @@ impl Clock {
     }
 
     fn to_ns(&self, ticks: u64) -> u64 {
-        ticks_to_ns(&self.info, ticks)
+        self.info.ns_since_start(ticks)
     }
 
     /// Turns a chunk of a thread's events' ticks into ns, clamped to the thread's latest time;
@@ -386,7 +380,7 @@ impl Clock {
         let prev = self.last_ns.entry(thread.0, || 0);
         let mut at = *prev;
         for e in events.iter_mut() {
-            at = ticks_to_ns(&self.info, e.ts).max(at);
+            at = self.info.ns_since_start(e.ts).max(at);
             e.ts = at;
         }
         *prev = at;
@@ -411,10 +405,4 @@ impl Clock {
             rec => Chunk::Record(rec),
         }
     }
-}
-
-/// Ticks into ns since the trace's start (`info.start_ticks`).
-#[inline]
-fn ticks_to_ns(info: &eltrace_trace::TraceInfo, ticks: u64) -> u64 {
-    info.ticks_to_ns(ticks.saturating_sub(info.start_ticks))
 }

@@ -80,7 +80,6 @@ mod tests;
 
 pub use analysis::{Analysis, ValueSample};
 pub use analyzer::{Analyzer, Options, analyze, analyze_with};
-pub use asyncs::runtime_reports_suspend_leaves;
 pub use calltree::{CallNode, CallTree};
 pub use eltrace_trace::{FunctionIdx, ThreadIdx};
 pub use machines::{Kickoffs, MachineKind, machine_kind_from_flags};

@@ -15,7 +15,7 @@
 use eltrace_trace::{Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, TraceInfo};
 
 use crate::asyncs::link::{self, Ctx};
-use crate::asyncs::{Calls, Roles, runtime_reports_suspend_leaves};
+use crate::asyncs::{Calls, Roles};
 use crate::fxmap::DenseMap;
 use crate::iterators::{self, Iterators};
 use crate::model::{EndKind, Frame, ROOT, SegmentRef, Tables};
@@ -53,8 +53,8 @@ pub(crate) struct Replay {
 impl Replay {
     /// The trace's INFO record was read.
     pub fn info_read(&mut self, info: &TraceInfo) {
-        self.suspend_leaves = runtime_reports_suspend_leaves(info);
-        self.calls.by_identity = info.extra.iter().any(|(k, v)| k == "gc_epochs" && v == "1");
+        self.suspend_leaves = info.async_suspend_leaves();
+        self.calls.by_identity = info.gc_epochs();
     }
 
     /// A FUNCTION record was read (before it goes into the function table).

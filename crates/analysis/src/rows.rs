@@ -8,12 +8,12 @@
 //! one call of the method: one row named after the method, with the split kept as detail
 //! (`variant_calls`, `thunk_calls`; docs/design.md "One row per method").
 //!
-//! A call that goes through both entries is counted once: for a runtime-async method
-//! (impl flag `0x2000`) the thunk calls the variant, which runs the method's code; for a
-//! method that is not async it is the other way round, the variant calls the Task-returning
-//! method's code (.NET 10; on .NET 11 the variant runs the method's code itself). Those
-//! nested frames are the caller→callee edges between the two, taken off the row's calls,
-//! segments and inclusive time.
+//! A call that goes through both entries is counted once: for a runtime-async method (impl
+//! flag `0x2000`, `FunctionRecord::is_runtime_async`) the thunk calls the variant, which runs
+//! the method's code; for a method that is not async it is the other way round, the variant
+//! calls the Task-returning method's code (.NET 10; on .NET 11 the variant runs the method's
+//! code itself). Those nested frames are the caller→callee edges between the two, taken off
+//! the row's calls, segments and inclusive time.
 //!
 //! ```text
 //! .NET 10, SlowStream.ReadAsync (not async) awaited by runtime-async Consume 25 times and
@@ -27,9 +27,6 @@ use crate::analysis::Analysis;
 use crate::machines::{Kickoffs, MachineKind, machine_kind_from_flags};
 use crate::model::{EdgeStats, FunctionStats};
 use eltrace_trace::{FunctionIdx, FunctionRecord};
-
-/// Impl flag of a runtime-async method (`MethodImplOptions.Async`).
-const IMPL_ASYNC: u32 = 0x2000;
 
 /// How a merged method's calls came in (the two add up to the row's calls).
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,7 +59,7 @@ pub fn nested_pair(a: &Analysis, caller: FunctionIdx, callee: FunctionIdx) -> bo
     if c.module != e.module || c.token != e.token || c.full_name() != e.full_name() {
         return false;
     }
-    let runtime_async = (c.impl_flags | e.impl_flags) & IMPL_ASYNC != 0;
+    let runtime_async = c.is_runtime_async() || e.is_runtime_async();
     if runtime_async {
         c.flags.async_thunk() && e.flags.async_variant()
     } else {
@@ -100,7 +97,7 @@ pub fn merge(
         a.tables
             .functions
             .get(i)
-            .is_some_and(|r| r.impl_flags & IMPL_ASYNC != 0)
+            .is_some_and(FunctionRecord::is_runtime_async)
     });
     let mut nested = EdgeStats::default();
     for &o in &others {

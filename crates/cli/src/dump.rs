@@ -9,7 +9,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use eltrace_trace::{EventKind, FunctionIdx, Record, ThreadIdx, TraceReader};
+use eltrace_trace::{EventKind, FunctionIdx, Record, ThreadIdx, TraceInfo, TraceReader};
 
 use crate::util::{Fail, io_msg, open_trace};
 
@@ -30,8 +30,8 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut names: HashMap<u32, String> = HashMap::new();
     let mut tids: HashMap<u32, u64> = HashMap::new();
-    let mut origin = 0u64;
-    let mut ns_per_tick = 1.0f64;
+    // Times print as ns since the recording's start, by the INFO record (first in the file).
+    let mut info = TraceInfo::new(0);
     let mut printed = 0u64;
     let mut line = String::new();
     loop {
@@ -42,14 +42,13 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
         };
         line.clear();
         match rec {
-            Record::Info(info) => {
-                origin = info.start_ticks;
-                ns_per_tick = info.ns_per_tick;
+            Record::Info(i) => {
                 let _ = write!(
                     line,
                     "info pid={} runtime={:?} hook_mode={} command={:?}",
-                    info.pid, info.runtime, info.hook_mode, info.command
+                    i.pid, i.runtime, i.hook_mode, i.command
                 );
+                info = i;
             }
             Record::Function(f) => {
                 let name = names.entry(f.idx.0).or_default();
@@ -81,7 +80,7 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
                         break;
                     }
                     printed += 1;
-                    let ns = (e.ts.saturating_sub(origin) as f64 * ns_per_tick) as u64;
+                    let ns = info.ns_since_start(e.ts);
                     if e.kind == EventKind::Value {
                         let _ = writeln!(line, "{tid:>7} {ns:>14} value    #{}", e.func.0);
                         continue;
@@ -125,7 +124,7 @@ pub fn dump(opts: DumpOptions) -> Result<ExitCode, Fail> {
                         "sample tid={} index={} ts={} cpu_ns={}",
                         tid_of(&tids, s.thread),
                         s.index,
-                        (s.ts.saturating_sub(origin) as f64 * ns_per_tick) as u64,
+                        info.ns_since_start(s.ts),
                         s.cpu_ns.map_or_else(|| "-".into(), |c| c.to_string())
                     );
                 }

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use eltrace_analysis::rows::{Split, method_rows};
-use eltrace_analysis::{
-    Analysis, FunctionIdx, FunctionStats, Options, analyze, runtime_reports_suspend_leaves,
-};
+use eltrace_analysis::{Analysis, FunctionIdx, FunctionStats, Options, analyze};
 use serde_json::{Value, json};
 
 use crate::session;
@@ -114,16 +112,6 @@ fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
             .then_with(|| x.module.cmp(&y.module))
     });
     rows
-}
-
-/// The JIT's TailCallLoopOpt setting the profiled process had (INFO `tail_call_loop_opt`:
-/// `0`, `default`, or the user's value), `None` for a trace that does not say.
-fn tail_call_loop_opt(a: &Analysis) -> Option<String> {
-    a.info()
-        .extra
-        .iter()
-        .find(|(k, _)| k == "tail_call_loop_opt")
-        .map(|(_, v)| v.clone())
 }
 
 fn share(part: u64, total: u64) -> f64 {
@@ -356,7 +344,7 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
             "async: {} logical calls, {} segments ended by suspending without a Leave{}",
             t.logical_calls,
             t.suspended_frames,
-            if runtime_reports_suspend_leaves(info) {
+            if info.async_suspend_leaves() {
                 " (this runtime reports a Leave at suspension)"
             } else {
                 ""
@@ -371,7 +359,7 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
             t.enumerations
         );
     }
-    if let Some(v) = tail_call_loop_opt(a).filter(|v| v != "0") {
+    if let Some(v) = info.tail_call_loop_opt().filter(|&v| v != "0") {
         let _ = writeln!(
             o,
             "tail calls: the JIT's self-tail-call loops were on (TailCallLoopOpt {v}): a \

@@ -29,16 +29,8 @@ pub struct ProcessTrace {
 impl ProcessTrace {
     /// The session id (empty for traces written without `eltrace record`'s session).
     pub fn session(&self) -> &str {
-        info_value(&self.info, "session").unwrap_or("")
+        self.info.session().unwrap_or("")
     }
-}
-
-/// An INFO key that is not one of [`TraceInfo`]'s fields.
-pub fn info_value<'a>(info: &'a TraceInfo, key: &str) -> Option<&'a str> {
-    info.extra
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
 }
 
 /// Reads the INFO chunk of the trace at `path` (only the first chunk).

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use cli_support::*;
+use eltrace_trace::protocol::info_key;
 use eltrace_trace::testing::{TraceBuilder, app_info};
 use serde_json::Value;
 
@@ -23,7 +24,7 @@ fn session_dir(name: &str) -> (PathBuf, PathBuf) {
     save(&dir, "app.4300.eltrace", &csc);
     let mut info = app_info();
     info.pid = 77;
-    info.extra.push(("session".into(), "s0".into()));
+    info.extra.push((info_key::SESSION.into(), "s0".into()));
     let old = TraceBuilder::new(info)
         .methods("App.dll", "Old.P", &["Main"])
         .thread(0, 77)

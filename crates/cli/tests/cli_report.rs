@@ -3,6 +3,7 @@
 mod cli_support;
 
 use cli_support::*;
+use eltrace_trace::protocol::info_key;
 use eltrace_trace::testing::{TraceBuilder, app_info};
 use serde_json::Value;
 
@@ -345,7 +346,7 @@ fn process_trace(pid: u32, command: &str, session: &str, calls: u64) -> Vec<u8> 
     let mut info = app_info();
     info.pid = pid;
     info.command = command.into();
-    info.extra.push(("session".into(), session.into()));
+    info.extra.push((info_key::SESSION.into(), session.into()));
     // The older session started earlier.
     info.start_unix_ns = if session == "s0" { 1_000 } else { 2_000 };
     let evs: Vec<(u64, eltrace_trace::EventKind, u32)> = (0..calls)

@@ -102,12 +102,7 @@ fn a_recorded_session_exports_to_one_perfetto_trace() {
         .collect();
     processes.sort_by_key(|(_, i)| i.pid);
     assert_eq!(processes.len(), 2, "{processes:?}\n{stderr}");
-    let session = |i: &TraceInfo| {
-        i.extra
-            .iter()
-            .find(|(k, _)| k == "session")
-            .map(|(_, v)| v.clone())
-    };
+    let session = |i: &TraceInfo| i.session().map(str::to_owned);
     assert!(session(&processes[0].1).is_some());
     assert_eq!(session(&processes[0].1), session(&processes[1].1));
 

@@ -27,6 +27,7 @@ use common::apps::async_dll;
 use common::recording::{Mode, record_app};
 use common::runtimes::Runtime;
 use eltrace_analysis::{Analysis, EndKind, Frame, FrameSink, Options, Tables, analyze_with};
+use eltrace_trace::protocol::info_key;
 use eltrace_trace::{Event, EventKind, Record, ThreadIdx, TraceReader, TraceWriter};
 
 /// The segments that ended by suspending without a Leave, in the order they closed.
@@ -63,7 +64,7 @@ fn with_suspension_leaves(records: Vec<Record>, suspended: &[(ThreadIdx, Frame)]
         Record::Info(i) => i.clone(),
         other => panic!("first record {other:?}"),
     };
-    let to_ns = |ticks: u64| info.ticks_to_ns(ticks.saturating_sub(info.start_ticks));
+    let to_ns = |ticks: u64| info.ns_since_start(ticks);
     // Each thread's events in order, with the chunk each came from and whether it was
     // inserted here.
     let mut threads: HashMap<ThreadIdx, Vec<(usize, Event, bool)>> = HashMap::new();
@@ -120,7 +121,7 @@ fn with_suspension_leaves(records: Vec<Record>, suspended: &[(ThreadIdx, Frame)]
     }
     let mut info = info;
     info.extra
-        .push(("async_suspend_leave".to_owned(), "1".to_owned()));
+        .push((info_key::ASYNC_SUSPEND_LEAVE.into(), info_key::YES.into()));
     let mut w = TraceWriter::new(BufWriter::new(File::create(out).unwrap()), &info).unwrap();
     for (chunk, rec) in records.into_iter().enumerate() {
         match rec {

@@ -18,6 +18,10 @@ use crate::recorder::Recorder;
 use crate::sys::lock;
 use crate::{hooks, values};
 
+// The trace's readers know the runtime-async impl flag as `protocol::IMPL_ASYNC`; the profiler
+// copies metadata's `impl_flags` unchanged and tests them with abi's `miAsync`.
+const _: () = assert!(METHOD_IMPL_ASYNC == eltrace_trace::protocol::IMPL_ASYNC);
+
 /// The unhandled-exception sentinel: CoreLib's `System.AppContext.OnUnhandledException`,
 /// which raises `AppDomain.UnhandledException` just before the runtime prints the exception
 /// and aborts (measured on CoreCLR 10.0.12: it is JIT-compiled and called on that path).

@@ -1,5 +1,6 @@
 //! Pure name formatting: module file names, nested type names, generic method arity, and the
-//! `Namespace.Type.Method` form the selection globs see.
+//! `Namespace.Type.Method` form the selection globs see (the module name they see is
+//! `eltrace_trace::glob::module_stem`).
 
 /// UTF-16 (as metadata returns it, possibly NUL-terminated) to a `String`.
 pub fn from_wide(buf: &[u16]) -> String {
@@ -23,16 +24,6 @@ pub fn dir_name(path: &str) -> &str {
     match path.rfind(['/', '\\']) {
         Some(i) => &path[..i],
         None => "",
-    }
-}
-
-/// The module name the globs see: the file name without `.dll`/`.exe` (any case).
-pub fn glob_module_name(file: &str) -> &str {
-    let lower = file.to_ascii_lowercase();
-    if lower.ends_with(".dll") || lower.ends_with(".exe") {
-        &file[..file.len() - 4]
-    } else {
-        file
     }
 }
 
@@ -80,18 +71,6 @@ mod tests {
         assert_eq!(file_name("App.dll"), "App.dll");
         assert_eq!(dir_name("/a/b/App.dll"), "/a/b");
         assert_eq!(dir_name("App.dll"), "");
-    }
-
-    #[test]
-    fn module_names() {
-        assert_eq!(glob_module_name("App.dll"), "App");
-        assert_eq!(glob_module_name("Tool.EXE"), "Tool");
-        assert_eq!(
-            glob_module_name("System.Private.CoreLib.dll"),
-            "System.Private.CoreLib"
-        );
-        assert_eq!(glob_module_name("noext"), "noext");
-        assert_eq!(glob_module_name(".dll"), "");
     }
 
     #[test]

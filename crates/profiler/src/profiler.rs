@@ -10,6 +10,7 @@ use std::io::Write as _;
 use std::sync::OnceLock;
 
 use eltrace_abi::*;
+use eltrace_trace::protocol::info_key;
 use eltrace_trace::{EndReason, TraceInfo, protocol};
 
 use crate::com::info::Info;
@@ -127,29 +128,44 @@ impl Profiler {
             command: command_line(),
             hook_mode: hook_mode_name(&config).into(),
             extra: vec![
-                ("session".into(), config.session.clone().unwrap_or_default()),
-                ("ppid".into(), ppid.to_string()),
-                ("clock".into(), clock_desc),
                 (
-                    "profiler".into(),
+                    info_key::SESSION.into(),
+                    config.session.clone().unwrap_or_default(),
+                ),
+                (info_key::PPID.into(), ppid.to_string()),
+                (info_key::CLOCK.into(), clock_desc),
+                (
+                    info_key::PROFILER.into(),
                     format!("eltrace-profiler {}", env!("CARGO_PKG_VERSION")),
                 ),
-                ("profiler_info_version".into(), info.version.to_string()),
                 (
-                    "buffer_events".into(),
+                    info_key::PROFILER_INFO_VERSION.into(),
+                    info.version.to_string(),
+                ),
+                (
+                    info_key::BUFFER_EVENTS.into(),
                     crate::ring::Ring::rounded_capacity(config.buffer_events).to_string(),
                 ),
-                ("max_buffer_mb".into(), config.max_buffer_mb.to_string()),
-                ("flush_ms".into(), config.flush_ms.to_string()),
-                ("values".into(), u8::from(config.values).to_string()),
-                ("lossy".into(), u8::from(config.lossy).to_string()),
-                ("timing".into(), config.timing.name().into()),
-                ("sample_hz".into(), config.sample_hz.to_string()),
-                ("sampling".into(), u8::from(config.sampling).to_string()),
-                ("tail_call_loop_opt".into(), tail_call_loop_opt()),
-                ("gc_epochs".into(), u8::from(gc_epochs(&info)).to_string()),
                 (
-                    "event_mask".into(),
+                    info_key::MAX_BUFFER_MB.into(),
+                    config.max_buffer_mb.to_string(),
+                ),
+                (info_key::FLUSH_MS.into(), config.flush_ms.to_string()),
+                (info_key::VALUES.into(), u8::from(config.values).to_string()),
+                (info_key::LOSSY.into(), u8::from(config.lossy).to_string()),
+                (info_key::TIMING.into(), config.timing.name().into()),
+                (info_key::SAMPLE_HZ.into(), config.sample_hz.to_string()),
+                (
+                    info_key::SAMPLING.into(),
+                    u8::from(config.sampling).to_string(),
+                ),
+                (info_key::TAIL_CALL_LOOP_OPT.into(), tail_call_loop_opt()),
+                (
+                    info_key::GC_EPOCHS.into(),
+                    u8::from(gc_epochs(&info)).to_string(),
+                ),
+                (
+                    info_key::EVENT_MASK.into(),
                     format!("{:#010x}", event_mask(config.hooks, config.values)),
                 ),
             ],

@@ -1,51 +1,15 @@
 //! The selection (docs/design.md "Selection"): which functions get probes, from the
-//! include/exclude glob lists. Globs match with `eltrace_trace::glob`; one that contains `!`
-//! is matched against `Module!Namespace.Type.Method`, any other against the name alone.
+//! include/exclude glob lists and whether the module is the framework's. What one glob
+//! matches (`!`: `Module!Namespace.Type.Method`, else the name alone) is the selection rule
+//! of `eltrace_trace::glob`, which `eltrace record`'s summary shares.
 
-use eltrace_trace::glob;
-use eltrace_trace::protocol::LIST_SEPARATOR;
-
-/// One glob and what it is matched against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Glob {
-    pattern: String,
-    /// Contains `!`: matched against `Module!Namespace.Type.Method`.
-    qualified: bool,
-}
-
-impl Glob {
-    pub fn new(pattern: &str) -> Glob {
-        Glob {
-            pattern: pattern.to_string(),
-            qualified: pattern.contains('!'),
-        }
-    }
-
-    /// `module` is the file name without `.dll`/`.exe`; `name` is `Namespace.Type.Method`.
-    pub fn matches(&self, module: &str, name: &str) -> bool {
-        if self.qualified {
-            let full = format!("{module}!{name}");
-            glob::matches(&self.pattern, &full)
-        } else {
-            glob::matches(&self.pattern, name)
-        }
-    }
-}
-
-/// `glob;glob;…` ([`LIST_SEPARATOR`]) with empty entries ignored.
-pub fn parse_list(list: &str) -> Vec<Glob> {
-    list.split(LIST_SEPARATOR)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(Glob::new)
-        .collect()
-}
+use eltrace_trace::glob::{SelectionGlob, parse_list};
 
 /// The include/exclude lists.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Selection {
-    include: Vec<Glob>,
-    exclude: Vec<Glob>,
+    include: Vec<SelectionGlob>,
+    exclude: Vec<SelectionGlob>,
 }
 
 impl Selection {
@@ -62,9 +26,9 @@ impl Selection {
         self.include.is_empty() && self.exclude.is_empty()
     }
 
-    /// Whether a function gets probes. `module` is the module file name without
-    /// `.dll`/`.exe`, `name` is `Namespace.Type.Method`, `framework` whether the module lies in
-    /// the framework directory.
+    /// Whether a function gets probes. `module` is the module's `glob::module_stem` (file
+    /// name without `.dll`/`.exe`), `name` is `Namespace.Type.Method`, `framework` whether the
+    /// module lies in the framework directory.
     pub fn selects(&self, module: &str, name: &str, framework: bool) -> bool {
         let included = if self.include.is_empty() {
             !framework
@@ -78,25 +42,6 @@ impl Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn qualified_globs() {
-        let g = Glob::new("App!*");
-        assert!(g.matches("App", "Demo.Program.Main"));
-        assert!(!g.matches("Lib", "Demo.Program.Main"));
-        let g = Glob::new("*!Demo.*");
-        assert!(g.matches("Anything", "Demo.X.Y"));
-        let g = Glob::new("Demo.*");
-        assert!(g.matches("App", "Demo.X.Y"));
-        assert!(!g.matches("Demo", "Other.X"));
-    }
-
-    #[test]
-    fn lists() {
-        assert_eq!(parse_list(""), vec![]);
-        assert_eq!(parse_list(";; ;"), vec![]);
-        assert_eq!(parse_list("a; b;"), vec![Glob::new("a"), Glob::new("b")]);
-    }
 
     #[test]
     fn default_selection_skips_framework() {

@@ -2,6 +2,17 @@
 //! `ELTRACE_INCLUDE`/`ELTRACE_EXCLUDE` selection, README "Selection", and `eltrace check
 //! --only`). `*` matches any run of characters (dots included), `?` exactly one character,
 //! anything else itself, case-sensitively; a glob matches the whole text.
+//!
+//! And the selection rule, what a selection glob is matched against ([`SelectionGlob`]), for
+//! the profiler, which selects by it, and `eltrace record`'s summary, which warns about a
+//! glob that matched nothing:
+//!
+//! ```text
+//! App!*.Run*   (has `!`)  App!Demo.Program.Run      module App.dll, .dll/.exe stripped
+//! Demo.*.Run*             Demo.Program.Run          the name alone
+//! ```
+
+use crate::protocol::LIST_SEPARATOR;
 
 /// Whether `pattern` has a wildcard (`*` or `?`).
 pub fn has_wildcard(pattern: &str) -> bool {
@@ -32,6 +43,62 @@ pub fn matches(pattern: &str, text: &str) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == '*')
+}
+
+/// The module name a selection glob sees: the module's file name without `.dll`/`.exe` (any
+/// case): `App.dll` → `App`.
+pub fn module_stem(file: &str) -> &str {
+    let n = file.len();
+    match file.get(n.saturating_sub(4)..) {
+        Some(ext) if ext.eq_ignore_ascii_case(".dll") || ext.eq_ignore_ascii_case(".exe") => {
+            &file[..n - 4]
+        }
+        _ => file,
+    }
+}
+
+/// One selection glob (`record --include`/`--exclude`, `ELTRACE_INCLUDE`/`ELTRACE_EXCLUDE`)
+/// and what it is matched against: one that contains `!` against
+/// `Module!Namespace.Type.Method` (the module by its [`module_stem`]), any other against
+/// `Namespace.Type.Method` alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectionGlob {
+    pattern: String,
+    /// Contains `!`: matched against `Module!Namespace.Type.Method`.
+    qualified: bool,
+}
+
+impl SelectionGlob {
+    pub fn new(pattern: &str) -> SelectionGlob {
+        SelectionGlob {
+            pattern: pattern.to_string(),
+            qualified: pattern.contains('!'),
+        }
+    }
+
+    /// The glob as given.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Whether the glob matches a function: `module` is its module's [`module_stem`],
+    /// `name` its `Namespace.Type.Method`.
+    pub fn matches(&self, module: &str, name: &str) -> bool {
+        if self.qualified {
+            matches(&self.pattern, &format!("{module}!{name}"))
+        } else {
+            matches(&self.pattern, name)
+        }
+    }
+}
+
+/// The globs of a list `glob;glob;…` ([`LIST_SEPARATOR`]), each trimmed, blank ones ignored.
+pub fn parse_list(list: &str) -> Vec<SelectionGlob> {
+    list.split(LIST_SEPARATOR)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(SelectionGlob::new)
+        .collect()
 }
 
 #[cfg(test)]
@@ -89,5 +156,44 @@ mod tests {
         assert!(has_wildcard("a?c"));
         assert!(!has_wildcard("regs.fast"));
         assert!(!has_wildcard(""));
+    }
+
+    #[test]
+    fn module_stems() {
+        assert_eq!(module_stem("App.dll"), "App");
+        assert_eq!(module_stem("Tool.EXE"), "Tool");
+        assert_eq!(
+            module_stem("System.Private.CoreLib.dll"),
+            "System.Private.CoreLib"
+        );
+        assert_eq!(module_stem("noext"), "noext");
+        assert_eq!(module_stem(".dll"), "");
+        assert_eq!(module_stem("dll"), "dll");
+        assert_eq!(module_stem("a.exe.dll"), "a.exe");
+        assert_eq!(module_stem("Ünï.Dll"), "Ünï");
+        assert_eq!(module_stem("ü.dl"), "ü.dl");
+    }
+
+    #[test]
+    fn qualified_globs() {
+        let g = SelectionGlob::new("App!*");
+        assert!(g.matches("App", "Demo.Program.Main"));
+        assert!(!g.matches("Lib", "Demo.Program.Main"));
+        let g = SelectionGlob::new("*!Demo.*");
+        assert!(g.matches("Anything", "Demo.X.Y"));
+        let g = SelectionGlob::new("Demo.*");
+        assert!(g.matches("App", "Demo.X.Y"));
+        assert!(!g.matches("Demo", "Other.X"));
+        assert_eq!(g.pattern(), "Demo.*");
+    }
+
+    #[test]
+    fn lists() {
+        assert_eq!(parse_list(""), vec![]);
+        assert_eq!(parse_list(";; ;"), vec![]);
+        assert_eq!(
+            parse_list("a; b;"),
+            vec![SelectionGlob::new("a"), SelectionGlob::new("b")]
+        );
     }
 }

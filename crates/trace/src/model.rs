@@ -1,4 +1,8 @@
-//! The records a trace holds, as plain data: what the writer takes and the reader yields.
+//! The records a trace holds, as plain data: what the writer takes and the reader yields,
+//! with the readings every reader shares (INFO's facts by key, ticks as ns since the start,
+//! a function's runtime-async flag).
+
+use crate::protocol::{IMPL_ASYNC, info_key};
 
 /// Index of a function in the trace's function table (dense, assigned by the profiler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -121,13 +125,26 @@ impl TraceInfo {
         }
     }
 
+    /// The value of the INFO key `key` (one of [`info_key`]) among the further facts
+    /// ([`extra`](Self::extra)): the first pair of that key, `None` without one. The one
+    /// lookup behind the accessors below.
+    fn value(&self, key: &str) -> Option<&str> {
+        self.extra
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the flag `key` is set (its value is [`info_key::YES`]).
+    fn flag(&self, key: &str) -> bool {
+        self.value(key) == Some(info_key::YES)
+    }
+
     /// INFO `timing`: `exact` (the default, also for traces older than the key), `none` or
     /// `sampled` (protocol::timing).
     pub fn timing(&self) -> &str {
-        self.extra
-            .iter()
-            .find(|(k, _)| k == "timing")
-            .map_or(crate::protocol::timing::EXACT, |(_, v)| v.as_str())
+        self.value(info_key::TIMING)
+            .unwrap_or(crate::protocol::timing::EXACT)
     }
 
     /// Whether the trace's events carry real timestamps (timing `exact`). Events of a
@@ -137,6 +154,43 @@ impl TraceInfo {
         self.timing() == crate::protocol::timing::EXACT
     }
 
+    /// INFO `sampling`: whether the sampler thread ran (the trace has SAMPLES chunks).
+    pub fn sampling(&self) -> bool {
+        self.flag(info_key::SAMPLING)
+    }
+
+    /// INFO `sample_hz`: the sampler's rate in samples per second, `None` when absent or
+    /// not a decimal number.
+    pub fn sample_hz(&self) -> Option<u64> {
+        self.value(info_key::SAMPLE_HZ)?.parse().ok()
+    }
+
+    /// INFO `session`: the id of the `eltrace record` run that wrote the trace, `None` for a
+    /// trace written without one (the key absent or empty).
+    pub fn session(&self) -> Option<&str> {
+        self.value(info_key::SESSION).filter(|s| !s.is_empty())
+    }
+
+    /// INFO `tail_call_loop_opt`: the JIT's TailCallLoopOpt setting the profiled process had
+    /// (`0`, `default`, or the user's value), `None` for a trace that does not say.
+    pub fn tail_call_loop_opt(&self) -> Option<&str> {
+        self.value(info_key::TAIL_CALL_LOOP_OPT)
+    }
+
+    /// INFO `gc_epochs`: whether continuation values carry the GC epoch, so that an equal
+    /// value is the same object.
+    pub fn gc_epochs(&self) -> bool {
+        self.flag(info_key::GC_EPOCHS)
+    }
+
+    /// Whether the runtime reports a Leave when a runtime-async method suspends: only when
+    /// the INFO says so (`async_suspend_leave=1`). No released runtime does: .NET 10 and
+    /// 11.0.0 give a suspending variant no Leave (measured, docs/async-observations.md), so
+    /// the runtime's version decides nothing.
+    pub fn async_suspend_leaves(&self) -> bool {
+        self.flag(info_key::ASYNC_SUSPEND_LEAVE)
+    }
+
     /// Converts a tick count to nanoseconds.
     pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
         if self.ns_per_tick == 1.0 {
@@ -144,6 +198,12 @@ impl TraceInfo {
         } else {
             (ticks as f64 * self.ns_per_tick) as u64
         }
+    }
+
+    /// A timestamp (in ticks) as ns since the recording's start ([`start_ticks`](Self::start_ticks));
+    /// 0 for one before it.
+    pub fn ns_since_start(&self, ticks: u64) -> u64 {
+        self.ticks_to_ns(ticks.saturating_sub(self.start_ticks))
     }
 }
 
@@ -237,7 +297,7 @@ pub struct FunctionRecord {
     pub method: String,
     /// Metadata token of the method (0x06xxxxxx).
     pub token: u32,
-    /// Method implementation flags from metadata (e.g. 0x2000 = runtime async).
+    /// Method implementation flags from metadata (e.g. [`IMPL_ASYNC`]: runtime async).
     pub impl_flags: u32,
     pub flags: FunctionFlags,
     /// For a kickoff ([`FunctionFlags::ASYNC_KICKOFF`], [`FunctionFlags::ITERATOR_KICKOFF`]):
@@ -253,6 +313,12 @@ impl FunctionRecord {
             idx,
             ..Default::default()
         }
+    }
+
+    /// Whether the method is a runtime-async method (impl flag [`IMPL_ASYNC`]): it has two
+    /// FunctionIDs, the Task-returning thunk and the async variant (docs/trace-format.md).
+    pub fn is_runtime_async(&self) -> bool {
+        self.impl_flags & IMPL_ASYNC != 0
     }
 
     /// `Namespace.Type.Method` (or just the method for global functions).
@@ -440,4 +506,71 @@ pub struct Sample {
     pub ts: u64,
     /// The thread's CPU time (ns) at `ts`, when the profiler could read it.
     pub cpu_ns: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::timing;
+
+    fn info(pairs: &[(&str, &str)]) -> TraceInfo {
+        let mut i = TraceInfo::new(1);
+        i.extra = pairs.iter().map(|&(k, v)| (k.into(), v.into())).collect();
+        i
+    }
+
+    #[test]
+    fn info_accessors_read_their_keys() {
+        let i = info(&[
+            (info_key::SESSION, "1f2e"),
+            (info_key::TIMING, timing::SAMPLED),
+            (info_key::SAMPLE_HZ, "250"),
+            (info_key::SAMPLING, "1"),
+            (info_key::TAIL_CALL_LOOP_OPT, "0"),
+            (info_key::GC_EPOCHS, "1"),
+            (info_key::ASYNC_SUSPEND_LEAVE, "1"),
+        ]);
+        assert_eq!(i.session(), Some("1f2e"));
+        assert_eq!(i.timing(), timing::SAMPLED);
+        assert!(!i.has_event_times());
+        assert_eq!(i.sample_hz(), Some(250));
+        assert!(i.sampling());
+        assert_eq!(i.tail_call_loop_opt(), Some("0"));
+        assert!(i.gc_epochs());
+        assert!(i.async_suspend_leaves());
+    }
+
+    #[test]
+    fn info_accessors_without_their_keys() {
+        let i = info(&[(info_key::SESSION, ""), (info_key::SAMPLE_HZ, "fast")]);
+        assert_eq!(i.session(), None);
+        assert_eq!(i.timing(), timing::EXACT);
+        assert!(i.has_event_times());
+        assert_eq!(i.sample_hz(), None);
+        assert!(!i.sampling());
+        assert_eq!(i.tail_call_loop_opt(), None);
+        assert!(!i.gc_epochs());
+        assert!(!i.async_suspend_leaves());
+        // A flag is set by `1` only.
+        let i = info(&[(info_key::SAMPLING, "0"), (info_key::GC_EPOCHS, "yes")]);
+        assert!(!i.sampling() && !i.gc_epochs());
+    }
+
+    #[test]
+    fn ns_since_start() {
+        let mut i = TraceInfo::new(1);
+        i.start_ticks = 1_000;
+        assert_eq!(i.ns_since_start(1_500), 500);
+        assert_eq!(i.ns_since_start(999), 0);
+        i.ns_per_tick = 0.5;
+        assert_eq!(i.ns_since_start(1_500), 250);
+    }
+
+    #[test]
+    fn runtime_async_is_the_impl_flag() {
+        let mut f = FunctionRecord::new(FunctionIdx(0));
+        assert!(!f.is_runtime_async());
+        f.impl_flags = IMPL_ASYNC | 0x80;
+        assert!(f.is_runtime_async());
+    }
 }

@@ -1,8 +1,10 @@
-//! The protocol across the process boundary between `eltrace` and the profiler library: the
-//! class id the runtime loads the profiler by, the name of every environment variable either
-//! side reads or sets, the values both sides must agree on, and the names of the
-//! `eltrace check` experiments. This is the one place these names are spelled; what each
-//! variable means is in docs/design.md ("Process boundary").
+//! The protocol between `eltrace` and the profiler library: the class id the runtime loads
+//! the profiler by, the name of every environment variable either side reads or sets, the
+//! values both sides must agree on, the names of the `eltrace check` experiments, and what
+//! the profiler tells the readers through the trace: every key of the INFO chunk
+//! ([`info_key`]) and the function flags it copies from metadata ([`IMPL_ASYNC`]). This is
+//! the one place these names are spelled; what each variable means is in docs/design.md
+//! ("Process boundary"), each INFO key in docs/trace-format.md ("INFO keys").
 
 /// eltrace's CLSID, the only class the profiler's `DllGetClassObject` serves, as the 128-bit
 /// number its GUID is built from.
@@ -127,7 +129,87 @@ pub mod timing {
     pub const SAMPLED: &str = "sampled";
 }
 
-/// The `eltrace check` experiments. Each but [`ASYNC`] is a value of [`env::CHECK`] (a
+/// The method-impl flag of a runtime-async method (`MethodImplOptions.Async`) in a FUNCTION
+/// record's `impl_flags` ([`FunctionRecord::is_runtime_async`](crate::FunctionRecord::is_runtime_async)):
+/// the runtime's `miAsync` (corhdr.h), which the profiler knows as
+/// `eltrace_abi::METHOD_IMPL_ASYNC` and copies from metadata unchanged.
+pub const IMPL_ASYNC: u32 = 0x2000;
+
+/// The keys of the trace's INFO chunk, one `const` each, with what the value says and how it
+/// is spelled. The first seven are [`TraceInfo`](crate::TraceInfo)'s fields (the writer
+/// writes and the reader reads them); the profiler writes the others into `extra` and the
+/// readers ask [`TraceInfo`](crate::TraceInfo)'s accessors for them. A flag is `1` (set) or
+/// `0`. A trace written before a key existed lacks it; readers must accept that.
+pub mod info_key {
+    /// Decimal OS process id of the profiled process ([`TraceInfo::pid`](crate::TraceInfo::pid)).
+    pub const PID: &str = "pid";
+    /// Decimal Unix time in ns when recording started.
+    pub const START_UNIX_NS: &str = "start_unix_ns";
+    /// Decimal tick value taken at the same moment: the origin of "ns since start".
+    pub const START_TICKS: &str = "start_ticks";
+    /// Nanoseconds per tick, a finite positive decimal (Rust `{:?}` of an `f64`: `1.0` when
+    /// ticks are ns, as eltrace's profiler writes them).
+    pub const NS_PER_TICK: &str = "ns_per_tick";
+    /// The runtime's description, e.g. `CoreCLR 10.0.12`.
+    pub const RUNTIME: &str = "runtime";
+    /// The profiled command line, as far as the profiler could see it.
+    pub const COMMAND: &str = "command";
+    /// How the hooks were installed: `fast-path` or `slow-path` (the benchmark modes say so
+    /// in words, e.g. `off (benchmark)`).
+    pub const HOOK_MODE: &str = "hook_mode";
+
+    /// The recording session (the id `eltrace record` chose, [`env::SESSION`](super::env::SESSION));
+    /// empty for a trace recorded without `eltrace record`.
+    pub const SESSION: &str = "session";
+    /// Decimal pid of the profiled process's parent.
+    pub const PPID: &str = "ppid";
+    /// The timestamp clock, in words: `tsc (3.0000 GHz, calibrated against
+    /// CLOCK_MONOTONIC)`, `monotonic` or `monotonic (TSC calibration failed)`.
+    pub const CLOCK: &str = "clock";
+    /// The profiler library and its version, `eltrace-profiler 0.1.0`.
+    pub const PROFILER: &str = "profiler";
+    /// Decimal: the highest `ICorProfilerInfoN` the runtime offered (e.g. `15`).
+    pub const PROFILER_INFO_VERSION: &str = "profiler_info_version";
+    /// Decimal per-thread ring capacity in events, as rounded up to a power of two.
+    pub const BUFFER_EVENTS: &str = "buffer_events";
+    /// Decimal cap on all per-thread buffers together, in MiB.
+    pub const MAX_BUFFER_MB: &str = "max_buffer_mb";
+    /// Decimal: how often the writer thread drains the buffers, in ms.
+    pub const FLUSH_MS: &str = "flush_ms";
+    /// Flag: arguments and return values were captured (`record --values`).
+    pub const VALUES: &str = "values";
+    /// Flag: a thread whose buffer was full dropped events instead of waiting
+    /// (`record --lossy`).
+    pub const LOSSY: &str = "lossy";
+    /// Per-event timing, one of [`timing`](super::timing) (`exact` when absent).
+    pub const TIMING: &str = "timing";
+    /// Decimal: the sampler's rate in samples per second per thread (read only with
+    /// [`SAMPLING`]; 1000 when absent).
+    pub const SAMPLE_HZ: &str = "sample_hz";
+    /// Flag: the sampler thread ran and the trace has SAMPLES chunks (timing `sampled`, or
+    /// `exact` with `--sample-hz`).
+    pub const SAMPLING: &str = "sampling";
+    /// The JIT's TailCallLoopOpt setting the process had: the value of
+    /// [`env::DOTNET_TAIL_CALL_LOOP_OPT`](super::env::DOTNET_TAIL_CALL_LOOP_OPT) or else
+    /// [`env::COMPLUS_TAIL_CALL_LOOP_OPT`](super::env::COMPLUS_TAIL_CALL_LOOP_OPT) (`0`
+    /// when `eltrace record` set it), `default` when neither was set.
+    pub const TAIL_CALL_LOOP_OPT: &str = "tail_call_loop_opt";
+    /// Flag: the profiler counted garbage collections (ICorProfilerInfo5 or later) and
+    /// wrote each GC epoch's low 3 bits into the continuation values of Continuation events,
+    /// so an equal value within a trace is the same object (docs/abi.md).
+    pub const GC_EPOCHS: &str = "gc_epochs";
+    /// The `COR_PRF_MONITOR` event mask the profiler set, `0x` and 8 hex digits.
+    pub const EVENT_MASK: &str = "event_mask";
+    /// Flag: the runtime reports a Leave when a runtime-async method suspends. No released
+    /// runtime does and eltrace's profiler never writes the key; a trace that has it (the
+    /// tests') is analysed by that rule (docs/design.md).
+    pub const ASYNC_SUSPEND_LEAVE: &str = "async_suspend_leave";
+
+    /// The value of a set flag.
+    pub const YES: &str = "1";
+}
+
+/// The `eltrace check` experiments. Each but [`ASYNC`](experiment::ASYNC) is a value of [`env::CHECK`] (a
 /// check-mode experiment of the profiler); `async` records a real trace instead.
 pub mod experiment {
     /// A recording of the runtime-async probe with the production profiler.
@@ -172,6 +254,41 @@ mod tests {
             &hex[20..]
         );
         assert_eq!(braced, CLSID_BRACED);
+    }
+
+    #[test]
+    fn info_keys_are_distinct() {
+        use info_key::*;
+        let all = [
+            PID,
+            START_UNIX_NS,
+            START_TICKS,
+            NS_PER_TICK,
+            RUNTIME,
+            COMMAND,
+            HOOK_MODE,
+            SESSION,
+            PPID,
+            CLOCK,
+            PROFILER,
+            PROFILER_INFO_VERSION,
+            BUFFER_EVENTS,
+            MAX_BUFFER_MB,
+            FLUSH_MS,
+            VALUES,
+            LOSSY,
+            TIMING,
+            SAMPLE_HZ,
+            SAMPLING,
+            TAIL_CALL_LOOP_OPT,
+            GC_EPOCHS,
+            EVENT_MASK,
+            ASYNC_SUSPEND_LEAVE,
+        ];
+        let mut sorted = all.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), all.len());
     }
 
     #[test]

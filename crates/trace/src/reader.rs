@@ -8,6 +8,7 @@ use crate::model::{
     EndReason, EndRecord, Event, FunctionFlags, FunctionIdx, FunctionRecord, Record, Sample,
     ThreadIdx, ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
+use crate::protocol::info_key;
 use crate::varint::{Cursor, DecodeError};
 use crate::{FORMAT_VERSION, MAGIC, MAX_CHUNK_PAYLOAD, tag};
 
@@ -225,18 +226,18 @@ pub(crate) fn decode_chunk(
                 let v = c.string()?;
                 let bad = || DecodeError("malformed info value");
                 match k.as_str() {
-                    "pid" => info.pid = v.parse().map_err(|_| bad())?,
-                    "start_unix_ns" => info.start_unix_ns = v.parse().map_err(|_| bad())?,
-                    "start_ticks" => info.start_ticks = v.parse().map_err(|_| bad())?,
-                    "ns_per_tick" => {
+                    info_key::PID => info.pid = v.parse().map_err(|_| bad())?,
+                    info_key::START_UNIX_NS => info.start_unix_ns = v.parse().map_err(|_| bad())?,
+                    info_key::START_TICKS => info.start_ticks = v.parse().map_err(|_| bad())?,
+                    info_key::NS_PER_TICK => {
                         info.ns_per_tick = v.parse().map_err(|_| bad())?;
                         if !(info.ns_per_tick.is_finite() && info.ns_per_tick > 0.0) {
                             return Err(bad());
                         }
                     }
-                    "runtime" => info.runtime = v,
-                    "command" => info.command = v,
-                    "hook_mode" => info.hook_mode = v,
+                    info_key::RUNTIME => info.runtime = v,
+                    info_key::COMMAND => info.command = v,
+                    info_key::HOOK_MODE => info.hook_mode = v,
                     _ => info.extra.push((k, v)),
                 }
             }

@@ -35,6 +35,7 @@ use crate::model::{
     EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, ThreadIdx,
     ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
+use crate::protocol::info_key;
 use crate::writer::TraceWriter;
 
 /// The INFO most synthetic traces carry: process 4242, ns ticks, runtime `CoreCLR test`,
@@ -82,7 +83,8 @@ impl<'a> Function<'a> {
         Function { token, ..self }
     }
 
-    /// The method's implementation flags (`0x2000`: runtime async).
+    /// The method's implementation flags ([`IMPL_ASYNC`](crate::protocol::IMPL_ASYNC):
+    /// runtime async).
     pub const fn impl_flags(self, impl_flags: u32) -> Self {
         Function { impl_flags, ..self }
     }
@@ -110,8 +112,9 @@ impl<'a> From<(&'a str, &'a str, &'a str)> for Function<'a> {
 /// [`app_info`] of a trace recorded with `--timing TIMING` (`none`, `sampled`) at `hz`.
 pub fn timed_info(timing: &str, hz: u64) -> TraceInfo {
     let mut info = app_info();
-    info.extra.push(("timing".into(), timing.into()));
-    info.extra.push(("sample_hz".into(), hz.to_string()));
+    info.extra.push((info_key::TIMING.into(), timing.into()));
+    info.extra
+        .push((info_key::SAMPLE_HZ.into(), hz.to_string()));
     info
 }
 

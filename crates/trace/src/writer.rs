@@ -6,6 +6,7 @@ use crate::crc::crc32_parts;
 use crate::model::{
     EndRecord, Event, FunctionRecord, Sample, ThreadIdx, ThreadRecord, TraceInfo, ValueRecord,
 };
+use crate::protocol::info_key;
 use crate::varint::{put_str, put_u64};
 use crate::{FORMAT_VERSION, MAGIC, MAX_EVENTS_PER_CHUNK, tag};
 
@@ -60,13 +61,13 @@ impl<W: Write> TraceWriter<W> {
 
     fn write_info(&mut self, info: &TraceInfo) -> io::Result<()> {
         let mut pairs: Vec<(&str, String)> = vec![
-            ("pid", info.pid.to_string()),
-            ("start_unix_ns", info.start_unix_ns.to_string()),
-            ("start_ticks", info.start_ticks.to_string()),
-            ("ns_per_tick", format!("{:?}", info.ns_per_tick)),
-            ("runtime", info.runtime.clone()),
-            ("command", info.command.clone()),
-            ("hook_mode", info.hook_mode.clone()),
+            (info_key::PID, info.pid.to_string()),
+            (info_key::START_UNIX_NS, info.start_unix_ns.to_string()),
+            (info_key::START_TICKS, info.start_ticks.to_string()),
+            (info_key::NS_PER_TICK, format!("{:?}", info.ns_per_tick)),
+            (info_key::RUNTIME, info.runtime.clone()),
+            (info_key::COMMAND, info.command.clone()),
+            (info_key::HOOK_MODE, info.hook_mode.clone()),
         ];
         pairs.extend(info.extra.iter().map(|(k, v)| (k.as_str(), v.clone())));
         put_u64(&mut self.payload, pairs.len() as u64);

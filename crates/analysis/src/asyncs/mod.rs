@@ -16,5 +16,4 @@ pub(crate) mod link;
 mod roles;
 
 pub(crate) use calls::Calls;
-pub use roles::runtime_reports_suspend_leaves;
 pub(crate) use roles::{Role, Roles};

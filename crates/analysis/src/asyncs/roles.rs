@@ -15,7 +15,7 @@
 //! async state machine by a member only iterators have (`GetEnumerator`, `get_Current`,
 //! `Dispose`, `Reset`), seen in the function table before its `MoveNext` runs.
 
-use eltrace_trace::{FunctionFlags, FunctionIdx, FunctionRecord, TraceInfo};
+use eltrace_trace::{FunctionFlags, FunctionIdx, FunctionRecord};
 
 use crate::fxmap::{DenseMap, FxHashMap};
 use crate::machines::{
@@ -25,9 +25,6 @@ use crate::machines::{
 use crate::model::FunctionTable;
 
 pub(crate) use crate::machines::is_kickoff;
-
-/// The method implementation flag of a runtime-async method.
-pub const IMPL_ASYNC: u32 = 0x2000;
 
 /// What a function is, as far as segments are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +51,7 @@ fn role_with(r: &FunctionRecord, iterator_by_name: bool) -> Role {
         Role::Thunk
     } else if r.flags.async_variant() {
         Role::Variant
-    } else if r.impl_flags & IMPL_ASYNC != 0 {
+    } else if r.is_runtime_async() {
         Role::Unresolved
     } else if r.method != "MoveNext" {
         Role::Plain
@@ -77,7 +74,7 @@ pub fn same_async_method(a: &FunctionRecord, b: &FunctionRecord) -> bool {
         && a.module == b.module
         && a.type_name == b.type_name
         && a.method == b.method
-        && (a.impl_flags & IMPL_ASYNC != 0 && b.impl_flags & IMPL_ASYNC != 0
+        && (a.is_runtime_async() && b.is_runtime_async()
             || a.flags.async_thunk() && b.flags.async_variant()
             || a.flags.async_variant() && b.flags.async_thunk())
 }
@@ -181,7 +178,7 @@ impl Roles {
     /// otherwise a role already decided becomes the new record's. A record without flags
     /// that names an iterator's member marks its type an iterator.
     pub fn record_read(&mut self, r: &FunctionRecord) {
-        if r.flags.async_variant() || r.impl_flags & IMPL_ASYNC != 0 {
+        if r.flags.async_variant() || r.is_runtime_async() {
             self.variants_possible = true;
         }
         if !r.flags.state_machine_bits()
@@ -199,16 +196,6 @@ impl Roles {
             }
         }
     }
-}
-
-/// Whether the runtime reports a Leave when a runtime-async method suspends: only when the
-/// trace's INFO says so (key `async_suspend_leave=1`). No released runtime does: .NET 10 and
-/// 11.0.0 give a suspending variant no Leave (measured, docs/async-observations.md), so the
-/// runtime's version decides nothing.
-pub fn runtime_reports_suspend_leaves(info: &TraceInfo) -> bool {
-    info.extra
-        .iter()
-        .any(|(k, v)| k == "async_suspend_leave" && v == "1")
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use eltrace_trace::EventKind::{Catch, Enter, Leave, Throw, Unwind};
 use eltrace_trace::TraceInfo;
+use eltrace_trace::protocol::info_key;
 
 use super::build::*;
 use crate::*;
@@ -177,15 +178,16 @@ fn exception_on_11_has_no_suspension_leaves() {
     ];
     let mut info = TraceInfo::new(7);
     info.runtime = "CoreCLR 11.0.0".into();
-    assert!(!runtime_reports_suspend_leaves(&info));
+    assert!(!info.async_suspend_leaves());
     let a = run(&trace_with(info.clone(), &funcs, &[main, pool]));
     assert_eq!(a.totals.unmatched_leaves, 0);
     assert_eq!(counts(&a, 2), (1, 2, 1, 0, 0), "E1 {:?}", fs(&a, 2));
     assert_eq!(counts(&a, 3), (1, 1, 1, 0, 0), "E2 {:?}", fs(&a, 3));
     assert_eq!(counts(&a, 4), (1, 2, 1, 0, 0), "E3 {:?}", fs(&a, 4));
     // Only the INFO key turns suspension Leaves on.
-    info.extra.push(("async_suspend_leave".into(), "1".into()));
-    assert!(runtime_reports_suspend_leaves(&info));
+    info.extra
+        .push((info_key::ASYNC_SUSPEND_LEAVE.into(), info_key::YES.into()));
+    assert!(info.async_suspend_leaves());
 }
 
 /// `plain-await` on .NET 10: Outer awaits Plain, a Task-returning method that is not async.

@@ -2,6 +2,7 @@
 //! edges and stacks stay exact, and the sampled-time estimator credits each sample's interval
 //! to the stack at its event index.
 
+use eltrace_trace::protocol::info_key;
 use eltrace_trace::testing::timed_info;
 use eltrace_trace::{EventKind, FunctionIdx, TraceReader};
 
@@ -166,7 +167,8 @@ fn a_first_sample_past_registration_stands_for_one_period() {
 #[test]
 fn samples_beside_exact_timestamps_are_estimated_too() {
     let mut info = timed_info("exact", 1000);
-    info.extra.push(("sampling".into(), "1".into()));
+    info.extra
+        .push((info_key::SAMPLING.into(), info_key::YES.into()));
     let bytes = b_with(&["Main"], info)
         .thread(0, 10)
         .samples(&[(0, 0, 0, None), (0, 1, 1_000, None)])

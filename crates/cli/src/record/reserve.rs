@@ -82,11 +82,8 @@ pub fn reserve(output: &Path) -> Result<Reservation, Fail> {
             }
             // Its session's process traces go with it (only those naming its session).
             if let Ok(info) = session::read_info(output) {
-                let id = session::info_value(&info, "session")
-                    .unwrap_or("")
-                    .to_owned();
-                if !id.is_empty() {
-                    for t in session::orphans(output, &id) {
+                if let Some(id) = info.session() {
+                    for t in session::orphans(output, id) {
                         if std::fs::remove_file(&t.path).is_ok() {
                             replaced.push(t.path);
                         }

@@ -19,7 +19,6 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use eltrace_trace::protocol::LIST_SEPARATOR;
 use eltrace_trace::{FunctionFlags, Skim, glob, skim};
 
 use crate::session::{ProcessTrace, expand, orphans};
@@ -137,29 +136,20 @@ fn full_disk(path: &Path) -> Option<u64> {
 }
 
 /// Warns about each glob of `flag` that matched none of the functions the processes
-/// compiled (the profiler names every function it sees in the trace, selected or not).
+/// compiled (the profiler names every function it sees in the trace, selected or not), by
+/// the rule the profiler selects by (`glob::SelectionGlob`).
 fn warn_unmatched(all: &[Skim], flag: &str, globs: &[String]) {
     let total: usize = all.iter().map(|s| s.functions.len()).sum();
     if all.is_empty() || total == 0 {
         return;
     }
-    for g in globs
-        .iter()
-        .flat_map(|g| g.split(LIST_SEPARATOR))
-        .map(str::trim)
-        .filter(|g| !g.is_empty())
-    {
-        let hit = all.iter().flat_map(|s| &s.functions).any(|f| {
-            let name = f.full_name();
-            if g.contains('!') {
-                let module = f.module.strip_suffix(".dll").unwrap_or(&f.module);
-                let module = module.strip_suffix(".exe").unwrap_or(module);
-                glob::matches(g, &format!("{module}!{name}"))
-            } else {
-                glob::matches(g, &name)
-            }
-        });
+    for g in globs.iter().flat_map(|g| glob::parse_list(g)) {
+        let hit = all
+            .iter()
+            .flat_map(|s| &s.functions)
+            .any(|f| g.matches(glob::module_stem(&f.module), &f.full_name()));
         if !hit {
+            let g = g.pattern();
             eprintln!(
                 "eltrace: warning: {flag} '{g}' matched none of the {total} functions the program \
                  compiled (globs match `Namespace.Type.Method`, or `Module!Namespace.Type.Method` \

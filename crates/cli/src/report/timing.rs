@@ -125,13 +125,7 @@ impl<'a> Timing<'a> {
     pub fn summary_json(self, a: &Analysis) -> Value {
         let mut v = json!({ "mode": a.info().timing() });
         if let Some(st) = &a.sampled {
-            v["sample_hz"] = a
-                .info()
-                .extra
-                .iter()
-                .find(|(k, _)| k == "sample_hz")
-                .and_then(|(_, v)| v.parse::<u64>().ok())
-                .map_or(Value::Null, |h| json!(h));
+            v["sample_hz"] = a.info().sample_hz().map_or(Value::Null, |h| json!(h));
             v["samples"] = json!(st.samples);
             v["unmatched_samples"] = json!(st.unmatched);
             v["wall_ns"] = json!(st.wall_ns);

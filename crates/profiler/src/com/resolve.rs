@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use eltrace_abi::*;
-use eltrace_trace::{FunctionFlags, FunctionRecord};
+use eltrace_trace::{FunctionFlags, FunctionRecord, glob};
 
 use super::continuation;
 use super::info::Info;
@@ -129,7 +129,7 @@ impl Modules {
         let file = names::file_name(&path).to_string();
         let framework = !path.is_empty() && self.is_framework(&path);
         let entry = Arc::new(ModuleEntry {
-            glob_name: names::glob_module_name(&file).to_string(),
+            glob_name: glob::module_stem(&file).to_string(),
             file,
             framework,
             import,

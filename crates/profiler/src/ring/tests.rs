@@ -249,10 +249,12 @@ fn lossless_producer_waits_and_loses_nothing() {
 
 /// The events of whole chunks in `bytes` (after a trace header), and the DROPPED counts.
 fn read_chunks(bytes: &[u8], timeless: bool) -> (Vec<eltrace_trace::Event>, Vec<u64>) {
+    use eltrace_trace::protocol::{info_key, timing};
     use eltrace_trace::{Record, TraceInfo, TraceReader, TraceWriter};
     let mut info = TraceInfo::new(1);
     if timeless {
-        info.extra.push(("timing".into(), "none".into()));
+        info.extra
+            .push((info_key::TIMING.into(), timing::NONE.into()));
     }
     let mut file = Vec::new();
     drop(TraceWriter::new(&mut file, &info).unwrap());

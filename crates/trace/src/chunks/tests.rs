@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::model::{Event, EventKind, FunctionIdx, TraceInfo};
+use crate::protocol::{info_key, timing};
 use crate::{ReadError, Record, TraceReader, TraceWriter};
 
 /// A small xorshift generator (deterministic per seed).
@@ -144,7 +145,8 @@ fn build(
 fn info(timeless: bool) -> TraceInfo {
     let mut info = TraceInfo::new(1);
     if timeless {
-        info.extra.push(("timing".into(), "none".into()));
+        info.extra
+            .push((info_key::TIMING.into(), timing::NONE.into()));
     }
     info
 }
