@@ -1,7 +1,10 @@
 //! Async methods (docs/design.md "Async methods: segments and logical calls"): what a
 //! function is ([`roles`]), the logical calls its segments form ([`calls`]), what a thread's
 //! stack and events show about its segments ([`evidence`]), and the rules that link segments
-//! into calls and tell when a segment suspended ([`link`], the replay's one way in).
+//! into calls and tell when a segment suspended ([`link`], the replay's one way in). The
+//! rules see only what [`env`] gives them: an [`Env`] of roles, calls and tables the replay
+//! builds for each event, and the statistics behind the small trait [`AsyncStats`]. Nothing
+//! here imports the replay.
 //!
 //! ```text
 //! t=10   T0 enter  L3 [thunk]  sp=0x8f00
@@ -11,10 +14,12 @@
 //! ```
 
 mod calls;
+mod env;
 mod evidence;
 pub(crate) mod link;
 mod roles;
 
 pub(crate) use calls::Calls;
+pub(crate) use env::{AsyncStats, Counted, Env};
 pub use roles::runtime_reports_suspend_leaves;
 pub(crate) use roles::{Role, Roles};
