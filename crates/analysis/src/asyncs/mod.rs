@@ -20,6 +20,8 @@ mod env;
 mod evidence;
 pub(crate) mod link;
 mod roles;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use calls::Calls;
 pub(crate) use env::{AsyncStats, Counted, Env};
