@@ -410,7 +410,7 @@ fn new_call(cx: &mut Env<'_>, f: u32, caller: Option<u64>, start: u64) -> u64 {
 /// The waiting logical call of `f` that a resume at `sp` continues, and whether only order
 /// chose it: the call whose stale segment lay below it (`prefer`, see [`stale_below`]), else
 /// the caller of the call that the thread's previous event completed, else by order
-/// ([`Calls::pick`]).
+/// ([`Calls::pick`](super::calls::Calls::pick)).
 ///
 /// ```text
 /// T1 enter  E3  sp=0x840    a resume of E3's call, which E2's call awaits

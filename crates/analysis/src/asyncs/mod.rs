@@ -2,10 +2,10 @@
 //! function is ([`roles`]), the logical calls its segments form ([`calls`]), what a thread's
 //! stack and events show about its segments ([`evidence`]), the rules that link segments
 //! into calls and tell when a segment suspended ([`link`], the replay's one way in), and
-//! what a segment's end means for its call ([`ending`]). The
-//! rules see only what [`env`] gives them: an [`Env`] of roles, calls and tables the replay
-//! builds for each event, and the statistics behind the small trait [`AsyncStats`]. Nothing
-//! here imports the replay.
+//! what a segment's end means for its call ([`ending`]). The rules see only what
+//! [`env`](mod@env) gives them: an [`Env`] of roles, calls and tables the replay builds for
+//! each event, and the statistics behind the small trait [`AsyncStats`]. Nothing here
+//! imports the replay.
 //!
 //! ```text
 //! t=10   T0 enter  L3 [thunk]  sp=0x8f00
