@@ -1,5 +1,6 @@
 //! The analysis model as plain data: frames, how they ended, the function and thread tables,
-//! and the statistics kept per function, per thread, per caller→callee edge and in total.
+//! the statistics kept per function, per thread, per caller→callee edge and in total, and
+//! what a finished logical call of an async method gives them ([`CallSummary`]).
 //!
 //! ```text
 //! t=0   enter   A  sp=0x9000    Frame B 10..20  depth 1  parent A  end Unwind
@@ -97,6 +98,19 @@ pub struct SegmentRef {
     /// The segment was attached to its call by order alone: several calls of the function
     /// were waiting for a resume and nothing on the trace tells which one this is.
     pub inferred: bool,
+}
+
+/// A logical call of an async method that is over (or still pending when the trace ended),
+/// as its function's statistics take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallSummary {
+    pub call: u64,
+    pub func: u32,
+    /// First segment's start to last segment's end.
+    pub wall_ns: u64,
+    /// Value ids captured at the call's start and at its last Leave.
+    pub enter_value: Option<u32>,
+    pub leave_value: Option<u32>,
 }
 
 impl Frame {

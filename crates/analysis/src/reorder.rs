@@ -418,6 +418,17 @@ pub(crate) struct Ahead<'a> {
 }
 
 impl<'a> Ahead<'a> {
+    /// A thread's next events when they are `events` alone (tests of the rules, without a
+    /// queue).
+    #[cfg(test)]
+    pub fn only(events: &'a [Event]) -> Ahead<'a> {
+        static NO_RUNS: VecDeque<Run> = VecDeque::new();
+        Ahead {
+            hot: events,
+            cold: &NO_RUNS,
+        }
+    }
+
     /// What lies ahead of an event taken with `rest` after it.
     #[inline(always)]
     pub fn after(self, rest: &'a [Event]) -> Ahead<'a> {

@@ -3,7 +3,8 @@
 //! (frames above it as mismatched, a Leave without one is unmatched); Catch closes the frames
 //! above the catcher; a drop closes the thread's frames as lost; frames that a later event's
 //! stack pointer shows gone end without a Leave. Every closed frame goes to the statistics and
-//! the sink. Async segments are handed to the rules of `asyncs::link` at named points.
+//! the sink. Async segments are handed to the rules of `asyncs::link` at named points, each
+//! given the async rules' part of the replay's own context (`context`: an `asyncs::Env`).
 //!
 //! ```text
 //! t=0   enter   A  sp=0x9000    stack: A      push
@@ -14,7 +15,7 @@
 
 use eltrace_trace::{Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, TraceInfo};
 
-use crate::asyncs::link::{self, Ctx};
+use crate::asyncs::link;
 use crate::asyncs::{Calls, Roles};
 use crate::fxmap::DenseMap;
 use crate::iterators::{self, Iterators};
@@ -25,7 +26,10 @@ use crate::stack::{Completed, ThreadState};
 use crate::stats::{Count, Stats, shown};
 
 mod ahead;
+mod context;
 mod quick;
+
+use context::Ctx;
 
 #[cfg(test)]
 pub(crate) use ahead::TAKEN_AHEAD;
@@ -62,7 +66,7 @@ impl Replay {
         self.roles.record_read(f);
     }
 
-    /// A thread's state and the context of the rules, for one thread.
+    /// A thread's state and the replay's context, for one thread.
     fn thread<'a>(
         &'a mut self,
         tables: &'a mut Tables,
@@ -171,7 +175,7 @@ impl Replay {
                 continue;
             }
             let (st, mut cx) = self.thread(tables, stats, ThreadIdx(t));
-            if !link::resolve_elsewhere(st, &mut cx, e, ahead) {
+            if !link::resolve_elsewhere(st, &mut cx.asyncs(), e, ahead) {
                 keep.push((t, f));
             }
         }
@@ -194,12 +198,12 @@ impl Replay {
         for k in keys {
             let (st, mut cx) = self.thread(tables, stats, ThreadIdx(k));
             let cx = &mut cx;
-            link::resolve_at_end(st, cx);
+            link::resolve_at_end(st, &mut cx.asyncs());
             // A segment whose call went on elsewhere suspended: it, the frames above it and
             // the callers that awaited it ended with the thread's last activity.
-            if let Some(i) = link::lowest_stale(st, cx) {
+            if let Some(i) = link::lowest_stale(st, &mut cx.asyncs()) {
                 let at = st.last_ns;
-                let keep = link::suspended_callers(st, cx, i);
+                let keep = link::suspended_callers(st, &mut cx.asyncs(), i);
                 reveal_above(st, cx, sink, keep, at)?;
             }
             let open = close_all(st, cx, sink, last, EndKind::OpenAtEnd)?;
@@ -258,7 +262,7 @@ fn step<S: FrameSink + ?Sized>(
     let before = st.last_ns;
     st.last_ns = ns;
     if st.stack.last().is_some_and(|o| o.unresolved) {
-        link::resolve_top(st, cx, e, ahead.events(), None, None);
+        link::resolve_top(st, &mut cx.asyncs(), e, ahead.events(), None, None);
     }
     let after_completion = st.after_completion.take();
     st.last_left = None;
@@ -269,22 +273,22 @@ fn step<S: FrameSink + ?Sized>(
                 .take()
                 .filter(|&(f, _)| f == e.func.0)
                 .map(|(_, c)| c);
-            if let Some(i) = link::lowest_stale(st, cx) {
-                let keep = link::suspended_callers(st, cx, i);
+            if let Some(i) = link::lowest_stale(st, &mut cx.asyncs()) {
+                let keep = link::suspended_callers(st, &mut cx.asyncs(), i);
                 reveal_above(st, cx, sink, keep, before)?;
             }
-            if link::dispatched_below_segments(st, cx, e, ahead) {
+            if link::dispatched_below_segments(st, &mut cx.asyncs(), e, ahead) {
                 reveal_above(st, cx, sink, 0, before)?;
             }
             if e.sp != 0 {
                 // Usually nothing is gone: the rules below are not asked.
                 let gone = gone_from(st, |sp| sp <= e.sp);
                 if gone < st.stack.len() {
-                    let keep = link::suspended_callers(st, cx, gone);
+                    let keep = link::suspended_callers(st, &mut cx.asyncs(), gone);
                     reveal_above(st, cx, sink, keep, before)?;
                 }
             }
-            let prefer = match link::stale_below(st, cx, e.func.0) {
+            let prefer = match link::stale_below(st, &mut cx.asyncs(), e.func.0) {
                 Some((i, call)) => {
                     reveal_above(st, cx, sink, i, before)?;
                     Some(call)
@@ -393,7 +397,7 @@ fn reveal_above<S: FrameSink + ?Sized>(
         let Some(top) = st.stack.last() else {
             break;
         };
-        let kind = link::ended_without_leave(cx, top);
+        let kind = link::ended_without_leave(&mut cx.asyncs(), top);
         close_top(st, cx, sink, ns, kind, None)?;
         let counter = match kind {
             EndKind::Suspend => Count::Suspended,
@@ -420,27 +424,17 @@ fn enter(
     let node = cx.stats.tree.as_mut().map(|t| t.child(parent_node, e.func));
     st.push(e.func.0, ns, e.sp, node);
     cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
-    link::entered(st, cx, e, after_completion, prefer, ahead);
+    if link::entered(st, &mut cx.asyncs(), e, after_completion, prefer, ahead) {
+        cx.unresolved.push((cx.thread.0, e.func.0));
+    }
     if let (Some(t), Some(top)) = (cx.stats.logical.as_mut(), st.stack.last_mut()) {
         // A segment's node was set when it was linked to its call (asyncs/link.rs).
         if top.lnode.is_none() {
             top.lnode = Some(t.child(lparent, e.func));
         }
     }
-    let (mut env, roles) = iter_env(cx);
+    let (mut env, roles) = cx.iter_env();
     iterators::entered(st, &mut env, e.func.0, ns, |r| roles.machine_kind(r));
-}
-
-/// The iterator model's view of the context, and the roles.
-#[inline(always)]
-fn iter_env<'a>(cx: &'a mut Ctx<'_>) -> (iterators::Env<'a>, &'a Roles) {
-    let env = iterators::Env {
-        iters: &mut *cx.iters,
-        stats: &mut *cx.stats,
-        tables: &*cx.tables,
-        thread: cx.thread.0,
-    };
-    (env, &*cx.roles)
 }
 
 /// A Leave, Tailcall or Unwind (`kind`) of `func` at `ns`, with return value `value`: closes
@@ -552,7 +546,7 @@ fn close_top<S: FrameSink + ?Sized>(
     };
     let mut show_leave = kind == EndKind::Leave;
     if let Some(seg) = o.segment {
-        let ended = link::end_segment(cx, &o, seg, end, kind, leave_value);
+        let ended = link::end_segment(&mut cx.asyncs(), &o, seg, end, kind, leave_value);
         closed.caller = ended.caller;
         closed.live = ended.live;
         show_leave = ended.completion;
@@ -563,7 +557,7 @@ fn close_top<S: FrameSink + ?Sized>(
     }
 
     if o.iter.any() {
-        let (mut env, _) = iter_env(cx);
+        let (mut env, _) = cx.iter_env();
         iterators::closed(st, &mut env, &o, end, kind, leave_value);
     }
 

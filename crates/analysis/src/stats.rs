@@ -16,7 +16,7 @@ use crate::analysis::{Analysis, ValueSample};
 use crate::calltree::CallTree;
 use crate::fxmap::{DenseMap, FxHashMap};
 use crate::model::{
-    EdgeStats, EndKind, FunctionStats, ROOT, Tables, ThreadStats, Totals, edge_key,
+    CallSummary, EdgeStats, EndKind, FunctionStats, ROOT, Tables, ThreadStats, Totals, edge_key,
 };
 use crate::stack::Open;
 
@@ -68,19 +68,6 @@ pub(crate) enum Count {
     /// Ordinary frames that ended without a Leave.
     Vanished,
     Throws,
-}
-
-/// A logical call of an async method that is over (or still pending when the trace ended),
-/// as its function's statistics take it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CallSummary {
-    pub call: u64,
-    pub func: u32,
-    /// First segment's start to last segment's end.
-    pub wall_ns: u64,
-    /// Value ids captured at the call's start and at its last Leave.
-    pub enter_value: Option<u32>,
-    pub leave_value: Option<u32>,
 }
 
 impl Stats {

@@ -11,7 +11,7 @@
 //! ```
 
 use crate::fxmap::{DenseMap, FxHashMap};
-use crate::stats::CallSummary;
+use crate::model::CallSummary;
 
 /// How a logical call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,31 +15,14 @@
 //! T1 enter  L3  sp=0x3b0     0x490 below: no call from L3 but a resume; that segment suspended
 //! ```
 
-use eltrace_trace::{Event, EventKind, FunctionIdx, ThreadIdx};
+use eltrace_trace::{Event, EventKind, FunctionIdx};
 
 use super::calls::{CallState, Calls};
-use super::roles::{Role, Roles, is_kickoff, same_async_method};
-use crate::iterators::Iterators;
-use crate::model::{EndKind, Tables};
+use super::env::Env;
+use super::roles::{Role, is_kickoff, same_async_method};
+use crate::model::EndKind;
 use crate::reorder::Ahead;
 use crate::stack::{Open, ThreadState};
-use crate::stats::Stats;
-
-/// What the rules need besides a thread's stack.
-pub(crate) struct Ctx<'a> {
-    pub stats: &'a mut Stats,
-    pub tables: &'a mut Tables,
-    pub roles: &'a mut Roles,
-    pub calls: &'a mut Calls,
-    /// The runtime reports a Leave when a runtime-async method suspends.
-    pub suspend_leaves: bool,
-    pub thread: ThreadIdx,
-    /// The iterator model's enumerations (`iterators`).
-    pub iters: &'a mut Iterators,
-    /// `(thread, function)`: top frames of runtime-async functions of unknown role whose
-    /// thread's next event was not read yet (see `link::entered`).
-    pub unresolved: &'a mut Vec<(u32, u32)>,
-}
 
 /// How many dispatch stack pointers a thread remembers.
 const DISPATCH_SPS: usize = 8;
@@ -54,7 +37,7 @@ const LOOK_AHEAD: usize = 4096;
 /// (runtime-async methods call each other's variants directly); for a state machine, its
 /// kickoff method.
 pub(crate) fn initial_evidence(
-    cx: &mut Ctx<'_>,
+    cx: &mut Env<'_>,
     f: u32,
     role: Role,
     parent: Option<&Open>,
@@ -96,7 +79,7 @@ pub(crate) fn initial_evidence(
 /// T0 enter  X   sp=0x8f10    T0's segment 0 is stale: it suspended, with the frames above it
 /// ```
 #[inline(always)]
-pub(crate) fn lowest_stale(st: &ThreadState, cx: &mut Ctx<'_>) -> Option<usize> {
+pub(crate) fn lowest_stale(st: &ThreadState, cx: &mut Env<'_>) -> Option<usize> {
     // The frames' roles were decided at their Enter: asking again decides nothing new.
     if !cx.roles.any_variant() {
         return None;
@@ -134,7 +117,7 @@ pub(crate) fn lowest_stale(st: &ThreadState, cx: &mut Ctx<'_>) -> Option<usize> 
 #[inline(always)]
 pub(crate) fn dispatched_below_segments(
     st: &ThreadState,
-    cx: &mut Ctx<'_>,
+    cx: &mut Env<'_>,
     e: &Event,
     ahead: Ahead<'_>,
 ) -> bool {
@@ -163,7 +146,7 @@ pub(crate) fn dispatched_below_segments(
     if is_dispatch_sp(st, e.sp, cx.calls) {
         // Something to resume: a waiting call of f, one still open on another thread, or one
         // whose segment is on this stack.
-        return cx.calls.resumable(f, cx.thread.0) || st.stack.iter().any(|o| o.func == f);
+        return cx.calls.resumable(f, cx.thread) || st.stack.iter().any(|o| o.func == f);
     }
     // The top segment is of f itself, and f enters deeper than any direct call from f goes
     // (f's frame size, known from a direct callee that returned): it came through frames
@@ -203,9 +186,9 @@ pub(crate) fn dispatched_below_segments(
 /// T2 enter  RunAsync  sp=0x5840    a resume; it calls 12 Leaf thunks, awaits them, suspends
 /// T2 enter  Leaf      sp=0x53b0    0x490 below RunAsync, 12 Leaf calls suspended: a resume
 /// ```
-fn resumed_below_caller(cx: &mut Ctx<'_>, e: &Event, top: &Open, ahead: Ahead<'_>) -> bool {
+fn resumed_below_caller(cx: &mut Env<'_>, e: &Event, top: &Open, ahead: Ahead<'_>) -> bool {
     let (f, g) = (e.func.0, top.func);
-    if !cx.calls.resumable(f, cx.thread.0) {
+    if !cx.calls.resumable(f, cx.thread) {
         return false;
     }
     if cx.calls.call_deltas(g).is_none() {
@@ -236,7 +219,7 @@ fn resumed_below_caller(cx: &mut Ctx<'_>, e: &Event, top: &Open, ahead: Ahead<'_
 /// T1 leave  Leaf    sp=0x800   it completed ...
 /// T1 enter  Middle  sp=0x800   ... and its caller resumed at the same sp: a dispatch sp
 /// ```
-fn dispatch_sp_ahead(cx: &mut Ctx<'_>, e: &Event, ahead: Ahead<'_>) -> bool {
+fn dispatch_sp_ahead(cx: &mut Env<'_>, e: &Event, ahead: Ahead<'_>) -> bool {
     let mut left = false;
     for next in ahead.events().take(LOOK_AHEAD) {
         if next.sp == 0 || next.sp < e.sp {
@@ -348,11 +331,11 @@ fn is_dispatch_sp(st: &ThreadState, sp: u64, calls: &Calls) -> bool {
 ///                             segment is gone (sp), and with it Loop's, which awaited it
 /// ```
 #[inline]
-pub(crate) fn suspended_callers(st: &ThreadState, cx: &mut Ctx<'_>, keep: usize) -> usize {
+pub(crate) fn suspended_callers(st: &ThreadState, cx: &mut Env<'_>, keep: usize) -> usize {
     let mut keep = keep;
     while keep > 0 && keep < st.stack.len() {
         let (below, gone) = (&st.stack[keep - 1], &st.stack[keep]);
-        let segment = |cx: &mut Ctx<'_>, o: &Open| {
+        let segment = |cx: &mut Env<'_>, o: &Open| {
             o.segment.is_some() && cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
         };
         if segment(cx, gone) && segment(cx, below) {
@@ -377,7 +360,7 @@ pub(crate) fn suspended_callers(st: &ThreadState, cx: &mut Ctx<'_>, keep: usize)
 ///                            call 4 that cannot still run: it suspended; this resumes call 4
 /// ```
 #[inline(always)]
-pub(crate) fn stale_below(st: &ThreadState, cx: &mut Ctx<'_>, f: u32) -> Option<(usize, u64)> {
+pub(crate) fn stale_below(st: &ThreadState, cx: &mut Env<'_>, f: u32) -> Option<(usize, u64)> {
     if st.open_segments() == 0 || cx.roles.get(&cx.tables.functions, f) != Role::Variant {
         return None;
     }
@@ -410,7 +393,7 @@ pub(crate) fn stale_below(st: &ThreadState, cx: &mut Ctx<'_>, f: u32) -> Option<
 ///                             it suspended (any other frame: vanished)
 /// ```
 #[inline]
-pub(crate) fn ended_without_leave(cx: &mut Ctx<'_>, o: &Open) -> EndKind {
+pub(crate) fn ended_without_leave(cx: &mut Env<'_>, o: &Open) -> EndKind {
     let role = cx.roles.get(&cx.tables.functions, o.func);
     if o.segment.is_some() && role == Role::Variant {
         EndKind::Suspend

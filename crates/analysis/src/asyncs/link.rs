@@ -1,6 +1,7 @@
 //! The rules that link an async method's segments into logical calls and tell when a segment
-//! suspended (docs/design.md "Async methods: segments and logical calls"). The replay calls
-//! them at a few points:
+//! suspended (docs/design.md "Async methods: segments and logical calls"). Each takes a
+//! thread's stack and an `Env` (`env`: roles, calls, tables, and the statistics behind
+//! `AsyncStats`); the replay calls them at a few points:
 //!
 //! - before an Enter is pushed: [`resolve_elsewhere`] decides other threads' frames of its
 //!   function whose role waits; [`lowest_stale`] (with [`suspended_callers`]),
@@ -11,7 +12,7 @@
 //!   next event;
 //! - when a frame closes: [`ended_without_leave`] (suspended or vanished),
 //!   [`note_returned_call`] (a method's frame size) and [`end_segment`] (what the end of a
-//!   segment means for its call);
+//!   segment means for its call, in `ending`, re-exported here);
 //! - at the end of the trace: [`resolve_at_end`] and [`settle_remaining`].
 //!
 //! Samples show each thread's events as `T<thread> <kind> <function> sp=<stack pointer>`;
@@ -26,17 +27,18 @@
 
 use eltrace_trace::{Event, EventKind, FunctionIdx};
 
-use super::calls::{CallState, Calls};
+use super::calls::CallState;
+use super::env::{Counted, Env};
 use super::evidence::{initial_evidence, note_dispatch_sp};
 use super::roles::{Role, same_async_method};
-use crate::model::{EndKind, SegmentRef, Tables};
+use crate::model::SegmentRef;
 use crate::reorder::Ahead;
-use crate::stack::{Completed, Open, ThreadState};
-use crate::stats::Stats;
+use crate::stack::{Completed, ThreadState};
 
+pub(crate) use super::ending::{end_segment, settle_remaining};
 pub(crate) use super::evidence::{
-    Ctx, dispatched_below_segments, ended_without_leave, lowest_stale, note_returned_call,
-    stale_below, suspended_callers,
+    dispatched_below_segments, ended_without_leave, lowest_stale, note_returned_call, stale_below,
+    suspended_callers,
 };
 
 // ---- Roles decided by the next event ----
@@ -61,7 +63,7 @@ pub(crate) use super::evidence::{
 /// ```
 pub(crate) fn resolve_top<'e>(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_>,
+    cx: &mut Env<'_>,
     e: &Event,
     rest: impl Iterator<Item = &'e Event>,
     after_completion: Option<Completed>,
@@ -90,7 +92,7 @@ pub(crate) fn resolve_top<'e>(
 /// Whether a frame of runtime-async `f` at `sp` of unknown role is its thunk, by the events
 /// that follow its Enter: `e`, then `rest` (see [`resolve_top`]).
 pub(crate) fn calls_own_variant<'e>(
-    cx: &Ctx<'_>,
+    cx: &Env<'_>,
     f: u32,
     sp: u64,
     e: &Event,
@@ -130,7 +132,7 @@ pub(crate) fn calls_own_variant<'e>(
 /// ```
 pub(crate) fn resolve_elsewhere(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_>,
+    cx: &mut Env<'_>,
     e: &Event,
     ahead: Ahead<'_>,
 ) -> bool {
@@ -159,7 +161,7 @@ pub(crate) fn resolve_elsewhere(
 
 /// At the end of the trace, a top frame whose role is still unknown: no event followed, and
 /// a thunk would have been followed by its variant.
-pub(crate) fn resolve_at_end(st: &mut ThreadState, cx: &mut Ctx<'_>) {
+pub(crate) fn resolve_at_end(st: &mut ThreadState, cx: &mut Env<'_>) {
     if st.stack.last().is_some_and(|o| o.unresolved) {
         let f = st.stack.last().map_or(0, |o| o.func);
         cx.roles.learn(&mut cx.tables.functions, f, Role::Variant);
@@ -187,17 +189,23 @@ const LOOK_AHEAD: usize = 4096;
 /// A frame of `e`'s function was just pushed for Enter `e`: a segment of an async method
 /// starts a logical call or resumes one (see [`classify_top`]); a runtime-async function of
 /// unknown role is decided by the thread's next event (in `ahead`, else when it comes).
+/// Returns true when the frame's role waits for that event, which is not read yet (the
+/// replay notes the frame: another thread's Enter may decide it first, see
+/// [`resolve_elsewhere`]).
 #[inline(always)]
 pub(crate) fn entered(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_>,
+    cx: &mut Env<'_>,
     e: &Event,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
     ahead: Ahead<'_>,
-) {
+) -> bool {
     match cx.roles.get(&cx.tables.functions, e.func.0) {
-        Role::Variant | Role::StateMachine => classify_top(st, cx, e.sp, after_completion, prefer),
+        Role::Variant | Role::StateMachine => {
+            classify_top(st, cx, e.sp, after_completion, prefer);
+            false
+        }
         Role::Unresolved => {
             if let Some(top) = st.stack.last_mut() {
                 top.unresolved = true;
@@ -206,11 +214,14 @@ pub(crate) fn entered(
             // segment's call on another thread, analysed before that event, finds the call.
             let mut events = ahead.events().filter(|n| !n.kind.is_annotation());
             match events.next() {
-                Some(next) => resolve_top(st, cx, next, events, after_completion, prefer),
-                None => cx.unresolved.push((cx.thread.0, e.func.0)),
+                Some(next) => {
+                    resolve_top(st, cx, next, events, after_completion, prefer);
+                    false
+                }
+                None => true,
             }
         }
-        Role::Plain | Role::Thunk => {}
+        Role::Plain | Role::Thunk => false,
     }
 }
 
@@ -226,7 +237,7 @@ pub(crate) fn entered(
 /// ```
 fn classify_top(
     st: &mut ThreadState,
-    cx: &mut Ctx<'_>,
+    cx: &mut Env<'_>,
     sp: u64,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
@@ -235,9 +246,7 @@ fn classify_top(
     let Some(top) = st.stack.last() else {
         return;
     };
-    let f = top.func;
-    let start = top.start;
-    let top_sp = top.sp;
+    let (f, start, top_sp) = (top.func, top.start, top.sp);
     let role = cx.roles.get(&cx.tables.functions, f);
     let parent = n.checked_sub(2).map(|i| st.stack[i]);
     if parent.is_none() && role == Role::Variant {
@@ -247,50 +256,58 @@ fn classify_top(
         // The runtime's continuation argument: null at a first call, the call's continuation
         // at a resume (docs/abi.md, "The async continuation argument").
         Some(0) => {
-            cx.stats.function(f).known_starts += 1;
+            cx.stats.count(f, Counted::KnownStart);
             Some(initial_evidence(cx, f, role, parent.as_ref()).flatten())
         }
         Some(_) => {
-            cx.stats.function(f).known_starts += 1;
+            cx.stats.count(f, Counted::KnownStart);
             None
         }
         None => initial_evidence(cx, f, role, parent.as_ref()),
     };
-    // The same continuation as an earlier resume of a waiting call: that call (.NET 11).
-    let cont = st.cont.filter(|&c| c != 0 && role == Role::Variant);
-    let identity = cont.and_then(|c| cx.calls.by_continuation(c, f));
-    let resumed = match initial_caller {
-        Some(_) => None,
-        None => link_resume(cx, f, sp, after_completion, prefer, identity),
+    let (call, index, inferred) = match initial_caller {
+        Some(caller) => {
+            note_first_call(st, cx, role, caller);
+            (new_call(cx, f, caller, start), 0, false)
+        }
+        None => match resumed_call(st, cx, role, sp, after_completion, prefer) {
+            Some((id, inferred)) => resume(cx, f, id, inferred),
+            // A resume that continues nothing seen (the trace began later, or its first
+            // call was not recorded): counted as a call of its own.
+            None => (new_call(cx, f, None, start), 0, false),
+        },
     };
-    if let Some((linked, _, by_identity)) = resumed {
-        if by_identity {
-            cx.stats.function(f).identity_resumes += 1;
-        }
-        if let Some(c) = cont {
-            cx.calls.note_continuation(linked, c);
+    place_segment(st, cx, call, index, inferred);
+}
+
+/// The top frame, a segment of `role`, starts a call of `caller`'s (if any): what that
+/// shows of frame sizes, and a first call that could have been a resume (counted).
+fn note_first_call(st: &ThreadState, cx: &mut Env<'_>, role: Role, caller: Option<u64>) {
+    let n = st.stack.len();
+    let Some(top) = st.stack.last() else {
+        return;
+    };
+    let (f, top_sp) = (top.func, top.sp);
+    let Some(p) = n.checked_sub(2).map(|i| st.stack[i]) else {
+        return;
+    };
+    if role == Role::Variant && st.cont.is_none() && p.func == f && p.sp > top_sp && top_sp != 0 {
+        let unknown = cx
+            .calls
+            .call_deltas(f)
+            .is_none_or(|d| !d.contains(&(p.sp - top_sp)));
+        let only_segments = st.stack[..n - 1].iter().all(|o| o.segment.is_some());
+        if unknown && only_segments && !cx.calls.has_waiting(f) {
+            cx.stats.count(f, Counted::AmbiguousCall);
         }
     }
-    let resumed = resumed.map(|(id, inferred, _)| (id, inferred));
-    if initial_caller.is_some() && role == Role::Variant && st.cont.is_none() {
-        if let Some(p) = parent.filter(|p| p.func == f && p.sp > top_sp && top_sp != 0) {
-            let unknown = cx
-                .calls
-                .call_deltas(f)
-                .is_none_or(|d| !d.contains(&(p.sp - top_sp)));
-            let only_segments = st.stack[..n - 1].iter().all(|o| o.segment.is_some());
-            if unknown && only_segments && !cx.calls.has_waiting(f) {
-                cx.stats.function(f).ambiguous_calls += 1;
-            }
-        }
-    }
-    if let (Some(None), Some(p), Role::Variant) = (initial_caller, parent, role) {
+    if caller.is_none() && role == Role::Variant {
         // Below it its own thunk: the thunk's frame size.
         if p.sp > top_sp && top_sp != 0 {
             cx.calls.note_thunk_delta(p.sp - top_sp);
         }
     }
-    if let (Some(Some(_)), Some(p)) = (initial_caller, parent) {
+    if caller.is_some() {
         // A variant with no call that could be resumed is entered by a call: a direct call
         // from the variant segment below, whose frame size it shows (see
         // `dispatched_below_segments`). Not from a frame of the same method (a resume of a
@@ -299,56 +316,84 @@ fn classify_top(
             cx.calls.note_call_delta(p.func, p.sp - top_sp);
         }
     }
-    let (call, index, inferred) = match (initial_caller, resumed) {
-        (Some(caller), _) => (new_call(cx, f, caller, start), 0, false),
-        (None, Some((id, inferred))) => {
-            // A call resumes once the callee it awaited is over, also when that callee never
-            // resumed (an exception passed it) or its last segment is still open on another
-            // thread (its thread not analysed that far). For every way a resume is linked.
-            for (cid, c) in cx.calls.finish_callees(id) {
-                cx.stats.settle(cx.tables, c.summary(cid), false);
-            }
-            let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
-            let index = l.started;
-            l.inferred |= inferred;
-            let fs = cx.stats.function(f);
-            fs.resumes += 1;
-            if inferred {
-                fs.inferred_resumes += 1;
-            }
-            (id, index, inferred)
-        }
-        // A resume that continues nothing seen (the trace began later, or its first call was
-        // not recorded): counted as a call of its own.
-        (None, None) => (new_call(cx, f, None, start), 0, false),
+}
+
+/// The waiting call that the top frame, a segment of `role` entered at `sp`, resumes (see
+/// [`link_resume`]), and whether only order chose it; notes the continuation it received.
+fn resumed_call(
+    st: &ThreadState,
+    cx: &mut Env<'_>,
+    role: Role,
+    sp: u64,
+    after_completion: Option<Completed>,
+    prefer: Option<u64>,
+) -> Option<(u64, bool)> {
+    let f = st.stack.last()?.func;
+    // The same continuation as an earlier resume of a waiting call: that call (.NET 11).
+    let cont = st.cont.filter(|&c| c != 0 && role == Role::Variant);
+    let identity = cont.and_then(|c| cx.calls.by_continuation(c, f));
+    let (linked, inferred, by_identity) =
+        link_resume(cx, f, sp, after_completion, prefer, identity)?;
+    if by_identity {
+        cx.stats.count(f, Counted::IdentityResume);
+    }
+    if let Some(c) = cont {
+        cx.calls.note_continuation(linked, c);
+    }
+    Some((linked, inferred))
+}
+
+/// A segment of `f` resumes call `id` (`inferred`: chosen by order alone): the calls it
+/// awaited are over; returns `(call, segment index, inferred)`.
+fn resume(cx: &mut Env<'_>, f: u32, id: u64, inferred: bool) -> (u64, u32, bool) {
+    // A call resumes once the callee it awaited is over, also when that callee never
+    // resumed (an exception passed it) or its last segment is still open on another
+    // thread (its thread not analysed that far). For every way a resume is linked.
+    for (cid, c) in cx.calls.finish_callees(id) {
+        cx.stats.settle(cx.tables, c.summary(cid), false);
+    }
+    let l = cx.calls.live.get_mut(&id).expect("picked calls are live");
+    let index = l.started;
+    l.inferred |= inferred;
+    cx.stats.count(f, Counted::Resume);
+    if inferred {
+        cx.stats.count(f, Counted::InferredResume);
+    }
+    (id, index, inferred)
+}
+
+/// Makes the top frame segment `index` of `call`: the call's running segment, on this
+/// thread, at its node of the logical call tree.
+fn place_segment(st: &mut ThreadState, cx: &mut Env<'_>, call: u64, index: u32, inferred: bool) {
+    let n = st.stack.len();
+    let Some(top) = st.stack.last() else {
+        return;
     };
+    let (f, start) = (top.func, top.start);
     let mut bound = false;
     if let Some(l) = cx.calls.live.get_mut(&call) {
         // The segment before this one has not been seen to end (its thread is not analysed
         // that far): it suspended before this resume began.
         bound = index > 0 && l.segments < index;
         l.started += 1;
-        l.thread = cx.thread.0;
+        l.thread = cx.thread;
     }
     if bound {
         cx.calls.note_resume_bound(call, index - 1, start);
     }
-    if let Some(t) = cx.stats.logical.as_mut() {
-        // The logical tree: a call's first segment under the frame below it (its caller),
-        // its resumes at the same node, wherever they run.
-        let lparent = n.checked_sub(2).and_then(|i| st.stack[i].lnode);
-        let l = cx.calls.live.get_mut(&call);
-        let lnode = match l {
-            Some(l) if index > 0 && l.lnode.is_some() => l.lnode,
-            Some(l) => {
-                l.lnode = Some(t.child(lparent, FunctionIdx(f)));
-                l.lnode
-            }
-            None => Some(t.child(lparent, FunctionIdx(f))),
-        };
-        if let Some(top) = st.stack.last_mut() {
-            top.lnode = lnode;
+    // The logical tree: a call's first segment under the frame below it (its caller),
+    // its resumes at the same node, wherever they run.
+    let lparent = n.checked_sub(2).and_then(|i| st.stack[i].lnode);
+    let lnode = match cx.calls.live.get_mut(&call) {
+        Some(l) if index > 0 && l.lnode.is_some() => l.lnode,
+        Some(l) => {
+            l.lnode = cx.stats.logical_child(lparent, f);
+            l.lnode
         }
+        None => cx.stats.logical_child(lparent, f),
+    };
+    if let Some(top) = st.stack.last_mut() {
+        top.lnode = lnode;
     }
     st.mark_segment(SegmentRef {
         call,
@@ -357,16 +402,15 @@ fn classify_top(
     });
 }
 
-fn new_call(cx: &mut Ctx<'_>, f: u32, caller: Option<u64>, start: u64) -> u64 {
-    cx.stats.function(f).calls += 1;
-    cx.stats.totals.logical_calls += 1;
+fn new_call(cx: &mut Env<'_>, f: u32, caller: Option<u64>, start: u64) -> u64 {
+    cx.stats.count(f, Counted::Call);
     cx.calls.start(f, caller, start)
 }
 
 /// The waiting logical call of `f` that a resume at `sp` continues, and whether only order
 /// chose it: the call whose stale segment lay below it (`prefer`, see [`stale_below`]), else
 /// the caller of the call that the thread's previous event completed, else by order
-/// ([`Calls::pick`]).
+/// ([`Calls::pick`](super::calls::Calls::pick)).
 ///
 /// ```text
 /// T1 enter  E3  sp=0x840    a resume of E3's call, which E2's call awaits
@@ -375,7 +419,7 @@ fn new_call(cx: &mut Ctx<'_>, f: u32, caller: Option<u64>, start: u64) -> u64 {
 ///                           same sp: E2's call, by evidence even while other E2 calls wait
 /// ```
 fn link_resume(
-    cx: &mut Ctx<'_>,
+    cx: &mut Env<'_>,
     f: u32,
     sp: u64,
     after_completion: Option<Completed>,
@@ -413,12 +457,12 @@ fn link_resume(
             by_identity = true;
             (i, false, cx.calls.take(i)?)
         }
-        None => cx.calls.pick(f, cx.thread.0)?,
+        None => cx.calls.pick(f, cx.thread)?,
     };
     if prev == CallState::LeftOpen {
         // The Leave that ended its last segment was a suspension after all: no completion
         // value either.
-        cx.stats.function(f).suspensions += 1;
+        cx.stats.count(f, Counted::Suspension);
         cx.calls.set_leave_value(id, None);
         prove_callers_suspended(cx, id);
     }
@@ -437,7 +481,7 @@ fn link_resume(
 /// T1 enter  E2  sp=0x840     E2's call resumes: its Leave was a suspension, so was E1's
 /// T1 unwind E2  sp=0x840     (E1's call may never resume: its suspension still counts)
 /// ```
-fn prove_callers_suspended(cx: &mut Ctx<'_>, id: u64) {
+fn prove_callers_suspended(cx: &mut Env<'_>, id: u64) {
     let mut child = id;
     while let Some(l) = cx.calls.live.get(&child) {
         let (child_end, caller) = (l.last_end, l.caller);
@@ -457,108 +501,8 @@ fn prove_callers_suspended(cx: &mut Ctx<'_>, id: u64) {
         if let Some(pl) = cx.calls.live.get_mut(&p) {
             pl.leave_value = None;
             let func = pl.func;
-            cx.stats.function(func).suspensions += 1;
+            cx.stats.count(func, Counted::Suspension);
         }
         child = p;
-    }
-}
-
-// ---- A segment's end ----
-
-/// What the end of a segment means for its call.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SegmentEnd {
-    /// The caller of the segment's logical call.
-    pub caller: Option<u64>,
-    /// The logical call is still waiting (its Leave may have been a suspension).
-    pub live: bool,
-    /// The Leave's return value belongs to the call's completion.
-    pub completion: bool,
-}
-
-/// Segment `seg` (frame `o`) ended at `end` by `kind`, with return value `leave_value`:
-/// accounts its logical call and decides what its end means.
-///
-/// ```text
-/// T0 enter  L3  sp=0x8eb0    segment 0 of call 0
-/// T0 leave  L3  sp=0x8eb0    .NET 10: the completion, call 0 settled; a runtime with
-///                            suspension Leaves: left open until a resume or the end tells
-/// T0 enter  Y   sp=0x8f00    (had this come first: L3 gone without a Leave, call 0 suspended)
-/// ```
-pub(crate) fn end_segment(
-    cx: &mut Ctx<'_>,
-    o: &Open,
-    seg: SegmentRef,
-    end: u64,
-    kind: EndKind,
-    leave_value: Option<u32>,
-) -> SegmentEnd {
-    let dur = end - o.start;
-    let mut out = SegmentEnd {
-        caller: None,
-        live: false,
-        completion: kind == EndKind::Leave,
-    };
-    let role = cx.roles.get(&cx.tables.functions, o.func);
-    let stale;
-    if let Some(l) = cx.calls.live.get_mut(&seg.call) {
-        l.segments += 1;
-        l.cpu_ns += dur;
-        l.last_end = l.last_end.max(end);
-        out.caller = l.caller;
-        // The call already went on in a later segment: this one suspended, and the call's
-        // state belongs to the later one.
-        stale = l.started > seg.index + 1;
-    } else {
-        stale = true;
-    }
-    if stale {
-        out.completion = false;
-    }
-    match kind {
-        // A later segment of its call already began (e.g. a resume on another thread
-        // analysed before this Leave): whatever ended it, it suspended.
-        _ if stale => {
-            if kind != EndKind::Suspend {
-                cx.stats.function(o.func).suspensions += 1;
-            }
-        }
-        EndKind::Suspend => {
-            cx.calls.park_suspended(seg.call);
-            out.live = true;
-            out.completion = false;
-        }
-        EndKind::Leave if role == Role::Variant && !cx.suspend_leaves => {
-            // .NET 10 reports no Leave at a suspension: this Leave completes the call.
-            cx.calls.set_leave_value(seg.call, leave_value);
-            if let Some(l) = cx.calls.finish(seg.call) {
-                cx.stats.settle(cx.tables, l.summary(seg.call), false);
-            }
-        }
-        EndKind::Leave => {
-            // A suspension or the completion: a later resume of the call tells.
-            cx.calls.set_leave_value(seg.call, leave_value);
-            cx.calls.park_left_open(seg.call);
-            out.live = true;
-            out.completion = false;
-        }
-        _ => {
-            if matches!(kind, EndKind::Unwind | EndKind::Catch) {
-                cx.calls.note_threw(seg.call);
-            }
-            if let Some(l) = cx.calls.finish(seg.call) {
-                cx.stats.settle(cx.tables, l.summary(seg.call), false);
-            }
-        }
-    }
-    out
-}
-
-/// At the end of the trace, the logical calls still waiting for a resume: suspended ones stay
-/// pending; one that left with a Leave that may have been a suspension completed there.
-pub(crate) fn settle_remaining(calls: &mut Calls, stats: &mut Stats, tables: &Tables) {
-    for (id, l) in calls.drain() {
-        let pending = l.state == CallState::Suspended;
-        stats.settle(tables, l.summary(id), pending);
     }
 }

@@ -1,7 +1,11 @@
 //! Async methods (docs/design.md "Async methods: segments and logical calls"): what a
 //! function is ([`roles`]), the logical calls its segments form ([`calls`]), what a thread's
-//! stack and events show about its segments ([`evidence`]), and the rules that link segments
-//! into calls and tell when a segment suspended ([`link`], the replay's one way in).
+//! stack and events show about its segments ([`evidence`]), the rules that link segments
+//! into calls and tell when a segment suspended ([`link`], the replay's one way in), and
+//! what a segment's end means for its call ([`ending`]). The rules see only what
+//! [`env`](mod@env) gives them: an [`Env`] of roles, calls and tables the replay builds for
+//! each event, and the statistics behind the small trait [`AsyncStats`]. Nothing here
+//! imports the replay.
 //!
 //! ```text
 //! t=10   T0 enter  L3 [thunk]  sp=0x8f00
@@ -11,9 +15,14 @@
 //! ```
 
 mod calls;
+mod ending;
+mod env;
 mod evidence;
 pub(crate) mod link;
 mod roles;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use calls::Calls;
+pub(crate) use env::{AsyncStats, Counted, Env};
 pub(crate) use roles::{Role, Roles};

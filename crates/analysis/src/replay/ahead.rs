@@ -19,9 +19,9 @@
 
 use eltrace_trace::{Event, EventKind, ThreadIdx};
 
+use super::context::Ctx;
 use super::{Replay, quick};
 use crate::asyncs::Role;
-use crate::asyncs::link::Ctx;
 use crate::model::Tables;
 use crate::reorder::{Ahead, Batch};
 use crate::sink::{AnalysisError, FrameSink};

@@ -14,9 +14,9 @@
 
 use eltrace_trace::{Event, EventKind, FunctionIdx};
 
-use super::iter_env;
+use super::context::Ctx;
 use crate::asyncs::Role;
-use crate::asyncs::link::{self, Ctx};
+use crate::asyncs::link;
 use crate::model::{EndKind, Frame};
 use crate::reorder::Ahead;
 use crate::sink::{AnalysisError, FrameSink};
@@ -54,7 +54,7 @@ pub(super) fn step<S: FrameSink + ?Sized>(
             {
                 return Ok(false);
             }
-            let (env, roles) = iter_env(cx);
+            let (env, roles) = cx.iter_env();
             if env
                 .iters
                 .is_member(env.tables, |r| roles.machine_kind(r), e.func.0)
