@@ -260,23 +260,67 @@ fn speedscope_shows_the_speedscope_export() {
     assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
 }
 
-/// The pprof export opens in speedscope (its pprof importer, gzipped): every function of the
-/// trace in the sandwich view.
+/// The pprof export opens in speedscope (its pprof importer, gzipped) with the numbers of the
+/// analysis (`report`'s): a timed trace's sandwich view shows every function's exclusive
+/// ("Self") and inclusive ("Total") time, a timeless trace's its calls.
 #[test]
 fn speedscope_imports_the_pprof_export() {
     let Some(v) = viewers("speedscope_imports_the_pprof_export") else {
         return;
     };
-    let (path, bytes) = export_with(&dir("speedscope-pprof"), &traces::recursion(), "pprof", &[]);
-    assert_eq!(path.file_name().unwrap(), "t.pb.gz");
-    let mut ss = Speedscope::load(&v, "pprof.pb.gz", &bytes, "sandwich");
-    assert!(!ss.failed(), "{}", ss.text());
-    let rows = ss.sandwich();
-    let mut names: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
-    names.sort_unstable();
-    assert_eq!(names, ["App.P.Fib", "App.P.Main"], "{rows:?}");
-    ss.browser.screenshot("speedscope-pprof");
-    assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
+    for (case, trace) in [
+        ("timed", traces::recursion()),
+        ("timeless", traces::timeless()),
+    ] {
+        let (path, bytes) = export_with(
+            &dir(&format!("speedscope-pprof-{case}")),
+            &trace,
+            "pprof",
+            &[],
+        );
+        assert_eq!(path.file_name().unwrap(), "t.pb.gz");
+        let mut ss = Speedscope::load(&v, &format!("{case}.pb.gz"), &bytes, "sandwich");
+        assert!(!ss.failed(), "{}", ss.text());
+        let mut rows = ss.sandwich();
+        rows.sort_by(|a, b| a.2.cmp(&b.2));
+        // What report says of each function, in speedscope's own spelling.
+        let a = eltrace_analysis::analyze(&trace[..], &eltrace_analysis::Options::default())
+            .expect("the trace reads");
+        let mut expected: Vec<(String, String, String)> = a
+            .functions()
+            .map(|(idx, s)| {
+                let (total, own) = if a.has_event_times() {
+                    (
+                        format!("{}.00ns", s.inclusive_ns),
+                        format!("{}.00ns", s.exclusive_ns),
+                    )
+                } else {
+                    // Calls: a function's self value is its calls (its total holds its
+                    // callees' calls too).
+                    (String::new(), s.calls.to_string())
+                };
+                (total, own, a.tables.functions.name(idx))
+            })
+            .collect();
+        expected.sort_by(|x, y| x.2.cmp(&y.2));
+        // speedscope writes `130.00ns (52%)`: the value before the share.
+        let value = |cell: &str| cell.split(" (").next().unwrap_or("").to_string();
+        let got: Vec<(String, String, String)> = rows
+            .iter()
+            .map(|(total, own, name)| {
+                let total = if a.has_event_times() {
+                    value(total)
+                } else {
+                    String::new()
+                };
+                (total, value(own), name.clone())
+            })
+            .collect();
+        assert_eq!(got, expected, "{case}: speedscope {rows:?}");
+        assert_eq!(rows.len(), expected.len(), "{rows:?}");
+        ss.browser.screenshot(&format!("speedscope-pprof-{case}"));
+        assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
+    }
 }
 
 /// A `--timing sampled` trace's speedscope export (one sampled profile of the estimates)
