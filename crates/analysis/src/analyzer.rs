@@ -126,6 +126,7 @@ impl Analyzer {
     ) -> Result<(), AnalysisError> {
         match rec {
             Record::Info(info) => {
+                sink.info(&info).map_err(AnalysisError::Sink)?;
                 self.clock.info_read(&info);
                 if info.sampling() || info.timing() == eltrace_trace::protocol::timing::SAMPLED {
                     let hz = info.sample_hz().unwrap_or(1000);

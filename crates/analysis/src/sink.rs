@@ -12,7 +12,7 @@
 use std::fmt;
 use std::io;
 
-use eltrace_trace::{ReadError, ThreadIdx};
+use eltrace_trace::{ReadError, ThreadIdx, TraceInfo};
 
 use crate::model::{Frame, Tables};
 
@@ -20,6 +20,11 @@ use crate::model::{Frame, Tables};
 pub trait FrameSink {
     /// `tables` holds the function and thread records read so far.
     fn frame(&mut self, tables: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()>;
+
+    /// The trace's INFO record was read: it comes before any frame of the trace.
+    fn info(&mut self, _info: &TraceInfo) -> io::Result<()> {
+        Ok(())
+    }
 
     /// `count` events of `thread` were dropped after its event at `at_ns` (the time the frames
     /// the drop closed end, handed over just before).

@@ -30,8 +30,10 @@ mod window;
 
 use std::io::{self, Read, Write};
 
-use eltrace_analysis::{Analysis, AnalysisError, Analyzer, FrameSink, Options};
-use eltrace_trace::{Record, TraceInfo, TraceReader};
+use eltrace_analysis::{
+    Analysis, AnalysisError, Frame, FrameSink, Options, Tables, ThreadIdx, analyze_with,
+};
+use eltrace_trace::TraceInfo;
 
 pub use chrome::Chrome;
 pub use folded::Folded;
@@ -79,40 +81,79 @@ impl<'w> Export<'w> {
         Export { exporter, analysis }
     }
 
-    /// Analyses a process's trace into the output and returns its analysis. `process` is how
-    /// it is shown (`None`: the pid and program of the trace's INFO, at the start of the
-    /// export's timeline).
-    pub fn process<R: Read>(
+    /// Analyses a process's trace into the output and returns its analysis, on the same
+    /// pipeline as `report` (the trace read and decoded on a second thread:
+    /// [`analyze_with`]). `process` is how it is shown (`None`: the pid and program of the
+    /// trace's INFO, at the start of the export's timeline).
+    pub fn process<R: Read + Send>(
         &mut self,
         input: R,
         process: Option<ProcessMeta>,
     ) -> Result<Analysis, AnalysisError> {
-        let mut reader = TraceReader::new(input)?;
-        // The INFO record comes first: it names the process before any frame.
-        let mut next = reader.next_record()?;
-        let process = match (process, &next) {
-            (Some(p), _) => p,
-            (None, Some(Record::Info(info))) => ProcessMeta::from_info(info),
-            (None, _) => ProcessMeta::from_info(&TraceInfo::default()),
+        let mut sink = Begin {
+            exporter: &mut *self.exporter,
+            process,
+            begun: false,
         };
-        let sink = &mut *self.exporter;
-        sink.begin_process(&process).map_err(AnalysisError::Sink)?;
-        let mut an = Analyzer::new(&self.analysis);
-        while let Some(rec) = next {
-            an.record(rec, sink)?;
-            if let Some(v) = an.spare_events() {
-                reader.recycle(v);
-            }
-            next = reader.next_record()?;
-        }
-        let a = an.finish(reader.truncated(), sink)?;
-        sink.end_process(&a).map_err(AnalysisError::Sink)?;
+        let a = analyze_with(input, &self.analysis, &mut sink)?;
+        // A trace with no INFO record: the process begins (unnamed) before it ends.
+        sink.begin(&TraceInfo::default())
+            .map_err(AnalysisError::Sink)?;
+        sink.exporter.end_process(&a).map_err(AnalysisError::Sink)?;
         Ok(a)
     }
 
     /// Writes the end of the output.
     pub fn finish(mut self) -> io::Result<()> {
         self.exporter.finish()
+    }
+}
+
+/// The exporter as the analysis' sink: the process begins when the trace's INFO record names
+/// it (or at the first frame or drop of a trace without one), before any of its frames.
+struct Begin<'e, 'w> {
+    exporter: &'e mut (dyn Exporter + 'w),
+    process: Option<ProcessMeta>,
+    begun: bool,
+}
+
+impl Begin<'_, '_> {
+    fn begin(&mut self, info: &TraceInfo) -> io::Result<()> {
+        if self.begun {
+            return Ok(());
+        }
+        self.begun = true;
+        let process = self
+            .process
+            .take()
+            .unwrap_or_else(|| ProcessMeta::from_info(info));
+        self.exporter.begin_process(&process)
+    }
+}
+
+impl FrameSink for Begin<'_, '_> {
+    fn info(&mut self, info: &TraceInfo) -> io::Result<()> {
+        self.begin(info)
+    }
+
+    fn frame(&mut self, tables: &Tables, thread: ThreadIdx, frame: &Frame) -> io::Result<()> {
+        self.begin(&TraceInfo::default())?;
+        self.exporter.frame(tables, thread, frame)
+    }
+
+    fn dropped(
+        &mut self,
+        tables: &Tables,
+        thread: ThreadIdx,
+        at_ns: u64,
+        count: u64,
+    ) -> io::Result<()> {
+        self.begin(&TraceInfo::default())?;
+        self.exporter.dropped(tables, thread, at_ns, count)
+    }
+
+    fn ordered(&self) -> bool {
+        self.exporter.ordered()
     }
 }
 
@@ -268,7 +309,7 @@ impl Format {
 
 /// Analyses the trace in `input` and writes it to `out` in `format`, as the process its INFO
 /// names; returns the analysis.
-pub fn export<R: Read>(
+pub fn export<R: Read + Send>(
     format: Format,
     input: R,
     out: &mut dyn Write,
