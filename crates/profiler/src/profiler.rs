@@ -50,15 +50,15 @@ fn command_line() -> String {
         .unwrap_or_default()
 }
 
-/// The JIT's self-tail-call-loop setting as this process sees it (`DOTNET_TailCallLoopOpt`,
-/// else `COMPlus_TailCallLoopOpt`), `default` when neither is set (loops on): with loops on,
-/// a self-recursive tail call the JIT turned into a jump is no call in the trace.
 /// Whether the runtime's profiling interface sets the high event mask (ICorProfilerInfo5 and
 /// later: every CoreCLR eltrace supports), so that GC starts are counted (`hooks::GC_EPOCH`).
 fn gc_epochs(info: &Info) -> bool {
     info.version >= 5
 }
 
+/// The JIT's self-tail-call-loop setting as this process sees it (`DOTNET_TailCallLoopOpt`,
+/// else `COMPlus_TailCallLoopOpt`), `default` when neither is set (loops on): with loops on,
+/// a self-recursive tail call the JIT turned into a jump is no call in the trace.
 fn tail_call_loop_opt() -> String {
     [
         protocol::env::DOTNET_TAIL_CALL_LOOP_OPT,
