@@ -23,9 +23,6 @@ use std::path::{Path, PathBuf};
 
 use crate::util::{Fail, io_msg};
 
-/// `O_NOFOLLOW` on Linux x86-64.
-const O_NOFOLLOW: i32 = 0o400_000;
-
 /// An output being written.
 pub enum OutFile {
     /// Standard output (`-`, `/dev/stdout`).
@@ -172,7 +169,7 @@ fn create_temp(target: &Path) -> Result<(File, PathBuf), Fail> {
             .write(true)
             .create_new(true)
             .mode(0o600)
-            .custom_flags(O_NOFOLLOW)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&temp)
         {
             Ok(f) => return Ok((f, temp)),

@@ -300,10 +300,25 @@ fn fit(s: &str, width: usize) -> String {
 
 fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
     let mut o = String::new();
-    let info = a.info();
-    let t = &a.totals;
     let tm = Timing::of(a);
     let total = tm.total(a);
+    text_summary(&mut o, opts, a, rows.len());
+    text_notes(&mut o, opts, a, tm);
+    o.push('\n');
+    let n = function_table(&mut o, opts, rows, tm, total);
+    o.push('\n');
+    iterator_table(&mut o, rows, n);
+    thread_table(&mut o, a, tm, total);
+    for d in &a.diagnostics {
+        let _ = writeln!(o, "profiler: {d}");
+    }
+    o
+}
+
+/// The report's first lines: the trace, its process and the counts of the recording.
+fn text_summary(o: &mut String, opts: &ReportOptions, a: &Analysis, called: usize) {
+    let info = a.info();
+    let t = &a.totals;
     let _ = write!(o, "trace {}: pid {}", opts.path.display(), info.pid);
     if !info.command.is_empty() {
         let _ = write!(o, ", {}", info.command);
@@ -321,7 +336,7 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
          open frames at end {}, end {}, duration {}",
         t.events,
         a.threads().count(),
-        rows.len(),
+        called,
         a.tables.functions.len(),
         a.dropped_events(),
         if a.truncated { "yes" } else { "no" },
@@ -329,6 +344,14 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
         a.end_reason(),
         fmt_ns(a.duration_ns()),
     );
+}
+
+/// The notes under the summary, each only when it applies: waits, async and iterator
+/// counts, tail-call loops, frames without a Leave, mismatches, the timing's note and the
+/// threads shown.
+fn text_notes(o: &mut String, opts: &ReportOptions, a: &Analysis, tm: Timing<'_>) {
+    let info = a.info();
+    let t = &a.totals;
     if t.waits > 0 {
         let _ = writeln!(
             o,
@@ -390,8 +413,16 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
             v.join(", ")
         });
     }
-    o.push('\n');
+}
 
+/// The functions table (the `--top` first rows); returns how many rows it shows.
+fn function_table(
+    o: &mut String,
+    opts: &ReportOptions,
+    rows: &[Row],
+    tm: Timing<'_>,
+    total: u64,
+) -> usize {
     let n = opts.top.unwrap_or(DEFAULT_TOP).min(rows.len());
     let shown = &rows[..n];
     let name_w = shown
@@ -446,9 +477,13 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
             rows.len() - n
         );
     }
-    o.push('\n');
-    iterator_table(&mut o, rows, n);
+    n
+}
 
+/// The threads table and its total line.
+fn thread_table(o: &mut String, a: &Analysis, tm: Timing<'_>, total: u64) {
+    let info = a.info();
+    let t = &a.totals;
     // No managed thread id column: no profiling API gives it, so every trace has 0 there
     // (the JSON keeps `managed_id`, documented as such). The thread's name is the one every
     // export shows (`main` for the thread whose tid is the pid).
@@ -478,8 +513,4 @@ fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {
         t.analysed_events,
         tm.text(total)
     );
-    for d in &a.diagnostics {
-        let _ = writeln!(o, "profiler: {d}");
-    }
-    o
 }

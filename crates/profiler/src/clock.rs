@@ -54,9 +54,9 @@ pub fn init(use_tsc: bool) -> String {
     let pair = || {
         let mut best = (u64::MAX, 0, 0);
         for _ in 0..5 {
-            let m1 = sys::clock_ns(sys::CLOCK_MONOTONIC);
+            let m1 = sys::clock_ns(libc::CLOCK_MONOTONIC);
             let t = rdtsc();
-            let m2 = sys::clock_ns(sys::CLOCK_MONOTONIC);
+            let m2 = sys::clock_ns(libc::CLOCK_MONOTONIC);
             if m2 - m1 < best.0 {
                 best = (m2 - m1, t, m1 + (m2 - m1) / 2);
             }
@@ -64,7 +64,7 @@ pub fn init(use_tsc: bool) -> String {
         (best.1, best.2)
     };
     let (t0, m0) = pair();
-    while sys::clock_ns(sys::CLOCK_MONOTONIC) - m0 < CALIBRATION_NS {
+    while sys::clock_ns(libc::CLOCK_MONOTONIC) - m0 < CALIBRATION_NS {
         core::hint::spin_loop();
     }
     let (t1, m1) = pair();
@@ -93,7 +93,7 @@ pub fn now() -> u64 {
     if is_tsc() {
         rdtsc()
     } else {
-        sys::clock_ns(sys::CLOCK_MONOTONIC)
+        sys::clock_ns(libc::CLOCK_MONOTONIC)
     }
 }
 
@@ -163,7 +163,7 @@ impl Default for Converter {
 
 /// Wall-clock Unix time in nanoseconds.
 pub fn unix_now_ns() -> u64 {
-    sys::clock_ns(sys::CLOCK_REALTIME)
+    sys::clock_ns(libc::CLOCK_REALTIME)
 }
 
 #[cfg(test)]
@@ -186,9 +186,9 @@ mod tests {
         }
         let what = init(true);
         assert!(what.starts_with("tsc"), "{what}");
-        let m1 = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        let m1 = sys::clock_ns(libc::CLOCK_MONOTONIC);
         let t = to_ns(now());
-        let m2 = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        let m2 = sys::clock_ns(libc::CLOCK_MONOTONIC);
         // Within 50 µs of the monotonic clock right after calibration.
         assert!(t + 50_000 >= m1 && t <= m2 + 50_000, "{m1} {t} {m2}");
         // Converted ticks are monotonic.

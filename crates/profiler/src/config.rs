@@ -154,74 +154,13 @@ impl Config {
 
         let output = get(env::OUTPUT).map(PathBuf::from);
         let session = get(env::SESSION).map(|s| s.trim().to_owned());
-        let parent_pid = get(env::PARENT_PID).and_then(|v| {
-            let pid = v.trim().parse::<u32>().ok().filter(|&p| p > 0);
-            if pid.is_none() {
-                warnings.push(format!(
-                    "{}={v:?} is not a process id; ignored",
-                    env::PARENT_PID
-                ));
-            }
-            pid
-        });
-        let include = get(env::INCLUDE).unwrap_or_default();
-        let exclude = get(env::EXCLUDE).unwrap_or_default();
-        for (name, list) in [(env::INCLUDE, &include), (env::EXCLUDE, &exclude)] {
-            if list.contains('\u{FFFD}') {
-                warnings.push(format!(
-                    "{name} is not valid UTF-8: its globs with invalid bytes match no function"
-                ));
-            }
-        }
-        let selection = Selection::parse(&include, &exclude);
-
-        let mut hooks = match get(env::HOOKS).as_deref().map(str::trim) {
-            None => HookMode::Fast,
-            Some(value) => HookMode::parse(value).unwrap_or_else(|| {
-                warnings.push(format!(
-                    "{}={value:?} is not `fast`, `slow`, `off`, `slow-empty` or `fast-empty`; using `fast`",
-                    env::HOOKS
-                ));
-                HookMode::Fast
-            }),
-        };
-        let mut values = flag(&get, env::VALUES, false, &mut warnings);
-        if values {
-            match hooks {
-                HookMode::Slow => {}
-                HookMode::Fast => {
-                    if get(env::HOOKS).is_some() {
-                        warnings.push(format!(
-                            "{}=1 needs the slow path; using `slow` instead of `fast`",
-                            env::VALUES
-                        ));
-                    }
-                    hooks = HookMode::Slow;
-                }
-                other => {
-                    warnings.push(format!(
-                        "{}=1 is ignored with the benchmark hook mode `{}`",
-                        env::VALUES,
-                        other.name()
-                    ));
-                    values = false;
-                }
-            }
-        }
+        let parent_pid = parent_pid(&get, &mut warnings);
+        let selection = selection(&get, &mut warnings);
+        let (hooks, values) = hooks_and_values(&get, &mut warnings);
         let trash_registers = flag(&get, env::TEST_TRASH_REGISTERS, false, &mut warnings);
         let lossy = flag(&get, env::LOSSY, false, &mut warnings);
         let preserve_rcx = flag(&get, env::PRESERVE_RCX, true, &mut warnings);
-        let use_tsc = match get(env::CLOCK).as_deref().map(str::trim) {
-            None | Some("tsc") => true,
-            Some("monotonic") => false,
-            Some(other) => {
-                warnings.push(format!(
-                    "{}={other:?} is not `tsc` or `monotonic`; using `tsc`",
-                    env::CLOCK
-                ));
-                true
-            }
-        };
+        let use_tsc = clock_is_tsc(&get, &mut warnings);
 
         let buffer_events = number(
             &get,
@@ -258,16 +197,7 @@ impl Config {
         let test_io_delay_ms =
             number(&get, env::TEST_IO_DELAY_MS, 0, 0, 60_000, &mut warnings) as u64;
 
-        let timing = match get(env::TIMING).as_deref().map(str::trim) {
-            None => Timing::Exact,
-            Some(value) => Timing::parse(value).unwrap_or_else(|| {
-                warnings.push(format!(
-                    "{}={value:?} is not `exact`, `none` or `sampled`; using `exact`",
-                    env::TIMING
-                ));
-                Timing::Exact
-            }),
-        };
+        let timing = timing(&get, &mut warnings);
         let sample_hz = number(
             &get,
             env::SAMPLE_HZ,
@@ -277,18 +207,7 @@ impl Config {
             &mut warnings,
         ) as u64;
 
-        let disable = match get(env::DISABLE).map(|v| v.trim().to_ascii_lowercase()) {
-            None => false,
-            Some(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
-            Some(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
-            Some(v) => {
-                warnings.push(format!(
-                    "{}={v:?} is not 1 or 0; not disabling",
-                    env::DISABLE
-                ));
-                false
-            }
-        };
+        let disable = disable(&get, &mut warnings);
 
         Config {
             output,
@@ -325,6 +244,122 @@ impl Config {
     /// The memory cap on all rings together, in bytes.
     pub fn max_buffer_bytes(&self) -> usize {
         self.max_buffer_mb.saturating_mul(1 << 20)
+    }
+}
+
+/// `ELTRACE_PARENT_PID`, when it is a process id.
+fn parent_pid(get: &impl Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> Option<u32> {
+    get(env::PARENT_PID).and_then(|v| {
+        let pid = v.trim().parse::<u32>().ok().filter(|&p| p > 0);
+        if pid.is_none() {
+            warnings.push(format!(
+                "{}={v:?} is not a process id; ignored",
+                env::PARENT_PID
+            ));
+        }
+        pid
+    })
+}
+
+/// The selection of `ELTRACE_INCLUDE` and `ELTRACE_EXCLUDE`.
+fn selection(get: &impl Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> Selection {
+    let include = get(env::INCLUDE).unwrap_or_default();
+    let exclude = get(env::EXCLUDE).unwrap_or_default();
+    for (name, list) in [(env::INCLUDE, &include), (env::EXCLUDE, &exclude)] {
+        if list.contains('\u{FFFD}') {
+            warnings.push(format!(
+                "{name} is not valid UTF-8: its globs with invalid bytes match no function"
+            ));
+        }
+    }
+    Selection::parse(&include, &exclude)
+}
+
+/// `ELTRACE_HOOKS` and `ELTRACE_VALUES` together: values need the slow path (`fast` becomes
+/// `slow`) and are off with a benchmark mode.
+fn hooks_and_values(
+    get: &impl Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) -> (HookMode, bool) {
+    let mut hooks = match get(env::HOOKS).as_deref().map(str::trim) {
+        None => HookMode::Fast,
+        Some(value) => HookMode::parse(value).unwrap_or_else(|| {
+            warnings.push(format!(
+                "{}={value:?} is not `fast`, `slow`, `off`, `slow-empty` or `fast-empty`; using `fast`",
+                env::HOOKS
+            ));
+            HookMode::Fast
+        }),
+    };
+    let mut values = flag(get, env::VALUES, false, warnings);
+    if values {
+        match hooks {
+            HookMode::Slow => {}
+            HookMode::Fast => {
+                if get(env::HOOKS).is_some() {
+                    warnings.push(format!(
+                        "{}=1 needs the slow path; using `slow` instead of `fast`",
+                        env::VALUES
+                    ));
+                }
+                hooks = HookMode::Slow;
+            }
+            other => {
+                warnings.push(format!(
+                    "{}=1 is ignored with the benchmark hook mode `{}`",
+                    env::VALUES,
+                    other.name()
+                ));
+                values = false;
+            }
+        }
+    }
+    (hooks, values)
+}
+
+/// `ELTRACE_CLOCK`: whether timestamps come from the TSC (`tsc`, the default) rather than
+/// the monotonic clock.
+fn clock_is_tsc(get: &impl Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> bool {
+    match get(env::CLOCK).as_deref().map(str::trim) {
+        None | Some("tsc") => true,
+        Some("monotonic") => false,
+        Some(other) => {
+            warnings.push(format!(
+                "{}={other:?} is not `tsc` or `monotonic`; using `tsc`",
+                env::CLOCK
+            ));
+            true
+        }
+    }
+}
+
+/// `ELTRACE_TIMING`.
+fn timing(get: &impl Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> Timing {
+    match get(env::TIMING).as_deref().map(str::trim) {
+        None => Timing::Exact,
+        Some(value) => Timing::parse(value).unwrap_or_else(|| {
+            warnings.push(format!(
+                "{}={value:?} is not `exact`, `none` or `sampled`; using `exact`",
+                env::TIMING
+            ));
+            Timing::Exact
+        }),
+    }
+}
+
+/// `ELTRACE_DISABLE`.
+fn disable(get: &impl Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> bool {
+    match get(env::DISABLE).map(|v| v.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
+        Some(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
+        Some(v) => {
+            warnings.push(format!(
+                "{}={v:?} is not 1 or 0; not disabling",
+                env::DISABLE
+            ));
+            false
+        }
     }
 }
 

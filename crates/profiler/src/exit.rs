@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use eltrace_trace::EndReason;
 
-use crate::sys::{self, SigAction};
+use crate::sys;
 use crate::writer::Writer;
 
 /// How long the abort handler waits for the writer thread's final drain.
 const ABORT_WAIT_MS: u32 = 2000;
 
-static PREVIOUS_ABRT: OnceLock<SigAction> = OnceLock::new();
+static PREVIOUS_ABRT: OnceLock<libc::sigaction> = OnceLock::new();
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// Installs both handlers (once). Returns a description of what failed, if anything.
@@ -28,16 +28,15 @@ pub fn install() -> Result<(), String> {
         failures.push("atexit refused the exit handler");
     }
     // Read the previous action first so that the handler always finds it.
-    let probe = SigAction::zeroed();
-    match sys::get_sigaction(sys::SIGABRT) {
+    match sys::get_sigaction(libc::SIGABRT) {
         Some(prev) => {
             let _ = PREVIOUS_ABRT.set(prev);
-            let act = SigAction {
-                handler: on_abort as sys::SigInfoHandler as usize,
-                flags: sys::SA_SIGINFO | sys::SA_ONSTACK | sys::SA_RESTART,
-                ..probe
+            let act = libc::sigaction {
+                sa_sigaction: on_abort as sys::SigInfoHandler as libc::sighandler_t,
+                sa_flags: libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART,
+                ..sys::empty_sigaction()
             };
-            if sys::set_sigaction(sys::SIGABRT, &act).is_none() {
+            if sys::set_sigaction(libc::SIGABRT, &act).is_none() {
                 failures.push("sigaction(SIGABRT) failed");
             }
         }
@@ -71,17 +70,20 @@ unsafe extern "C" fn on_abort(sig: c_int, info: *mut c_void, ctx: *mut c_void) {
 
 /// Runs what was installed for SIGABRT before us.
 unsafe fn chain(sig: c_int, info: *mut c_void, ctx: *mut c_void) {
-    let prev = PREVIOUS_ABRT.get().copied().unwrap_or(SigAction::zeroed());
-    match prev.handler {
-        sys::SIG_IGN => {}
-        sys::SIG_DFL => {
+    let prev = PREVIOUS_ABRT
+        .get()
+        .copied()
+        .unwrap_or_else(sys::empty_sigaction);
+    match prev.sa_sigaction {
+        libc::SIG_IGN => {}
+        libc::SIG_DFL => {
             // Restore the default and re-raise: the signal is blocked while we run, so it is
             // delivered (and terminates the process) as soon as this handler returns. When the
             // signal came from abort(), abort() would re-raise it anyway.
             let _ = sys::set_sigaction(sig, &prev);
             sys::raise_signal(sig);
         }
-        h if prev.flags & sys::SA_SIGINFO != 0 => {
+        h if prev.sa_flags & libc::SA_SIGINFO != 0 => {
             // SAFETY: the previous owner installed `h` as an SA_SIGINFO handler.
             let f: sys::SigInfoHandler = unsafe { core::mem::transmute::<usize, _>(h) };
             // SAFETY: same arguments the kernel gave us.

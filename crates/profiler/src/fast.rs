@@ -187,13 +187,42 @@ macro_rules! no_tick {
     };
 }
 
+/// Assembles a recording stub: `global_asm!` of `$template` with the operands every stub
+/// uses (the client-id encoding, the slot's `DEAD`, the ring and record layout, and
+/// `key_kind`, the key bits of `$kind`), then the stub's own operands (`$own`: its fallback,
+/// and a Leave stub's `kind`). The operands are text substituted into the template, so
+/// their order does not change the code.
+macro_rules! stub_asm {
+    ($template:expr, $kind:expr, $($own:tt)*) => {
+        global_asm!(
+            $template,
+            $($own)*
+            key_kind = const ($kind.code() as u32) << stub::KIND_SHIFT,
+            flags_shift = const hooks::CLIENT_FLAGS_SHIFT,
+            bias = const hooks::CLIENT_INDEX_BIAS,
+            dead = const slot::DEAD,
+            head = const stub::HEAD,
+            tail = const stub::TAIL,
+            inline_limit = const stub::INLINE_LIMIT,
+            mask = const stub::MASK,
+            records = const stub::RECORDS,
+            record_shift = const stub::RECORD_SHIFT,
+            tick = const stub::TICK,
+            sp = const stub::SP,
+            key_lo = const stub::KEY_LO,
+            key_hi = const stub::KEY_HI,
+            key_half = const stub::KEY_HALF,
+        );
+    };
+}
+
 /// An Enter stub; `$epilogue` runs before each `ret`; `$stamp` writes the tick (or not).
 macro_rules! enter_stub {
     ($name:literal, $epilogue:expr) => {
         enter_stub!($name, $epilogue, enter_tick!());
     };
     ($name:literal, $epilogue:expr, $stamp:expr) => {
-        global_asm!(
+        stub_asm!(
             concat!(
                 ".pushsection .text.", $name, ",\"ax\",@progbits\n",
                 ".globl ", $name, "\n",
@@ -270,22 +299,8 @@ macro_rules! enter_stub {
                 .size ", $name, ", . - ", $name, "
                 .popsection"
             ),
+            EventKind::Enter,
             fallback = sym fast_enter_fallback,
-            key_kind = const (EventKind::Enter.code() as u32) << stub::KIND_SHIFT,
-            flags_shift = const hooks::CLIENT_FLAGS_SHIFT,
-            bias = const hooks::CLIENT_INDEX_BIAS,
-            dead = const slot::DEAD,
-            head = const stub::HEAD,
-            tail = const stub::TAIL,
-            inline_limit = const stub::INLINE_LIMIT,
-            mask = const stub::MASK,
-            records = const stub::RECORDS,
-            record_shift = const stub::RECORD_SHIFT,
-            tick = const stub::TICK,
-            sp = const stub::SP,
-            key_lo = const stub::KEY_LO,
-            key_hi = const stub::KEY_HI,
-            key_half = const stub::KEY_HALF,
         );
     };
 }
@@ -297,7 +312,7 @@ macro_rules! leave_stub {
         leave_stub!($name, $kind, $push_rcx, $pop_rcx, $frame, $epilogue, leave_tick!(), leave_tick_end!());
     };
     ($name:literal, $kind:expr, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr, $stamp:expr, $unstamp:expr) => {
-        global_asm!(
+        stub_asm!(
             concat!(
                 ".pushsection .text.", $name, ",\"ax\",@progbits\n",
                 ".globl ", $name, "\n",
@@ -357,23 +372,9 @@ macro_rules! leave_stub {
                 .size ", $name, ", . - ", $name, "
                 .popsection"
             ),
+            $kind,
             fallback = sym fast_fallback,
             kind = const $kind.code(),
-            key_kind = const ($kind.code() as u32) << stub::KIND_SHIFT,
-            flags_shift = const hooks::CLIENT_FLAGS_SHIFT,
-            bias = const hooks::CLIENT_INDEX_BIAS,
-            dead = const slot::DEAD,
-            head = const stub::HEAD,
-            tail = const stub::TAIL,
-            inline_limit = const stub::INLINE_LIMIT,
-            mask = const stub::MASK,
-            records = const stub::RECORDS,
-            record_shift = const stub::RECORD_SHIFT,
-            tick = const stub::TICK,
-            sp = const stub::SP,
-            key_lo = const stub::KEY_LO,
-            key_hi = const stub::KEY_HI,
-            key_half = const stub::KEY_HALF,
         );
     };
 }

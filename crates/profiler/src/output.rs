@@ -32,17 +32,6 @@ use eltrace_trace::protocol::env;
 
 use crate::config::Config;
 
-/// `O_NOFOLLOW` on Linux x86-64: fail instead of opening a symlink's target.
-const O_NOFOLLOW: i32 = 0o400_000;
-/// `O_NONBLOCK` on Linux x86-64: an open that would wait (a FIFO without a reader) fails.
-const O_NONBLOCK: i32 = 0o4000;
-/// `ELOOP`, what `open` says for a symlink under `O_NOFOLLOW`.
-const ELOOP: i32 = 40;
-/// `ENXIO`, what a non-blocking open for writing says for a FIFO without a reader.
-const ENXIO: i32 = 6;
-const F_GETFL: i32 = 3;
-const F_SETFL: i32 = 4;
-
 /// The trace file of process `pid` (whose parent is `ppid`), created or claimed.
 pub fn open(config: &Config, pid: u32, ppid: u32) -> io::Result<(PathBuf, File)> {
     let main = config.output_path(pid);
@@ -92,7 +81,7 @@ fn create_new(path: &Path) -> io::Result<File> {
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .custom_flags(O_NOFOLLOW | O_NONBLOCK)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
     regular_file(path, f)
 }
@@ -111,14 +100,14 @@ fn claim_reserved(path: &Path) -> io::Result<File> {
     }
     let f = OpenOptions::new()
         .write(true)
-        .custom_flags(O_NOFOLLOW | O_NONBLOCK)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| match e.raw_os_error() {
-            Some(ELOOP) => {
+            Some(libc::ELOOP) => {
                 io::Error::other(format!("{} is a symlink; not following it", path.display()))
             }
             // A FIFO (or socket) swapped in after the check above, with no reader.
-            Some(ENXIO) => match std::fs::symlink_metadata(path) {
+            Some(libc::ENXIO) => match std::fs::symlink_metadata(path) {
                 Ok(m) if !m.file_type().is_file() => not_regular(path, m.file_type()),
                 _ => e,
             },
@@ -130,7 +119,7 @@ fn claim_reserved(path: &Path) -> io::Result<File> {
         return Err(io::ErrorKind::AlreadyExists.into());
     }
     // SAFETY: geteuid has no preconditions.
-    if meta.uid() != unsafe { geteuid() } {
+    if meta.uid() != unsafe { libc::geteuid() } {
         return Err(io::Error::other(format!(
             "{} belongs to another user",
             path.display()
@@ -150,9 +139,9 @@ fn regular_file(path: &Path, f: File) -> io::Result<File> {
     // SAFETY: fcntl F_GETFL/F_SETFL on a descriptor `f` owns for the calls; only the file
     // status flags change (O_NONBLOCK means nothing for a regular file, cleared for clarity).
     unsafe {
-        let flags = fcntl(fd, F_GETFL);
+        let flags = libc::fcntl(fd, libc::F_GETFL);
         if flags >= 0 {
-            fcntl(fd, F_SETFL, flags & !O_NONBLOCK);
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
         }
     }
     Ok(f)
@@ -174,11 +163,6 @@ fn not_regular(path: &Path, t: std::fs::FileType) -> io::Error {
         "not a regular file"
     };
     io::Error::other(format!("{} is {what}, not a regular file", path.display()))
-}
-
-unsafe extern "C" {
-    fn geteuid() -> u32;
-    fn fcntl(fd: i32, cmd: i32, ...) -> i32;
 }
 
 #[cfg(test)]
@@ -265,7 +249,7 @@ mod tests {
             // With a reader waiting on the FIFO, the open itself would succeed: fstat says no.
             let reader = OpenOptions::new()
                 .read(true)
-                .custom_flags(O_NONBLOCK)
+                .custom_flags(libc::O_NONBLOCK)
                 .open(&m)
                 .unwrap();
             let read = open(&c, 2, 1).map(|(p, _)| p);

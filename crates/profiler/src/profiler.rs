@@ -50,15 +50,15 @@ fn command_line() -> String {
         .unwrap_or_default()
 }
 
-/// The JIT's self-tail-call-loop setting as this process sees it (`DOTNET_TailCallLoopOpt`,
-/// else `COMPlus_TailCallLoopOpt`), `default` when neither is set (loops on): with loops on,
-/// a self-recursive tail call the JIT turned into a jump is no call in the trace.
 /// Whether the runtime's profiling interface sets the high event mask (ICorProfilerInfo5 and
 /// later: every CoreCLR eltrace supports), so that GC starts are counted (`hooks::GC_EPOCH`).
 fn gc_epochs(info: &Info) -> bool {
     info.version >= 5
 }
 
+/// The JIT's self-tail-call-loop setting as this process sees it (`DOTNET_TailCallLoopOpt`,
+/// else `COMPlus_TailCallLoopOpt`), `default` when neither is set (loops on): with loops on,
+/// a self-recursive tail call the JIT turned into a jump is no call in the trace.
 fn tail_call_loop_opt() -> String {
     [
         protocol::env::DOTNET_TAIL_CALL_LOOP_OPT,
@@ -81,6 +81,122 @@ fn current_managed_thread() -> u64 {
     INFO.get()
         .and_then(Info::current_thread)
         .map_or(0, |t| t as u64)
+}
+
+/// The trace's INFO record: the process, the runtime, the clock and the configuration
+/// (`clock_desc`: what `clock::init` chose).
+fn trace_info(config: &Config, info: &Info, pid: u32, ppid: u32, clock_desc: String) -> TraceInfo {
+    let runtime = info.runtime_description().unwrap_or_default();
+    TraceInfo {
+        pid,
+        start_unix_ns: clock::unix_now_ns(),
+        start_ticks: clock::to_ns(clock::now()),
+        ns_per_tick: 1.0,
+        runtime,
+        command: command_line(),
+        hook_mode: hook_mode_name(config).into(),
+        extra: vec![
+            (
+                info_key::SESSION.into(),
+                config.session.clone().unwrap_or_default(),
+            ),
+            (info_key::PPID.into(), ppid.to_string()),
+            (info_key::CLOCK.into(), clock_desc),
+            (
+                info_key::PROFILER.into(),
+                format!("eltrace-profiler {}", env!("CARGO_PKG_VERSION")),
+            ),
+            (
+                info_key::PROFILER_INFO_VERSION.into(),
+                info.version.to_string(),
+            ),
+            (
+                info_key::BUFFER_EVENTS.into(),
+                crate::ring::Ring::rounded_capacity(config.buffer_events).to_string(),
+            ),
+            (
+                info_key::MAX_BUFFER_MB.into(),
+                config.max_buffer_mb.to_string(),
+            ),
+            (info_key::FLUSH_MS.into(), config.flush_ms.to_string()),
+            (info_key::VALUES.into(), u8::from(config.values).to_string()),
+            (info_key::LOSSY.into(), u8::from(config.lossy).to_string()),
+            (info_key::TIMING.into(), config.timing.name().into()),
+            (info_key::SAMPLE_HZ.into(), config.sample_hz.to_string()),
+            (
+                info_key::SAMPLING.into(),
+                u8::from(config.sampling).to_string(),
+            ),
+            (info_key::TAIL_CALL_LOOP_OPT.into(), tail_call_loop_opt()),
+            (
+                info_key::GC_EPOCHS.into(),
+                u8::from(gc_epochs(info)).to_string(),
+            ),
+            (
+                info_key::EVENT_MASK.into(),
+                format!("{:#010x}", event_mask(config.hooks, config.values)),
+            ),
+        ],
+    }
+}
+
+/// Starts what records once the recorder and writer exist: the writer thread, the sampler,
+/// the event mask, the hooks and the mapper, then the exit handlers. A failure before the
+/// exit handlers ends the trace and declines activation ([`decline`]).
+fn start_recording(
+    rec: &'static Recorder,
+    writer: &'static Writer,
+    info: &'static Info,
+) -> HRESULT {
+    // Writer thread.
+    if let Err(e) = writer.start() {
+        return decline(rec, writer, &format!("cannot start the writer thread: {e}"));
+    }
+
+    // The sampler thread (timing `sampled`, or samples beside exact timestamps).
+    if rec.config.sampling {
+        if let Err(e) = crate::sampler::start(rec) {
+            return decline(
+                rec,
+                writer,
+                &format!("cannot start the sampler thread: {e}"),
+            );
+        }
+    }
+
+    // Event mask, hooks, mapper.
+    let mask = event_mask(rec.config.hooks, rec.config.values);
+    // With ICorProfilerInfo5, also the GC start callback (`hooks::GC_EPOCH`); the trace's
+    // INFO says `gc_epochs=1` then.
+    let hr = if gc_epochs(info) {
+        info.set_event_mask2(mask, COR_PRF_HIGH_BASIC_GC)
+    } else {
+        info.set_event_mask(mask)
+    };
+    if FAILED(hr) {
+        return decline(
+            rec,
+            writer,
+            &format!("SetEventMask({mask:#x}) failed: {hr:#010x}"),
+        );
+    }
+    if let Err(e) = install_hooks(info, &MODULES, &rec.config) {
+        return decline(rec, writer, &e);
+    }
+    let hr = mapper::install(info, &MODULES, rec);
+    if FAILED(hr) {
+        return decline(
+            rec,
+            writer,
+            &format!("SetFunctionIDMapper2 failed: {hr:#010x}"),
+        );
+    }
+
+    // Exit handlers last: they only make sense once there is something to finish.
+    if let Err(e) = exit::install() {
+        rec.internal_error("exit-handlers", &e);
+    }
+    S_OK
 }
 
 impl Profiler {
@@ -118,58 +234,7 @@ impl Profiler {
         clock::set_timeless(config.timing.timeless());
         let pid = sys::current_pid();
         let ppid = sys::parent_pid();
-        let runtime = info.runtime_description().unwrap_or_default();
-        let trace_info = TraceInfo {
-            pid,
-            start_unix_ns: clock::unix_now_ns(),
-            start_ticks: clock::to_ns(clock::now()),
-            ns_per_tick: 1.0,
-            runtime,
-            command: command_line(),
-            hook_mode: hook_mode_name(&config).into(),
-            extra: vec![
-                (
-                    info_key::SESSION.into(),
-                    config.session.clone().unwrap_or_default(),
-                ),
-                (info_key::PPID.into(), ppid.to_string()),
-                (info_key::CLOCK.into(), clock_desc),
-                (
-                    info_key::PROFILER.into(),
-                    format!("eltrace-profiler {}", env!("CARGO_PKG_VERSION")),
-                ),
-                (
-                    info_key::PROFILER_INFO_VERSION.into(),
-                    info.version.to_string(),
-                ),
-                (
-                    info_key::BUFFER_EVENTS.into(),
-                    crate::ring::Ring::rounded_capacity(config.buffer_events).to_string(),
-                ),
-                (
-                    info_key::MAX_BUFFER_MB.into(),
-                    config.max_buffer_mb.to_string(),
-                ),
-                (info_key::FLUSH_MS.into(), config.flush_ms.to_string()),
-                (info_key::VALUES.into(), u8::from(config.values).to_string()),
-                (info_key::LOSSY.into(), u8::from(config.lossy).to_string()),
-                (info_key::TIMING.into(), config.timing.name().into()),
-                (info_key::SAMPLE_HZ.into(), config.sample_hz.to_string()),
-                (
-                    info_key::SAMPLING.into(),
-                    u8::from(config.sampling).to_string(),
-                ),
-                (info_key::TAIL_CALL_LOOP_OPT.into(), tail_call_loop_opt()),
-                (
-                    info_key::GC_EPOCHS.into(),
-                    u8::from(gc_epochs(&info)).to_string(),
-                ),
-                (
-                    info_key::EVENT_MASK.into(),
-                    format!("{:#010x}", event_mask(config.hooks, config.values)),
-                ),
-            ],
-        };
+        let trace_info = trace_info(&config, &info, pid, ppid, clock_desc);
         let opened = output::open(&config, pid, ppid).and_then(|(path, file)| {
             Sink::create(file, &trace_info)
                 .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))
@@ -199,55 +264,7 @@ impl Profiler {
             rec.note("config", w);
         }
 
-        // Writer thread.
-        if let Err(e) = writer.start() {
-            return decline(rec, writer, &format!("cannot start the writer thread: {e}"));
-        }
-
-        // The sampler thread (timing `sampled`, or samples beside exact timestamps).
-        if rec.config.sampling {
-            if let Err(e) = crate::sampler::start(rec) {
-                return decline(
-                    rec,
-                    writer,
-                    &format!("cannot start the sampler thread: {e}"),
-                );
-            }
-        }
-
-        // Event mask, hooks, mapper.
-        let mask = event_mask(rec.config.hooks, rec.config.values);
-        // With ICorProfilerInfo5, also the GC start callback (`hooks::GC_EPOCH`); the trace's
-        // INFO says `gc_epochs=1` then.
-        let hr = if gc_epochs(info) {
-            info.set_event_mask2(mask, COR_PRF_HIGH_BASIC_GC)
-        } else {
-            info.set_event_mask(mask)
-        };
-        if FAILED(hr) {
-            return decline(
-                rec,
-                writer,
-                &format!("SetEventMask({mask:#x}) failed: {hr:#010x}"),
-            );
-        }
-        if let Err(e) = install_hooks(info, &MODULES, &rec.config) {
-            return decline(rec, writer, &e);
-        }
-        let hr = mapper::install(info, &MODULES, rec);
-        if FAILED(hr) {
-            return decline(
-                rec,
-                writer,
-                &format!("SetFunctionIDMapper2 failed: {hr:#010x}"),
-            );
-        }
-
-        // Exit handlers last: they only make sense once there is something to finish.
-        if let Err(e) = exit::install() {
-            rec.internal_error("exit-handlers", &e);
-        }
-        S_OK
+        start_recording(rec, writer, info)
     }
 
     /// `ICorProfilerCallback::Shutdown`.

@@ -204,7 +204,7 @@ impl Recorder {
         // first event happened here.
         let registered_ns = clock::to_ns(clock::now());
         let registered_cpu_ns = if self.config.sampling {
-            crate::sys::clock_ns(crate::sys::CLOCK_THREAD_CPUTIME_ID)
+            crate::sys::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
         } else {
             0
         };

@@ -42,14 +42,14 @@ pub fn start(rec: &'static Recorder) -> std::io::Result<()> {
 
 fn run(rec: &Recorder, period_ns: u64) {
     let mut seen = std::collections::HashSet::new();
-    let mut next = sys::clock_ns(sys::CLOCK_MONOTONIC) + period_ns;
+    let mut next = sys::clock_ns(libc::CLOCK_MONOTONIC) + period_ns;
     while rec.is_recording() {
-        let now = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        let now = sys::clock_ns(libc::CLOCK_MONOTONIC);
         if next > now {
             std::thread::sleep(Duration::from_nanos(next - now));
         }
         // A late wake-up skips the periods it missed instead of sampling in a burst.
-        let now = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        let now = sys::clock_ns(libc::CLOCK_MONOTONIC);
         next = (next + period_ns).max(now + period_ns / 2);
         let seen = &mut seen;
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sweep(rec, seen))).is_err() {

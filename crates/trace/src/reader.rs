@@ -218,31 +218,7 @@ pub(crate) fn decode_chunk(
 ) -> Result<Option<Record>, DecodeError> {
     let mut c = Cursor::new(payload);
     let rec = match kind {
-        tag::INFO => {
-            let n = c.u64()?;
-            let mut info = TraceInfo::new(0);
-            for _ in 0..n {
-                let k = c.string()?;
-                let v = c.string()?;
-                let bad = || DecodeError("malformed info value");
-                match k.as_str() {
-                    info_key::PID => info.pid = v.parse().map_err(|_| bad())?,
-                    info_key::START_UNIX_NS => info.start_unix_ns = v.parse().map_err(|_| bad())?,
-                    info_key::START_TICKS => info.start_ticks = v.parse().map_err(|_| bad())?,
-                    info_key::NS_PER_TICK => {
-                        info.ns_per_tick = v.parse().map_err(|_| bad())?;
-                        if !(info.ns_per_tick.is_finite() && info.ns_per_tick > 0.0) {
-                            return Err(bad());
-                        }
-                    }
-                    info_key::RUNTIME => info.runtime = v,
-                    info_key::COMMAND => info.command = v,
-                    info_key::HOOK_MODE => info.hook_mode = v,
-                    _ => info.extra.push((k, v)),
-                }
-            }
-            Record::Info(info)
-        }
+        tag::INFO => Record::Info(decode_info(&mut c)?),
         tag::FUNCTION => Record::Function(FunctionRecord {
             idx: FunctionIdx(c.u32()?),
             function_id: c.u64()?,
@@ -265,49 +241,9 @@ pub(crate) fn decode_chunk(
             managed_id: c.u64()?,
             name: c.string()?,
         }),
-        tag::EVENTS => {
-            let thread = ThreadIdx(c.u32()?);
-            let count = c.u64()?;
-            if count as usize > payload.len() {
-                return Err(DecodeError("event count larger than the chunk"));
-            }
-            let base_ts = c.u64()?;
-            let events =
-                crate::events::decode(&mut c, count, base_ts, version, std::mem::take(spare))?;
-            Record::Events { thread, events }
-        }
-        tag::TIMELESS_EVENTS => {
-            let thread = ThreadIdx(c.u32()?);
-            let count = c.u64()?;
-            // Runs (version 4) hold many events in a few bytes, but never more than a chunk's.
-            let most = if version >= FORMAT_VERSION {
-                crate::MAX_EVENTS_PER_CHUNK
-            } else {
-                payload.len()
-            };
-            if count as usize > most {
-                return Err(DecodeError("event count larger than the chunk"));
-            }
-            let (first_ts, last_ts) = (c.u64()?, c.u64()?);
-            let events = crate::events::decode_timeless(&mut c, count, first_ts, last_ts, version)?;
-            Record::Events { thread, events }
-        }
-        tag::SAMPLES => {
-            let n = c.u64()?;
-            if n as usize > payload.len() {
-                return Err(DecodeError("sample count larger than the chunk"));
-            }
-            let mut samples = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                samples.push(Sample {
-                    thread: ThreadIdx(c.u32()?),
-                    index: c.u64()?,
-                    ts: c.u64()?,
-                    cpu_ns: c.u64()?.checked_sub(1),
-                });
-            }
-            Record::Samples(samples)
-        }
+        tag::EVENTS => decode_events(&mut c, payload.len(), version, spare)?,
+        tag::TIMELESS_EVENTS => decode_timeless_events(&mut c, payload.len(), version)?,
+        tag::SAMPLES => Record::Samples(decode_samples(&mut c, payload.len())?),
         tag::DROPPED => Record::Dropped {
             thread: ThreadIdx(c.u32()?),
             count: c.u64()?,
@@ -334,4 +270,89 @@ pub(crate) fn decode_chunk(
     };
     // Trailing bytes are allowed, so that newer writers can append fields to a chunk.
     Ok(Some(rec))
+}
+
+/// An INFO chunk's key-value pairs (the known keys into their fields).
+fn decode_info(c: &mut Cursor<'_>) -> Result<TraceInfo, DecodeError> {
+    let n = c.u64()?;
+    let mut info = TraceInfo::new(0);
+    for _ in 0..n {
+        let k = c.string()?;
+        let v = c.string()?;
+        let bad = || DecodeError("malformed info value");
+        match k.as_str() {
+            info_key::PID => info.pid = v.parse().map_err(|_| bad())?,
+            info_key::START_UNIX_NS => info.start_unix_ns = v.parse().map_err(|_| bad())?,
+            info_key::START_TICKS => info.start_ticks = v.parse().map_err(|_| bad())?,
+            info_key::NS_PER_TICK => {
+                info.ns_per_tick = v.parse().map_err(|_| bad())?;
+                if !(info.ns_per_tick.is_finite() && info.ns_per_tick > 0.0) {
+                    return Err(bad());
+                }
+            }
+            info_key::RUNTIME => info.runtime = v,
+            info_key::COMMAND => info.command = v,
+            info_key::HOOK_MODE => info.hook_mode = v,
+            _ => info.extra.push((k, v)),
+        }
+    }
+    Ok(info)
+}
+
+/// An EVENTS chunk after its tag (`payload_len`: the chunk's payload bytes, a bound on the
+/// count); the events go into `spare` (taken from it).
+fn decode_events(
+    c: &mut Cursor<'_>,
+    payload_len: usize,
+    version: u16,
+    spare: &mut Vec<Event>,
+) -> Result<Record, DecodeError> {
+    let thread = ThreadIdx(c.u32()?);
+    let count = c.u64()?;
+    if count as usize > payload_len {
+        return Err(DecodeError("event count larger than the chunk"));
+    }
+    let base_ts = c.u64()?;
+    let events = crate::events::decode(c, count, base_ts, version, std::mem::take(spare))?;
+    Ok(Record::Events { thread, events })
+}
+
+/// A TIMELESS_EVENTS chunk after its tag.
+fn decode_timeless_events(
+    c: &mut Cursor<'_>,
+    payload_len: usize,
+    version: u16,
+) -> Result<Record, DecodeError> {
+    let thread = ThreadIdx(c.u32()?);
+    let count = c.u64()?;
+    // Runs (version 4) hold many events in a few bytes, but never more than a chunk's.
+    let most = if version >= FORMAT_VERSION {
+        crate::MAX_EVENTS_PER_CHUNK
+    } else {
+        payload_len
+    };
+    if count as usize > most {
+        return Err(DecodeError("event count larger than the chunk"));
+    }
+    let (first_ts, last_ts) = (c.u64()?, c.u64()?);
+    let events = crate::events::decode_timeless(c, count, first_ts, last_ts, version)?;
+    Ok(Record::Events { thread, events })
+}
+
+/// A SAMPLES chunk after its tag.
+fn decode_samples(c: &mut Cursor<'_>, payload_len: usize) -> Result<Vec<Sample>, DecodeError> {
+    let n = c.u64()?;
+    if n as usize > payload_len {
+        return Err(DecodeError("sample count larger than the chunk"));
+    }
+    let mut samples = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        samples.push(Sample {
+            thread: ThreadIdx(c.u32()?),
+            index: c.u64()?,
+            ts: c.u64()?,
+            cpu_ns: c.u64()?.checked_sub(1),
+        });
+    }
+    Ok(samples)
 }

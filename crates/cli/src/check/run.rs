@@ -64,7 +64,7 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> std::io::Result
             let pgid = child.id();
             // SAFETY: kill(2) with a negative pid signals the child's own process group,
             // which process_group(0) created (group id = the child's pid, not yet reaped).
-            unsafe { kill(-(pgid as i32), 9) };
+            unsafe { libc::kill(-(pgid as i32), libc::SIGKILL) };
             let st = child.wait()?;
             return Ok(Ended {
                 code: st.code(),
@@ -74,10 +74,6 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> std::io::Result
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-unsafe extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
 }
 
 /// What the runner needs to start a probe.

@@ -10,7 +10,7 @@ mod reserve;
 mod signals;
 mod summary;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -94,17 +94,7 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     };
     let shown_cmd = program.to_string_lossy().into_owned();
     let profiler = find_profiler(opts.profiler.as_deref())?;
-    let output = std::path::absolute(&opts.output)
-        .map_err(|e| Fail::new(format!("{}: {}", opts.output.display(), io_msg(&e))))?;
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(Fail::new(format!(
-                "cannot write {}: directory {} does not exist",
-                output.display(),
-                dir.display()
-            )));
-        }
-    }
+    let output = output_path(&opts.output)?;
     let reservation = reserve::reserve(&output)?;
     for old in &reservation.replaced {
         eprintln!(
@@ -114,13 +104,88 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
     }
     let session = session_id();
 
+    let mut cmd = profiled_command(program, args, &opts, &profiler, &output, &session);
+    let handlers = signals::Handlers::install();
+    let spawned = cmd.spawn();
+    if spawned.is_err() {
+        // Nothing will fill the reserved file.
+        let _ = std::fs::remove_file(&output);
+    }
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Fail::with_code(
+                127,
+                format!("command not found: {shown_cmd}"),
+            ));
+        }
+        Err(e) => {
+            return Err(Fail::with_code(
+                126,
+                format!("cannot run {shown_cmd}: {}", io_msg(&e)),
+            ));
+        }
+    };
+    handlers.child(child.id());
+    let waited = signals::wait_for_exit(child.id());
+    drop(handlers);
+    let waited =
+        waited.map_err(|e| Fail::new(format!("waiting for {shown_cmd} failed: {}", io_msg(&e))))?;
+    if waited == signals::Waited::GaveUp {
+        eprintln!(
+            "eltrace: `{shown_cmd}` (pid {}) still runs; its trace is not complete until it exits",
+            child.id()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    let status = child
+        .wait()
+        .map_err(|e| Fail::new(format!("waiting for {shown_cmd} failed: {}", io_msg(&e))))?;
+    let code = exit_code(status, &shown_cmd);
+    let replaced_by = reservation.replaced_by(&output);
+    drop(reservation);
+    if let Some(what) = replaced_by {
+        // Not read: what is there now is not this run's trace (and may be a FIFO).
+        say_trace_lost(&output, what, &shown_cmd);
+        return Ok(ExitCode::from(if code == 0 { 1 } else { code }));
+    }
+    summary::summarize(&output, &session, &shown_cmd, &opts.include, &opts.exclude);
+    Ok(ExitCode::from(code))
+}
+
+/// The absolute output path, whose directory must exist.
+fn output_path(output: &Path) -> Result<PathBuf, Fail> {
+    let abs = std::path::absolute(output)
+        .map_err(|e| Fail::new(format!("{}: {}", output.display(), io_msg(&e))))?;
+    if let Some(dir) = abs.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(Fail::new(format!(
+                "cannot write {}: directory {} does not exist",
+                abs.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(abs)
+}
+
+/// `program args`, with the profiling variables and the options' `ELTRACE_*` set for
+/// it alone.
+fn profiled_command(
+    program: &OsStr,
+    args: &[OsString],
+    opts: &RecordOptions,
+    profiler: &Path,
+    output: &Path,
+    session: &str,
+) -> Command {
     let mut cmd = Command::new(program);
     cmd.args(args)
         .env(env::CORECLR_ENABLE_PROFILING, "1")
         .env(env::CORECLR_PROFILER, protocol::CLSID_BRACED)
-        .env(env::CORECLR_PROFILER_PATH, &profiler)
-        .env(env::OUTPUT, &output)
-        .env(env::SESSION, &session)
+        .env(env::CORECLR_PROFILER_PATH, profiler)
+        .env(env::OUTPUT, output)
+        .env(env::SESSION, session)
         .env(env::PARENT_PID, std::process::id().to_string());
     let separator = protocol::LIST_SEPARATOR.to_string();
     if !opts.include.is_empty() {
@@ -164,68 +229,35 @@ pub fn record(opts: RecordOptions) -> Result<ExitCode, Fail> {
             env::VSTEST_SHUTDOWN_MS,
         );
     }
-    let handlers = signals::Handlers::install();
-    let spawned = cmd.spawn();
-    if spawned.is_err() {
-        // Nothing will fill the reserved file.
-        let _ = std::fs::remove_file(&output);
-    }
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(Fail::with_code(
-                127,
-                format!("command not found: {shown_cmd}"),
-            ));
-        }
-        Err(e) => {
-            return Err(Fail::with_code(
-                126,
-                format!("cannot run {shown_cmd}: {}", io_msg(&e)),
-            ));
-        }
-    };
-    handlers.child(child.id());
-    let waited = signals::wait_for_exit(child.id());
-    drop(handlers);
-    let waited =
-        waited.map_err(|e| Fail::new(format!("waiting for {shown_cmd} failed: {}", io_msg(&e))))?;
-    if waited == signals::Waited::GaveUp {
-        eprintln!(
-            "eltrace: `{shown_cmd}` (pid {}) still runs; its trace is not complete until it exits",
-            child.id()
-        );
-        return Ok(ExitCode::from(130));
-    }
-    let status = child
-        .wait()
-        .map_err(|e| Fail::new(format!("waiting for {shown_cmd} failed: {}", io_msg(&e))))?;
-    let code: u8 = match (status.code(), status.signal()) {
+    cmd
+}
+
+/// `record`'s exit code for the program's `status`: its exit code, or 128 + the signal that
+/// killed it (said on stderr).
+fn exit_code(status: std::process::ExitStatus, shown_cmd: &str) -> u8 {
+    match (status.code(), status.signal()) {
         (Some(c), _) => c as u8,
         (None, Some(sig)) => {
             eprintln!("eltrace: {shown_cmd} was killed by signal {sig}");
             (128 + sig).clamp(0, 255) as u8
         }
         (None, None) => 1,
-    };
-    let replaced_by = reservation.replaced_by(&output);
-    drop(reservation);
-    if let Some(what) = replaced_by {
-        // Not read: what is there now is not this run's trace (and may be a FIFO).
-        eprintln!(
-            "eltrace: error: the trace is lost: {} was {} while `{shown_cmd}` ran, so the \
-             profiler did not write it there (it refuses a symlink, a FIFO or a device swapped \
-             in for the file record reserved); choose an -o in a directory only you can write",
-            output.display(),
-            match what {
-                "removed" => "removed".to_owned(),
-                w => format!("replaced by {w}"),
-            }
-        );
-        return Ok(ExitCode::from(if code == 0 { 1 } else { code }));
     }
-    summary::summarize(&output, &session, &shown_cmd, &opts.include, &opts.exclude);
-    Ok(ExitCode::from(code))
+}
+
+/// Says that the trace is lost: the reserved `output` was `what` (`removed`, or what
+/// replaced it) while the program ran.
+fn say_trace_lost(output: &Path, what: &str, shown_cmd: &str) {
+    eprintln!(
+        "eltrace: error: the trace is lost: {} was {} while `{shown_cmd}` ran, so the \
+         profiler did not write it there (it refuses a symlink, a FIFO or a device swapped \
+         in for the file record reserved); choose an -o in a directory only you can write",
+        output.display(),
+        match what {
+            "removed" => "removed".to_owned(),
+            w => format!("replaced by {w}"),
+        }
+    );
 }
 
 /// The `DOTNET_TailCallLoopOpt` value `record` gives the child: `0` (the JIT makes a

@@ -21,19 +21,10 @@ use std::path::{Path, PathBuf};
 use crate::session;
 use crate::util::{Fail, io_msg};
 
-/// `O_NOFOLLOW` on Linux x86-64.
-const O_NOFOLLOW: i32 = 0o400_000;
-const LOCK_EX: i32 = 2;
-const LOCK_NB: i32 = 4;
-
-unsafe extern "C" {
-    fn flock(fd: i32, operation: i32) -> i32;
-}
-
 /// Takes an exclusive lock on `f` without waiting; false if another process holds one.
 fn try_lock(f: &File) -> bool {
     // SAFETY: flock only takes a valid descriptor, which `f` owns for the call.
-    unsafe { flock(f.as_raw_fd(), LOCK_EX | LOCK_NB) == 0 }
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
 /// What a non-regular file of type `t` is, for a message.
@@ -100,7 +91,7 @@ pub fn reserve(output: &Path) -> Result<Reservation, Fail> {
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .custom_flags(O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(output)
         .map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {

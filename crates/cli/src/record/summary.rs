@@ -103,35 +103,16 @@ pub fn summarize(
 /// for the user (the profiler writes 256 KiB blocks). `None` when there is room or it is
 /// unknown.
 fn full_disk(path: &Path) -> Option<u64> {
-    /// `struct statvfs` on Linux x86-64.
-    #[repr(C)]
-    #[derive(Default)]
-    struct StatVfs {
-        bsize: u64,
-        frsize: u64,
-        blocks: u64,
-        bfree: u64,
-        bavail: u64,
-        files: u64,
-        ffree: u64,
-        favail: u64,
-        fsid: u64,
-        flag: u64,
-        namemax: u64,
-        spare: [i32; 6],
-    }
-    unsafe extern "C" {
-        fn statvfs(path: *const std::ffi::c_char, buf: *mut StatVfs) -> i32;
-    }
     use std::os::unix::ffi::OsStrExt;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty())?;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut st = StatVfs::default();
-    // SAFETY: `c` is a NUL-terminated path and `st` a writable struct of statvfs's layout.
-    if unsafe { statvfs(c.as_ptr(), &mut st) } != 0 {
+    // SAFETY: `struct statvfs` is plain integers, for which all zeros is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a writable `struct statvfs`.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
-    let free = st.bavail.saturating_mul(st.frsize);
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
     (free < 64 << 10).then_some(free)
 }
 

@@ -7,16 +7,45 @@ use std::rc::Rc;
 use super::*;
 
 pub(super) fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> Value {
-    let info = a.info();
-    let t = &a.totals;
     let tm = Timing::of(a);
     let total = tm.total(a);
-    let trace = json!({
+    let trace = trace_json(opts, a, rows.len(), tm, total);
+    let n = opts.top.unwrap_or(rows.len());
+    let functions: Vec<Value> = rows
+        .iter()
+        .take(n)
+        .map(|r| function_json(a, r, rows, tm, total))
+        .collect();
+    let threads = threads_json(a, tm);
+    // Moved into the object, not through `json!`, which would copy each part (to_value).
+    let mut report = serde_json::Map::new();
+    report.insert("trace".into(), trace);
+    report.insert("functions".into(), Value::Array(functions));
+    report.insert("threads".into(), Value::Array(threads));
+    report.insert("edges".into(), Value::Array(edges(a, tm)));
+    if let Some(tree) = super::logical::json(a) {
+        report.insert("logical_tree".into(), tree);
+    }
+    Value::Object(report)
+}
+
+/// The report's `trace` object: the recording's facts and totals (`called`: the functions
+/// with calls).
+fn trace_json(
+    opts: &ReportOptions,
+    a: &Analysis,
+    called: usize,
+    tm: Timing<'_>,
+    total: u64,
+) -> Value {
+    let info = a.info();
+    let t = &a.totals;
+    json!({
         "path": opts.path.display().to_string(),
         "events": t.events,
         "threads": a.threads().count(),
         "functions": a.tables.functions.len(),
-        "functions_called": rows.len(),
+        "functions_called": called,
         "dropped_events": a.dropped_events(),
         "waits": t.waits,
         "wait_ns": t.wait_ns,
@@ -43,65 +72,66 @@ pub(super) fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> V
         "hook_mode": info.hook_mode,
         "start_unix_ns": info.start_unix_ns,
         "diagnostics": a.diagnostics,
+    })
+}
+
+/// One row of the report's `functions`, with its `sampled`, `async`, `iterator` and
+/// `values` parts when it has them.
+fn function_json(a: &Analysis, r: &Row, rows: &[Row], tm: Timing<'_>, total: u64) -> Value {
+    let s = &r.s;
+    let mut f = json!({
+        "name": r.name,
+        "module": r.module,
+        "calls": s.calls,
+        "segments": s.segments,
+        "suspensions": s.suspensions,
+        "inclusive_ns": tm.json(s.inclusive_ns),
+        "exclusive_ns": tm.json(s.exclusive_ns),
+        "mean_inclusive_ns": tm.json_per_call(mean(s.inclusive_ns, s.calls)),
+        "mean_exclusive_ns": tm.json_per_call(mean(s.exclusive_ns, s.calls)),
+        "max_ns": tm.json_per_call(s.max_ns),
+        "open_at_end": s.open_at_end,
+        "unwound": s.unwound,
+        "tailcalls": s.tailcalls,
+        "mismatched": s.mismatched,
+        "lost": s.lost,
+        "share": tm.json_share(share(s.inclusive_ns, total)),
+        "exclusive_share": tm.json_share(share(s.exclusive_ns, total)),
     });
-    let n = opts.top.unwrap_or(rows.len());
-    let functions: Vec<Value> = rows
-        .iter()
-        .take(n)
-        .map(|r| {
-            let s = &r.s;
-            let mut f = json!({
-                "name": r.name,
-                "module": r.module,
-                "calls": s.calls,
-                "segments": s.segments,
-                "suspensions": s.suspensions,
-                "inclusive_ns": tm.json(s.inclusive_ns),
-                "exclusive_ns": tm.json(s.exclusive_ns),
-                "mean_inclusive_ns": tm.json_per_call(mean(s.inclusive_ns, s.calls)),
-                "mean_exclusive_ns": tm.json_per_call(mean(s.exclusive_ns, s.calls)),
-                "max_ns": tm.json_per_call(s.max_ns),
-                "open_at_end": s.open_at_end,
-                "unwound": s.unwound,
-                "tailcalls": s.tailcalls,
-                "mismatched": s.mismatched,
-                "lost": s.lost,
-                "share": tm.json_share(share(s.inclusive_ns, total)),
-                "exclusive_share": tm.json_share(share(s.exclusive_ns, total)),
-            });
-            if let Some(v) = Timing::function_json(a, &r.idxs) {
-                f["sampled"] = v;
-            }
-            if !r.async_kind.is_empty() {
-                f["async"] = json!({
-                    "kind": r.async_kind,
-                    "method": r.async_method,
-                    "resumes": s.resumes,
-                    "wall_ns": tm.json_per_call(s.wall_ns),
-                    "mean_wall_ns": tm.json_per_call(mean(s.wall_ns, s.calls)),
-                    "pending_at_end": s.pending_at_end,
-                    "inferred_resumes": s.inferred_resumes,
-                    "ambiguous_calls": s.ambiguous_calls,
-                    "known_starts": s.known_starts,
-                    "identity_resumes": s.identity_resumes,
-                });
-                if let Some(sp) = r.split {
-                    f["async"]["variant_calls"] = json!(sp.variant_calls);
-                    f["async"]["thunk_calls"] = json!(sp.thunk_calls);
-                }
-            }
-            if r.iterator {
-                f["iterator"] = iterator_json(r, rows);
-            }
-            let values = value_samples(a, &r.idxs);
-            if !values.is_empty() {
-                f["values"] = Value::Array(values);
-            }
-            f
-        })
-        .collect();
-    let threads: Vec<Value> = a
-        .threads()
+    if let Some(v) = Timing::function_json(a, &r.idxs) {
+        f["sampled"] = v;
+    }
+    if !r.async_kind.is_empty() {
+        f["async"] = json!({
+            "kind": r.async_kind,
+            "method": r.async_method,
+            "resumes": s.resumes,
+            "wall_ns": tm.json_per_call(s.wall_ns),
+            "mean_wall_ns": tm.json_per_call(mean(s.wall_ns, s.calls)),
+            "pending_at_end": s.pending_at_end,
+            "inferred_resumes": s.inferred_resumes,
+            "ambiguous_calls": s.ambiguous_calls,
+            "known_starts": s.known_starts,
+            "identity_resumes": s.identity_resumes,
+        });
+        if let Some(sp) = r.split {
+            f["async"]["variant_calls"] = json!(sp.variant_calls);
+            f["async"]["thunk_calls"] = json!(sp.thunk_calls);
+        }
+    }
+    if r.iterator {
+        f["iterator"] = iterator_json(r, rows);
+    }
+    let values = value_samples(a, &r.idxs);
+    if !values.is_empty() {
+        f["values"] = Value::Array(values);
+    }
+    f
+}
+
+/// The report's `threads`.
+fn threads_json(a: &Analysis, tm: Timing<'_>) -> Vec<Value> {
+    a.threads()
         .map(|(idx, s)| {
             let r = a.tables.threads.get(idx);
             json!({
@@ -120,17 +150,7 @@ pub(super) fn json_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> V
                 "frames": s.frames,
             })
         })
-        .collect();
-    // Moved into the object, not through `json!`, which would copy each part (to_value).
-    let mut report = serde_json::Map::new();
-    report.insert("trace".into(), trace);
-    report.insert("functions".into(), Value::Array(functions));
-    report.insert("threads".into(), Value::Array(threads));
-    report.insert("edges".into(), Value::Array(edges(a, tm)));
-    if let Some(tree) = super::logical::json(a) {
-        report.insert("logical_tree".into(), tree);
-    }
-    Value::Object(report)
+        .collect()
 }
 
 /// The captured values of a row's first calls (`record --values`).

@@ -83,9 +83,36 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool, last: bool) -> usize 
             done: false,
         }
     }));
+    let mut moved = encode_due(rec, &mut snapshot, flush, last);
+
+    // 2. What the outboxes hold now. Every event in a sealed buffer happened after the
+    //    metadata it refers to was queued (function and thread records, and the VALUE records
+    //    of Value events: see `Recorder::add_value`), so taking the queue *after* this
+    //    snapshot writes the records before the events that use them. The samples taken so
+    //    far go before these events too (sampler.rs).
+    take_sealed_and_metadata(rec, sink, &mut snapshot);
+
+    // 3. Append the sealed buffers, oldest first per ring, and give them back.
+    let mut freed = Vec::new();
+    moved += append_sealed(rec, sink, &snapshot, &mut freed);
+    sink.snapshot = snapshot;
+
+    // 4. Free rings whose threads have exited and which are now written.
+    free_rings(rec, freed);
+
+    if flush {
+        check(rec, sink.file.out.flush());
+    }
+    moved
+}
+
+/// Step 1 of a round: encodes the rings of `snapshot` a flush is due for (`flush`) or whose
+/// thread exited, marking those encoded to their end `done`; returns the records encoded.
+fn encode_due(rec: &Recorder, snapshot: &mut [Snap], flush: bool, last: bool) -> usize {
     let mut moved = 0;
     for s in snapshot.iter_mut() {
-        // SAFETY: as above; the ring is freed only at the end of this round, by this thread.
+        // SAFETY: a snapshot's rings were registered when `round` took it, and only this
+        // thread frees a ring, at the end of the round (`free_rings`).
         let ring = unsafe { &*s.ring };
         if !(flush || s.retired) {
             continue;
@@ -118,14 +145,14 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool, last: bool) -> usize 
             s.done = s.retired && !done.blocked && ring.drained() == head;
         }
     }
+    moved
+}
 
-    // 2. What the outboxes hold now. Every event in a sealed buffer happened after the
-    //    metadata it refers to was queued (function and thread records, and the VALUE records
-    //    of Value events: see `Recorder::add_value`), so taking the queue *after* this
-    //    snapshot writes the records before the events that use them. The samples taken so
-    //    far go before these events too (sampler.rs).
+/// Step 2 of a round: notes each ring's sealed buffers in `snapshot`, then writes the
+/// queued metadata and the samples taken so far.
+fn take_sealed_and_metadata(rec: &Recorder, sink: &mut Sink, snapshot: &mut [Snap]) {
     for s in snapshot.iter_mut() {
-        // SAFETY: as above.
+        // SAFETY: as in `encode_due`: the ring is freed only by this thread, after this step.
         s.sealed = unsafe { &*s.ring }.outbox().sealed();
     }
     if rec.config.sampling {
@@ -148,11 +175,20 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool, last: bool) -> usize 
         check(rec, sink.file.out.write_samples(&sink.samples));
         sink.samples.clear();
     }
+}
 
-    // 3. Append the sealed buffers, oldest first per ring, and give them back.
-    let mut freed = Vec::new();
-    for s in &snapshot {
-        // SAFETY: as above.
+/// Step 3 of a round: appends the sealed buffers of `snapshot`, oldest first per ring,
+/// gives them back and wakes the producers; writes drop counts, and the wait totals of the
+/// rings now written to their end, which go into `freed`. Returns the bytes written.
+fn append_sealed(
+    rec: &Recorder,
+    sink: &mut Sink,
+    snapshot: &[Snap],
+    freed: &mut Vec<(*mut Ring, usize)>,
+) -> usize {
+    let mut moved = 0;
+    for s in snapshot {
+        // SAFETY: as in `encode_due`: the ring is freed only by this thread, after this step.
         let ring = unsafe { &*s.ring };
         let outbox = ring.outbox();
         for i in outbox.written()..s.sealed {
@@ -176,9 +212,11 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool, last: bool) -> usize 
             freed.push((s.ring, s.bytes));
         }
     }
-    sink.snapshot = snapshot;
+    moved
+}
 
-    // 4. Free rings whose threads have exited and which are now written.
+/// Step 4 of a round: frees the rings of `freed` (retired and written to their end).
+fn free_rings(rec: &Recorder, freed: Vec<(*mut Ring, usize)>) {
     if !freed.is_empty() {
         lock(&rec.rings).retain(|r| !freed.iter().any(|&(p, _)| p == r.ring));
         for (ptr, bytes) in freed {
@@ -191,11 +229,6 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool, last: bool) -> usize 
             rec.release_bytes(bytes);
         }
     }
-
-    if flush {
-        check(rec, sink.file.out.flush());
-    }
-    moved
 }
 
 /// Writes a ring's wait totals, if its producer ever waited.

@@ -11,8 +11,6 @@ use eltrace_trace::{TraceInfo, TraceWriter};
 
 use crate::recorder::Recorder;
 
-/// `ENOSPC` on Linux: no space left on the device.
-const ENOSPC: i32 = 28;
 /// Encoded bytes are handed to the I/O thread in blocks of this size.
 const IO_BLOCK: usize = 256 * 1024;
 /// Blocks that may wait for the I/O thread (bounds memory if the disk is slow).
@@ -117,7 +115,7 @@ fn io_thread(mut file: File, rx: Receiver<IoMsg>, free: SyncSender<Vec<u8>>) {
                     // disk (readers see it truncated), counted as an internal error.
                     failed = true;
                     if let Some(rec) = Recorder::global() {
-                        let msg = if e.raw_os_error() == Some(ENOSPC) {
+                        let msg = if e.raw_os_error() == Some(libc::ENOSPC) {
                             "the disk is full (ENOSPC): the trace ends here, later events are \
                              lost"
                                 .to_owned()

@@ -65,7 +65,7 @@ impl Writer {
             tid: AtomicU64::new(0),
             finished: AtomicBool::new(false),
             rounds: AtomicU64::new(0),
-            progress_ns: AtomicU64::new(sys::clock_ns(sys::CLOCK_MONOTONIC)),
+            progress_ns: AtomicU64::new(sys::clock_ns(libc::CLOCK_MONOTONIC)),
             stall_said: AtomicU64::new(0),
         };
         WRITER.set(writer).ok()?;
@@ -113,7 +113,7 @@ impl Writer {
             });
             self.rounds.fetch_add(1, Ordering::Release);
             self.progress_ns
-                .store(sys::clock_ns(sys::CLOCK_MONOTONIC), Ordering::Release);
+                .store(sys::clock_ns(libc::CLOCK_MONOTONIC), Ordering::Release);
             if due {
                 last_flush = Instant::now();
             }
@@ -194,7 +194,7 @@ impl Writer {
                 let drained = round(rec, &mut sink, true, true);
                 self.rounds.fetch_add(1, Ordering::Release);
                 self.progress_ns
-                    .store(sys::clock_ns(sys::CLOCK_MONOTONIC), Ordering::Release);
+                    .store(sys::clock_ns(libc::CLOCK_MONOTONIC), Ordering::Release);
                 if drained == 0 {
                     break;
                 }
@@ -289,7 +289,7 @@ pub fn wait_for_room(ring: &Ring) -> bool {
     if !w.takes_waiters() {
         return false;
     }
-    let start = sys::clock_ns(sys::CLOCK_MONOTONIC);
+    let start = sys::clock_ns(libc::CLOCK_MONOTONIC);
     if w.stalled(start) {
         // The writer has made no progress for the whole allowance already: drop at once, as
         // every thread does until the writer moves again (then waiting resumes).
@@ -306,7 +306,7 @@ pub fn wait_for_room(ring: &Ring) -> bool {
         }
         wake_now();
         sys::futex_wait(ring.waiting_word(), 1, WAIT_SLICE_NS);
-        now = sys::clock_ns(sys::CLOCK_MONOTONIC);
+        now = sys::clock_ns(libc::CLOCK_MONOTONIC);
         if w.stalled(now) {
             w.say_stall();
             break false;
