@@ -231,6 +231,69 @@ struct Level {
     run: u32,
 }
 
+/// A call tree's children as compressed rows (node `i`'s children are
+/// `children[start[i]..start[i + 1]]`), and its roots.
+struct Shape {
+    start: Vec<u32>,
+    children: Vec<u32>,
+    roots: Vec<u32>,
+}
+
+impl Shape {
+    fn of(tree: &CallTree) -> Shape {
+        let n = tree.len();
+        let mut count = vec![0u32; n + 1];
+        let mut roots = Vec::new();
+        for (id, node) in tree.nodes() {
+            match node.parent {
+                Some(p) => count[p.0 as usize + 1] += 1,
+                None => roots.push(id.0),
+            }
+        }
+        for i in 0..n {
+            count[i + 1] += count[i];
+        }
+        let start = count.clone();
+        let mut fill = count;
+        let mut children = vec![0u32; n];
+        for (id, node) in tree.nodes() {
+            if let Some(p) = node.parent {
+                let slot = &mut fill[p.0 as usize];
+                children[*slot as usize] = id.0;
+                *slot += 1;
+            }
+        }
+        Shape {
+            start,
+            children,
+            roots,
+        }
+    }
+
+    fn kids(&self, id: u32) -> &[u32] {
+        &self.children[self.start[id as usize] as usize..self.start[id as usize + 1] as usize]
+    }
+}
+
+/// The cleaned names, one per distinct string (equal names from two modules merge), and each
+/// node's index among them.
+fn node_names(a: &Analysis, tree: &CallTree) -> (Vec<String>, Vec<usize>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut by_string: HashMap<String, usize> = HashMap::new();
+    let mut name_of: HashMap<FunctionIdx, usize> = HashMap::new();
+    let mut node_name = vec![0usize; tree.len()];
+    for (id, node) in tree.nodes() {
+        node_name[id.0 as usize] = *name_of.entry(node.func).or_insert_with(|| {
+            let s = clean(&a.tables.functions.name(node.func));
+            *by_string.entry(s.clone()).or_insert_with(|| {
+                names.push(s);
+                names.len() - 1
+            })
+        });
+    }
+    (names, node_name)
+}
+
 /// Writes the lines in lexical order without materialising them: a depth-first walk where
 /// each sibling group is sorted by `name` for a node's own line and by `name;` for the block
 /// of its descendants, which is exactly the lexical order of the full lines. Every line
@@ -246,48 +309,9 @@ fn write_sorted(
     recursion: FoldedRecursion,
     value: &dyn Fn(u32) -> Option<u64>,
 ) -> io::Result<()> {
-    let n = tree.len();
-    // Children as compressed rows; roots separately.
-    let mut count = vec![0u32; n + 1];
-    let mut roots = Vec::new();
-    for (id, node) in tree.nodes() {
-        match node.parent {
-            Some(p) => count[p.0 as usize + 1] += 1,
-            None => roots.push(id.0),
-        }
-    }
-    for i in 0..n {
-        count[i + 1] += count[i];
-    }
-    let start = count.clone();
-    let mut fill = count;
-    let mut children = vec![0u32; tree.len()];
-    for (id, node) in tree.nodes() {
-        if let Some(p) = node.parent {
-            let slot = &mut fill[p.0 as usize];
-            children[*slot as usize] = id.0;
-            *slot += 1;
-        }
-    }
-    let kids = |id: u32| &children[start[id as usize] as usize..start[id as usize + 1] as usize];
-
-    // Cleaned names, one index per distinct string (equal names from two modules merge).
-    let mut names: Vec<String> = Vec::new();
-    let mut by_string: HashMap<String, usize> = HashMap::new();
-    let mut name_of: HashMap<FunctionIdx, usize> = HashMap::new();
-    let mut name_idx = |f: FunctionIdx| -> usize {
-        *name_of.entry(f).or_insert_with(|| {
-            let s = clean(&a.tables.functions.name(f));
-            *by_string.entry(s.clone()).or_insert_with(|| {
-                names.push(s);
-                names.len() - 1
-            })
-        })
-    };
-    let mut node_name = vec![0usize; n];
-    for (id, node) in tree.nodes() {
-        node_name[id.0 as usize] = name_idx(node.func);
-    }
+    let shape = Shape::of(tree);
+    let kids = |id: u32| shape.kids(id);
+    let (names, node_name) = node_names(a, tree);
 
     let group = |ids: &mut dyn Iterator<Item = u32>| -> Vec<Entry> {
         let mut ids: Vec<u32> = ids.filter(|&i| value(i).is_some()).collect();
@@ -332,7 +356,7 @@ fn write_sorted(
 
     let mut path = prefix.to_owned();
     let mut stack = vec![Level {
-        entries: group(&mut roots.into_iter()),
+        entries: group(&mut shape.roots.iter().copied()),
         pos: 0,
         path_len: prefix.len(),
         last: None,
