@@ -12,8 +12,6 @@
 //! for the recordings, the .NET SDK and the workspace built (`cargo build --workspace`).
 
 mod common;
-#[path = "../../export/tests/traces/mod.rs"]
-mod session_traces;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,7 +22,7 @@ use common::browser::{dump_dom, element_text, screenshot, uri_decode};
 use common::processes::{TempDir, eltrace, run_captured};
 use common::recording::{Mode, record_app, record_in};
 use eltrace_trace::EventKind::{Enter, Leave};
-use eltrace_trace::testing::{Function, TraceBuilder, app_info};
+use eltrace_trace::testing::{Function, TraceBuilder, app_info, traces};
 use eltrace_trace::{FunctionFlags, TraceInfo};
 use serde_json::{Value, json};
 
@@ -536,14 +534,14 @@ fn degenerate_reports_in_chromium() {
     }
 }
 
-/// A recording session of two processes (traces::session of the export tests) in one report:
-/// an "all" root over a box per process, each process's facts under its name, the threads
-/// table with the process of each thread, the losses and waits of the compiler warned about
-/// by name.
+/// A recording session of two processes (`eltrace_trace::testing::traces::session`) in one
+/// report: an "all" root over a box per process, each process's facts under its name, the
+/// threads table with the process of each thread, the losses and waits of the compiler warned
+/// about by name.
 #[test]
 fn session_report_in_chromium() {
     let dir = TempDir::new("browser-session");
-    let traces = session_traces::session();
+    let traces = traces::session();
     let main = dir.path().join("app.eltrace");
     fs::write(&main, &traces[0]).unwrap();
     fs::write(dir.path().join("app.4300.eltrace"), &traces[1]).unwrap();
@@ -685,7 +683,7 @@ fn timeless_report_in_chromium() {
 fn sampled_report_in_chromium() {
     let dir = TempDir::new("browser-sampled");
     let path = dir.path().join("sampled.eltrace");
-    fs::write(&path, session_traces::sampled()).unwrap();
+    fs::write(&path, traces::sampled()).unwrap();
     let html = export_html(dir.path(), &path, "sampled");
     let loaded = dump_dom(&html, dir.path(), WINDOW);
     assert!(loaded.console.is_empty(), "{:?}", loaded.console);

@@ -3,15 +3,13 @@
 //! `--pid` picks processes, and one process exports exactly as its trace alone.
 
 mod cli_support;
-#[path = "../../export/tests/traces/mod.rs"]
-mod traces;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use cli_support::*;
 use eltrace_trace::protocol::info_key;
-use eltrace_trace::testing::{TraceBuilder, app_info};
+use eltrace_trace::testing::{TraceBuilder, app_info, traces};
 use serde_json::Value;
 
 /// The session of `traces::session` as `record` leaves it in `dir` (`app.eltrace`, the

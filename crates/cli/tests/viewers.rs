@@ -7,12 +7,11 @@
 //! Screenshots: target/tmp/viewers/*.png.
 
 mod common;
-#[path = "../../export/tests/traces/mod.rs"]
-mod traces;
 mod viewer_support;
 
 use std::time::{Duration, Instant};
 
+use eltrace_trace::testing::traces;
 use serde_json::Value;
 
 use common::apps::async_dll;

@@ -6,10 +6,9 @@
 
 use std::path::PathBuf;
 
-mod traces;
-
 use eltrace_analysis::Analysis;
 use eltrace_export::{Export, ExportOptions, Format, HTML_MAX_NODES, Html, export};
+use eltrace_trace::testing::traces;
 use eltrace_trace::testing::{Function, TraceBuilder, app_info};
 use eltrace_trace::{EndRecord, EventKind, FunctionFlags, TraceInfo, ValueStatus};
 use serde_json::Value;

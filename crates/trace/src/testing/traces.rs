@@ -1,11 +1,9 @@
-//! Synthetic traces for the export tests (built with `eltrace_trace::testing`), one function
-//! per case. Shared by crates/export's tests and crates/cli's viewer tests (included there by
-//! path), so it depends on eltrace-trace alone.
+//! Named synthetic traces, one function per case, built with [`TraceBuilder`]: the cases of
+//! crates/export's golden tests, which crates/cli's tests (the viewers, `export` of a session)
+//! load as well (`eltrace_trace::testing::traces::basic()` is a trace's bytes).
 
-#![allow(dead_code, reason = "each test binary uses only some traces")]
-
-use eltrace_trace::testing::{Function, TraceBuilder, app_info};
-use eltrace_trace::{EndRecord, EventKind, FunctionFlags, TraceInfo, ValueStatus};
+use super::{Function, TraceBuilder, app_info};
+use crate::model::{EndRecord, EventKind, FunctionFlags, TraceInfo, ValueStatus};
 
 use EventKind::{Catch, Enter, Leave, Tailcall, Throw, Unwind, Value as Val};
 
@@ -180,7 +178,7 @@ pub fn timeless() -> Vec<u8> {
     evs.push((100, Leave, 0));
     let info = TraceInfo {
         start_unix_ns: 1_700_000_000_000_000_000,
-        ..eltrace_trace::testing::timed_info("none", 0)
+        ..super::timed_info("none", 0)
     };
     TraceBuilder::new(info)
         .functions([
@@ -200,7 +198,7 @@ pub fn timeless() -> Vec<u8> {
 pub fn sampled() -> Vec<u8> {
     let info = TraceInfo {
         start_unix_ns: 1_700_000_000_000_000_000,
-        ..eltrace_trace::testing::timed_info("sampled", 1000)
+        ..super::timed_info("sampled", 1000)
     };
     let ms = 1_000_000;
     TraceBuilder::new(info)

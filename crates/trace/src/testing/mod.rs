@@ -30,6 +30,11 @@
 //! # while r.next_record().unwrap().is_some() {}
 //! # assert!(!r.truncated());
 //! ```
+//!
+//! [`traces`] holds named traces built this way (the export tests' cases), for any crate's
+//! tests.
+
+pub mod traces;
 
 use crate::model::{
     EndReason, EndRecord, Event, EventKind, FunctionFlags, FunctionIdx, FunctionRecord, ThreadIdx,
