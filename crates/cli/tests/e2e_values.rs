@@ -1,7 +1,8 @@
-//! End-to-end tests of `eltrace record --values` on a real .NET process: the probe program
-//! (tests/apps/Probes, built once per test run) runs under DOTNET_RuntimeAsync=1 and the raw
-//! trace is read with `TraceReader`, checking the VALUE records and Value events against the
-//! values the program's code passes and returns (AsyncProbe.cs, ValuesProbe.cs).
+//! End-to-end tests of `eltrace record --values` on a real .NET process: the probe program of
+//! `eltrace check` (crates/cli/src/check/probes, built once per test run) runs under
+//! DOTNET_RuntimeAsync=1 and the raw trace is read with `TraceReader`, checking the VALUE
+//! records and Value events against the values the program's code passes and returns
+//! (AsyncProbe.cs, ValuesProbe.cs).
 
 mod common;
 

@@ -1,6 +1,6 @@
-//! The C# programs under tests/apps, each built once per test run with `dotnet build`:
-//! Scenarios (the e2e scenarios), Async (runtime async on) and Probes (`eltrace check` and
-//! `record --values`).
+//! The C# programs the tests record, each built once per test run with `dotnet build`:
+//! tests/apps/Scenarios (the e2e scenarios), tests/apps/Async (runtime async on) and the
+//! probes of `eltrace check` (crates/cli/src/check/probes, also recorded with `--values`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -27,30 +27,62 @@ pub fn dotnet_command() -> Command {
 /// Builds tests/apps/Scenarios once per test run; returns the path of Scenarios.dll.
 pub fn scenarios_dll() -> &'static Path {
     static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    app_dll(&DLL, "Scenarios")
+    app_dll(&DLL, "Scenarios", || {
+        Ok(repo_root().join("tests/apps/Scenarios"))
+    })
 }
 
 /// Builds tests/apps/Async (runtime-async on) once per test run; returns Async.dll.
 pub fn async_dll() -> &'static Path {
     static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    app_dll(&DLL, "Async")
+    app_dll(&DLL, "Async", || Ok(repo_root().join("tests/apps/Async")))
 }
 
-/// Builds tests/apps/Probes once per test run; returns the path of Probes.dll.
+/// Builds the probe program of `eltrace check` (crates/cli/src/check/probes, the files the
+/// binary embeds) once per test run, from a copy in the target's temp directory so that no
+/// `obj/` lands in the crate's sources; returns the path of Probes.dll.
 pub fn probes_dll() -> &'static Path {
     static DLL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    app_dll(&DLL, "Probes")
+    app_dll(&DLL, "Probes", || {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/check/probes");
+        let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dotnet/Probes-src");
+        let _ = fs::remove_dir_all(&copy);
+        copy_sources(&src, &copy)
+            .map_err(|e| format!("cannot copy {} to {}: {e}", src.display(), copy.display()))?;
+        Ok(copy)
+    })
 }
 
-/// Builds tests/apps/NAME once (per `cell`); returns the path of NAME.dll. The build's output
-/// goes to `dotnet/dotnet-build-NAME.std{out,err}` in the target's temp directory (one pair
-/// per app: a test binary may build two apps at once).
-fn app_dll(cell: &'static OnceLock<Result<PathBuf, String>>, name: &str) -> &'static Path {
+/// Copies the files and folders of `src` into `dest`, leaving out `obj/` and `bin/`.
+fn copy_sources(src: &Path, dest: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(dest)?;
+    for entry in fs::read_dir(src)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if entry.file_type()?.is_dir() {
+            if name != "obj" && name != "bin" {
+                copy_sources(&entry.path(), &dest.join(&name))?;
+            }
+        } else {
+            fs::copy(entry.path(), dest.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+/// Builds NAME.csproj in the folder `project` returns, once (per `cell`); returns the path of
+/// NAME.dll. The build's output goes to `dotnet/dotnet-build-NAME.std{out,err}` in the
+/// target's temp directory (one pair per app: a test binary may build two apps at once).
+fn app_dll(
+    cell: &'static OnceLock<Result<PathBuf, String>>,
+    name: &str,
+    project: impl FnOnce() -> Result<PathBuf, String>,
+) -> &'static Path {
     let built = cell.get_or_init(|| {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("dotnet/{name}"));
         let logs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dotnet");
         fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
-        let project = repo_root().join(format!("tests/apps/{name}"));
+        let project = project()?;
         let mut cmd = dotnet_command();
         cmd.arg("build")
             .arg("-c")
