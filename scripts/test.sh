@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command: setup, build, format check, lints, then every test (unit tests and
-# the end-to-end tests in crates/cli/tests/e2e*.rs, which record the C# programs in tests/apps
+# the end-to-end tests of crates/cli/tests/e2e, which record the C# programs in tests/apps
 # with the freshly built profiler, on .NET 10 and .NET 11.0.0; ELTRACE_TEST_RUNTIMES=10 or 11
 # picks one), then the dotnet tool package (scripts/pack-tool.sh --check). Stops at the first
 # failing step.

@@ -1,7 +1,8 @@
 // Entry point of the e2e test program: runs the scenario named by args[0] and returns its exit
 // code. Every method that a test counts is [MethodImpl(NoInlining)] so that its call exists in
 // the JIT-compiled code (inlined calls get no probes) and uses its result, so nothing folds away.
-// The expected counts are written down beside each scenario and in crates/cli/tests/e2e.rs.
+// The expected counts are written down beside each scenario and in
+// crates/cli/tests/e2e/scenarios.rs.
 using System;
 using System.Runtime.CompilerServices;
 
