@@ -6,7 +6,7 @@
 //! export showed there, that it is gone. Synthetic traces first, then a real recording.
 //! Screenshots: target/tmp/viewers/*.png.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use eltrace_trace::testing::traces;
 use serde_json::Value;
@@ -429,8 +429,10 @@ fn real_async_recording_in_the_viewers() {
 
 /// Big traces: the Perfetto export of a million calls loads in the Perfetto UI (its Chrome
 /// JSON took up to a minute for 600 000 and failed at ten million), and speedscope's own
-/// format of 200 000 calls in seconds (its Chrome JSON import took 28 s for 100 000). Seen
-/// on the 2-core VM: 48 s and 9-13 s (100 000 calls as Chrome JSON: 38 s in speedscope).
+/// format of 200 000 calls (its Chrome JSON import took 28 s for 100 000). Seen on the 2-core
+/// VM: 48 s and 9-13 s (100 000 calls as Chrome JSON: 38 s in speedscope). No time is
+/// asserted: a load that does not end within `viewer_support::LOAD_TIMEOUT` fails as "did not
+/// load"; the times are printed.
 #[test]
 fn big_exports_load() {
     let Some(v) = viewers("big_exports_load") else {
@@ -440,11 +442,12 @@ fn big_exports_load() {
     let (_, pf) = export_with(&dir("big"), &trace, "perfetto", &[]);
     let start = Instant::now();
     let mut ui = PerfettoUi::load(&v, "big.pftrace", pf);
-    let loaded = start.elapsed();
+    eprintln!(
+        "Perfetto UI: 1 000 000 calls loaded in {:?}",
+        start.elapsed()
+    );
     let n = ui.query("select count(*) as n from slice");
     assert_eq!(u(&n[0]["n"]), 1_000_001);
-    eprintln!("Perfetto UI: 1 000 000 calls loaded in {loaded:?}");
-    assert!(loaded < Duration::from_secs(150), "{loaded:?}");
     assert_eq!(import_errors(&mut ui), Vec::<Value>::new());
     drop(ui);
 
@@ -452,10 +455,8 @@ fn big_exports_load() {
     let (_, ss_bytes) = export_with(&dir("big-ss"), &trace, "speedscope", &[]);
     let start = Instant::now();
     let mut ss = Speedscope::load(&v, "big.speedscope.json", &ss_bytes, "sandwich");
-    let loaded = start.elapsed();
-    eprintln!("speedscope: 200 000 calls loaded in {loaded:?}");
+    eprintln!("speedscope: 200 000 calls loaded in {:?}", start.elapsed());
     assert!(!ss.failed(), "{}", ss.text());
-    assert!(loaded < Duration::from_secs(60), "{loaded:?}");
     assert_eq!(ss.browser.problems_except(&[]), Vec::<String>::new());
 }
 

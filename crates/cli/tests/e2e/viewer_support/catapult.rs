@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::server::Server;
-use super::{Browser, Viewers};
+use super::{Browser, LOAD_TIMEOUT, Viewers};
 
 /// What the viewer imported.
 pub struct Imported {
@@ -55,8 +55,8 @@ pub fn import(v: &Viewers, name: &str, json: Vec<u8>) -> Imported {
     browser.cdp.eval(&set).unwrap();
     let model = browser
         .cdp
-        .wait_for(MODEL_JS, Duration::from_secs(120))
-        .unwrap_or_else(|e| panic!("the trace viewer imported no model from {name}: {e}"));
+        .wait_for(MODEL_JS, LOAD_TIMEOUT)
+        .unwrap_or_else(|e| panic!("the trace viewer did not load {name} (no model): {e}"));
     let m: Value = serde_json::from_str(model.as_str().unwrap()).unwrap();
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()

@@ -57,6 +57,12 @@ fn viewers_dir() -> PathBuf {
     cache.join("eltrace/viewers")
 }
 
+/// How long a viewer may take to load a file before the test fails with "did not load". Not a
+/// performance bound: generous enough for the biggest test file on a loaded 2-core machine
+/// (a million calls in the Perfetto UI took 48 s there), so only a load that hangs or fails
+/// without saying so reaches it.
+pub const LOAD_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The viewers, or `None` when the test is to be skipped (Chromium missing and
 /// `ELTRACE_VIEWERS_OPTIONAL=1`). Panics when they are missing otherwise.
 pub fn viewers(test: &str) -> Option<Viewers> {

@@ -2,12 +2,10 @@
 //! server (the build opens the URL in `#timeline_data_source`), and SQL queries against the
 //! trace_processor it loaded the trace into, through the UI's own query action.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use super::server::Server;
-use super::{Browser, Viewers};
+use super::{Browser, LOAD_TIMEOUT, Viewers};
 
 /// The Perfetto UI with one trace loaded.
 pub struct PerfettoUi {
@@ -60,7 +58,7 @@ impl PerfettoUi {
         let ready = "typeof globals !== 'undefined' && globals.state !== undefined \
             && Object.values(globals.state.engines).some(e => e.ready) \
             && Object.keys(globals.state.tracks).length > 0";
-        if let Err(e) = browser.cdp.wait_for(ready, Duration::from_secs(180)) {
+        if let Err(e) = browser.cdp.wait_for(ready, LOAD_TIMEOUT) {
             let shot = browser.screenshot(&format!("perfetto-{name}-timeout"));
             panic!(
                 "the Perfetto UI did not load {name}: {e}\nconsole: {:#?}\nscreenshot: {}",

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::cdp::base64_encode;
-use super::{Browser, Viewers, artifacts};
+use super::{Browser, LOAD_TIMEOUT, Viewers, artifacts};
 
 /// speedscope with one profile file loaded (or failing to).
 pub struct Speedscope {
@@ -43,8 +43,8 @@ impl Speedscope {
             if (title.ends_with(" - speedscope") && title != "speedscope") || s.failed() {
                 break;
             }
-            if start.elapsed() > Duration::from_secs(120) {
-                panic!("speedscope did not open {name} within 120 s");
+            if start.elapsed() > LOAD_TIMEOUT {
+                panic!("speedscope did not load {name}: nothing shown after {LOAD_TIMEOUT:?}");
             }
             std::thread::sleep(Duration::from_millis(200));
         }
