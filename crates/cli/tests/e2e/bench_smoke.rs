@@ -3,6 +3,12 @@
 //! encoding line, the sustained rows per timing mode and the 1/2-thread rows are printed.
 
 use std::process::Command;
+use std::time::Duration;
+
+/// How long the whole script may take before it counts as hung: it builds two harnesses and
+/// runs a dozen configurations (about 110 s on the 2-core VM with the machine to itself;
+/// other tests of the binary run beside it).
+const BENCH_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[test]
 fn bench_script_runs_quickly_end_to_end() {
@@ -15,7 +21,7 @@ fn bench_script_runs_quickly_end_to_end() {
         .env("ELTRACE_BENCH_BIN", crate::common::processes::eltrace())
         .env("BENCH_OUT", dir.path());
     let (status, stdout, stderr) =
-        crate::common::processes::run_captured(&mut cmd, dir.path(), "bench");
+        crate::common::processes::run_captured_within(&mut cmd, dir.path(), "bench", BENCH_TIMEOUT);
     assert!(
         status.success(),
         "bench.sh --quick failed:\n{stdout}\n{stderr}"

@@ -142,12 +142,23 @@ pub fn shell_status(status: ExitStatus) -> i32 {
 /// Runs a command with stdout and stderr sent to files in `dir`, under [`TIMEOUT`].
 /// Returns (status, stdout, stderr).
 pub fn run_captured(cmd: &mut Command, dir: &Path, label: &str) -> (ExitStatus, String, String) {
+    run_captured_within(cmd, dir, label, TIMEOUT)
+}
+
+/// [`run_captured`] for a command that takes longer than one scenario (a script running
+/// many), under `timeout`.
+pub fn run_captured_within(
+    cmd: &mut Command,
+    dir: &Path,
+    label: &str,
+    timeout: Duration,
+) -> (ExitStatus, String, String) {
     let out_path = dir.join(format!("{label}.stdout"));
     let err_path = dir.join(format!("{label}.stderr"));
     cmd.stdin(Stdio::null())
         .stdout(File::create(&out_path).expect("stdout file"))
         .stderr(File::create(&err_path).expect("stderr file"));
-    let status = ChildGuard::spawn(cmd).wait(TIMEOUT, label);
+    let status = ChildGuard::spawn(cmd).wait(timeout, label);
     let stdout = fs::read_to_string(&out_path).unwrap_or_default();
     let stderr = fs::read_to_string(&err_path).unwrap_or_default();
     (status, stdout, stderr)
