@@ -2,6 +2,13 @@
 //! 11.0.0 (a dotnet root that scripts/runtimes.sh lays out from the NuGet runtime pack), which
 //! of them a run selects (`ELTRACE_TEST_RUNTIMES`), and the command and environment that run
 //! a net10.0 program on each. The `runtimes!` macro makes one test per runtime.
+//!
+//! The selection is made when the tests are built: crates/cli/build.rs reads
+//! `ELTRACE_TEST_RUNTIMES` (cargo rebuilds when it changes) and sets the cfg
+//! `eltrace_skip_net10` or `eltrace_skip_net11` for a runtime left out. The tests on that
+//! runtime are compiled with `#[ignore = "ELTRACE_TEST_RUNTIMES leaves .NET 11 out"]`, so that
+//! cargo reports them as ignored, with the reason, instead of as passed; `--include-ignored`
+//! runs them anyway.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,7 +17,9 @@ use std::sync::OnceLock;
 use super::processes::{repo_root, run_captured};
 
 /// The variable that selects the runtimes of a test run: a comma-separated list of majors
-/// (`10`, `11`, `10,11`); unset or empty means every runtime.
+/// (`10`, `11`, `10,11`); unset or empty means every runtime. Read by crates/cli/build.rs,
+/// which also fails the build on a name that is no runtime, so that a typo does not skip
+/// everything.
 pub const SELECT_VAR: &str = "ELTRACE_TEST_RUNTIMES";
 
 /// The .NET 11 release the tests run on (the one scripts/setup.sh lays out).
@@ -26,8 +35,6 @@ pub enum Runtime {
 }
 
 impl Runtime {
-    pub const ALL: [Runtime; 2] = [Runtime::Net10, Runtime::Net11];
-
     /// The major version, as `ELTRACE_TEST_RUNTIMES` names it.
     pub fn major(self) -> u32 {
         match self {
@@ -36,28 +43,12 @@ impl Runtime {
         }
     }
 
-    /// Whether this run tests on this runtime (see [`SELECT_VAR`]); panics on a list that
-    /// names no known runtime, so that a typo does not skip everything silently.
+    /// Whether the tests were built to run on this runtime (see [`SELECT_VAR`]).
     pub fn selected(self) -> bool {
-        static SELECTED: OnceLock<Vec<u32>> = OnceLock::new();
-        let majors = SELECTED.get_or_init(|| {
-            let var = std::env::var(SELECT_VAR).unwrap_or_default();
-            if var.trim().is_empty() {
-                return Runtime::ALL.iter().map(|r| r.major()).collect();
-            }
-            var.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|s| {
-                    let major = s.trim_start_matches("net").parse::<u32>().ok();
-                    match major.filter(|m| Runtime::ALL.iter().any(|r| r.major() == *m)) {
-                        Some(m) => m,
-                        None => panic!("{SELECT_VAR}={var}: {s:?} is not a runtime (10, 11)"),
-                    }
-                })
-                .collect()
-        });
-        majors.contains(&self.major())
+        match self {
+            Runtime::Net10 => !cfg!(eltrace_skip_net10),
+            Runtime::Net11 => !cfg!(eltrace_skip_net11),
+        }
     }
 
     /// The `dotnet` that runs a program on this runtime: the SDK's for .NET 10, the laid-out
@@ -130,32 +121,26 @@ fn net11_root() -> PathBuf {
     }
 }
 
-/// Runs `test` on `runtime` when this run selects it; otherwise says it was skipped.
-pub fn on(runtime: Runtime, test: impl FnOnce()) {
-    if runtime.selected() {
-        test();
-    } else {
-        eprintln!("skipped: {runtime} is not selected by {SELECT_VAR}");
-    }
-}
-
 /// Generates a module per test function `f(runtime: Runtime)` with one `#[test]` per
-/// [`Runtime`] (`f::net10`, `f::net11`), each skipped when `ELTRACE_TEST_RUNTIMES` leaves its
+/// [`Runtime`] (`f::net10`, `f::net11`), each ignored when `ELTRACE_TEST_RUNTIMES` leaves its
 /// runtime out. `runtimes!(net11: #[ignore = "why"]; f)` puts the attributes on `f::net11`
-/// only (as in `modes!`).
+/// only (as in `modes!`; on a run that leaves 11 out that test has two `ignore`s, which
+/// rustc warns about).
 #[macro_export]
 macro_rules! runtimes {
     (@one $name:ident, [$(#[$net11:meta])*]) => {
         mod $name {
-            use $crate::common::runtimes::{Runtime, on};
+            use $crate::common::runtimes::Runtime;
             #[test]
+            #[cfg_attr(eltrace_skip_net10, ignore = "ELTRACE_TEST_RUNTIMES leaves .NET 10 out")]
             fn net10() {
-                on(Runtime::Net10, || super::$name(Runtime::Net10));
+                super::$name(Runtime::Net10);
             }
             #[test]
+            #[cfg_attr(eltrace_skip_net11, ignore = "ELTRACE_TEST_RUNTIMES leaves .NET 11 out")]
             $(#[$net11])*
             fn net11() {
-                on(Runtime::Net11, || super::$name(Runtime::Net11));
+                super::$name(Runtime::Net11);
             }
         }
     };
