@@ -468,7 +468,7 @@ fn recorded_async_work_in_chromium() {
             .map(|k| seen["async_counts"][k][i].as_str().unwrap().to_owned())
             .collect::<Vec<_>>()
     };
-    // calls, segments, resumes, suspensions (as e2e_async's `work` asserts).
+    // calls, segments, resumes, suspensions (as asyncs' `work` asserts).
     assert_eq!(row(&format!("{w}Work")), ["5", "25", "20", "20"]);
     assert_eq!(row(&format!("{w}WorkVoid")), ["2", "6", "4", "4"]);
     assert_eq!(row(&format!("{w}RunAsync")), ["1", "12", "11", "11"]);

@@ -292,7 +292,7 @@ fn sync_caller(rt: Runtime) {
     assert_eq!(same_with_suspension_leaves(rt, "sync-caller", &[]).0, 0);
 }
 
-/// Identical unless the first timer-queue resume on a thread was ambiguous (see e2e_async).
+/// Identical unless the first timer-queue resume on a thread was ambiguous (see `asyncs`).
 fn nested(rt: Runtime) {
     same_with_suspension_leaves(rt, "nested", &[]);
 }
