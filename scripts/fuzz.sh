@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long fuzz run (issue 16): the fuzzer of crates/cli/tests/fuzz.rs (structured mutations
+# The long fuzz run (issue 16): the fuzzer of crates/cli/tests/cli/fuzz.rs (structured mutations
 # of traces with recomputed checksums, plus truncations; every reader command under a 1 GiB
 # address-space limit, failing on a panic, abort, signal or hang) for CASES cases (default
 # 50,000) from SEED. With RECORD=1 it first records the e2e scenarios `fib` and `exceptions`
@@ -30,5 +30,5 @@ fi
 note "fuzzing: $cases cases from seed $seed"
 start=$SECONDS
 ELTRACE_FUZZ_CASES="$cases" ELTRACE_FUZZ_SEED="$seed" ELTRACE_FUZZ_SEEDS="$seeds" \
-    cargo test -p eltrace-cli "${LOCK[@]}" --test fuzz -- --nocapture
+    cargo test -p eltrace-cli "${LOCK[@]}" --test cli fuzz:: -- --nocapture
 note "fuzz: $cases cases passed in $((SECONDS - start)) s"

@@ -102,7 +102,7 @@ note "dotnet $(dotnet --version)"
 note "$(cargo --version)"
 
 # --- 4. other .NET runtimes ------------------------------------------------------------------
-# The runtimes the end-to-end tests need (crates/cli/tests/common/runtimes.rs: NET11_VERSION).
+# The runtimes the end-to-end tests need (crates/cli/tests/e2e/common/runtimes.rs: NET11_VERSION).
 test_runtimes="${ELTRACE_TEST_RUNTIMES:-10,11}"
 case ",${test_runtimes// /}," in
     *,11,* | *,net11,*)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command: setup, build, format check, lints, then every test (unit tests and
-# the end-to-end tests in crates/cli/tests/e2e*.rs, which record the C# programs in tests/apps
+# the end-to-end tests of crates/cli/tests/e2e, which record the C# programs in tests/apps
 # with the freshly built profiler, on .NET 10 and .NET 11.0.0; ELTRACE_TEST_RUNTIMES=10 or 11
 # picks one), then the dotnet tool package (scripts/pack-tool.sh --check). Stops at the first
 # failing step.
@@ -36,10 +36,17 @@ note "test: cargo test --workspace"
 test_start=$SECONDS
 test_status=0
 run_tests || test_status=$?
-# One closing line over every test binary, so the total is visible at a glance, and one per
-# runtime of the end-to-end tests (named `…::net10`, `…::net11`; ELTRACE_TEST_RUNTIMES selects
-# them, a runtime left out passes as skipped).
-awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$test_log"
+# One closing line over every test binary, so the total is visible at a glance; the ignored
+# tests counted by the reason they give (`#[ignore = "…"]`), so a skip is never a silent pass;
+# and one line per runtime of the end-to-end tests (named `…::net10`, `…::net11`;
+# ELTRACE_TEST_RUNTIMES selects them, and the tests of a runtime left out are built ignored).
+awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped (ignored)\n", p, f, s }' "$test_log"
+awk '/^test .* \.\.\. ignored/ {
+        reason = $0
+        sub(/^.* \.\.\. ignored,? */, "", reason)
+        n[reason == "" ? "no reason given" : reason]++
+    }
+    END { for (r in n) printf "  %d skipped: %s\n", n[r], r }' "$test_log" | sort -t: -k2
 for rt in net10 net11; do
     awk -v rt="$rt" '$1 == "test" && $2 ~ ("::" rt "$") {
             if ($4 == "ok") p++; else if ($4 == "FAILED") f++; else if ($4 ~ /^ignored/) s++

@@ -4,13 +4,14 @@
 //! and that each thread's slices nest.
 
 mod support;
-mod traces;
 
 use eltrace_export::{ExportOptions, FoldedValue, Format, TimeWindow};
+use eltrace_trace::testing::traces::{
+    basic, drops, nested_async, prefixes, recursion, runtime_async,
+};
 use serde_json::Value;
 
 use support::{check_golden, run};
-use traces::{basic, drops, nested_async, prefixes, recursion, runtime_async};
 
 #[test]
 fn golden_chrome() {

@@ -2,14 +2,13 @@
 //! the data pretty-printed; `ELTRACE_BLESS=1` rewrites them), the call tree's sums against the
 //! analysis, the node cap, the page's self-containedness and a size that follows the call
 //! tree rather than the number of events. The page itself is tested in a browser by
-//! crates/cli/tests/browser_html.rs.
+//! crates/cli/tests/e2e/browser_html.rs.
 
 use std::path::PathBuf;
 
-mod traces;
-
 use eltrace_analysis::Analysis;
 use eltrace_export::{Export, ExportOptions, Format, HTML_MAX_NODES, Html, export};
+use eltrace_trace::testing::traces;
 use eltrace_trace::testing::{Function, TraceBuilder, app_info};
 use eltrace_trace::{EndRecord, EventKind, FunctionFlags, TraceInfo, ValueStatus};
 use serde_json::Value;

@@ -6,16 +6,17 @@
 //! export's complete events.
 
 mod support;
-mod traces;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use eltrace_export::{ExportOptions, Format, TimeWindow};
+use eltrace_trace::testing::traces::{
+    basic, drops, nested_async, prefixes, recursion, runtime_async, session,
+};
 use serde_json::Value;
 
 use support::{check_golden_file, run, run_session};
-use traces::{basic, drops, nested_async, prefixes, recursion, runtime_async, session};
 
 /// How a field is shown.
 #[derive(Clone, Copy)]

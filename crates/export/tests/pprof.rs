@@ -3,14 +3,13 @@
 //! decoded here from the gzipped protobuf with nothing of the exporter's code.
 
 mod support;
-mod traces;
 
 use std::collections::HashMap;
 use std::io::Read;
 
 use eltrace_export::{ExportOptions, Format};
+use eltrace_trace::testing::traces::{basic, recursion, sampled, session, timeless};
 use support::{check_golden_file, run, run_session};
-use traces::{basic, recursion, sampled, session, timeless};
 
 /// One protobuf field: a varint or length-delimited bytes.
 #[derive(Debug, Clone)]

@@ -5,16 +5,15 @@
 //! session is checked in tests/perfetto.rs (with its decoder).
 
 mod support;
-mod traces;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use eltrace_analysis::{Options, analyze};
 use eltrace_export::{ExportOptions, Format};
+use eltrace_trace::testing::traces::session;
 use serde_json::Value;
 
 use support::{check_golden, check_golden_file, run, run_session};
-use traces::session;
 
 /// The csc process starts this much later on the session's timeline.
 const CSC_START: u64 = 1_500;

@@ -4,13 +4,14 @@
 //! exact: the same slices as the Chrome export, in integer ns.
 
 mod support;
-mod traces;
 
 use eltrace_export::{ExportOptions, Format};
+use eltrace_trace::testing::traces::{
+    basic, drops, nested_async, prefixes, recursion, runtime_async, sampled,
+};
 use serde_json::Value;
 
 use support::{check_golden, run};
-use traces::{basic, drops, nested_async, prefixes, recursion, runtime_async, sampled};
 
 fn export(trace: &[u8]) -> Value {
     serde_json::from_slice(&run(Format::Speedscope, trace, &ExportOptions::default())).unwrap()

@@ -1,11 +1,17 @@
-// Scenario `configureawait`: RunAsync (runtime-async) starts 8 concurrent Worker(w) calls and
-// awaits Task.WhenAll of them. Each Worker awaits Task.Delay(1).ConfigureAwait(false) 3 times,
-// so its resumptions land on thread-pool threads, and calls the plain Leaf after each await.
+// Scenario `configureawait` of this program, and `classic-configureawait` of
+// tests/apps/Scenarios, which compiles this file without runtime async (classic compiler state
+// machines): RunAsync starts 8 concurrent Worker(w) calls and awaits Task.WhenAll of them
+// (ConfigureAwait(false)). Each Worker awaits Task.Delay(1).ConfigureAwait(false) 3 times, so
+// its resumptions land on thread-pool threads, and calls the plain Leaf after each await.
+// Worker(w) returns sum over s=0..2 of (w*10 + s) = 30w + 3; total = 30*28 + 24 = 864.
 //
-// Logical calls: ConfigureAwaitScenario.Run 1; RunAsync 1 (thunk 1; variant 2 segments); Worker
-// 8 (called from the variant RunAsync but not awaited at once, so through its thunk: thunk 8
-// calls; variant 4 segments, 3 suspensions each, 32 segments, 24 suspensions);
-// Leaf 24. Worker(w) returns sum over s=0..2 of (w*10 + s) = 30w + 3; total = 30*28 + 24 = 864.
+// Runtime async (`configureawait`), logical calls: ConfigureAwaitScenario.Run 1; RunAsync 1
+// (thunk 1; variant 2 segments); Worker 8 (called from the variant RunAsync but not awaited at
+// once, so through its thunk: thunk 8 calls; variant 4 segments, 3 suspensions each, 32
+// segments, 24 suspensions); Leaf 24.
+//
+// Classic (`classic-configureawait`), logical calls: ConfigureAwaitScenario.Run 1; RunAsync 1;
+// Worker 8 (4 MoveNext segments, 3 suspensions each: 32 segments); Leaf 24.
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -20,13 +26,13 @@ public static class ConfigureAwaitScenario
     public static int PoolResumes;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static int Run()
+    public static int Run(string name)
     {
         long total = RunAsync().GetAwaiter().GetResult();
-        Check.Equal("configureawait total", total, 864L);
+        Check.Equal($"{name} total", total, 864L);
         Check.Equal("resumes on pool threads", PoolResumes, Workers * Steps);
-        Console.WriteLine($"configureawait total = {total}, pool resumes = {PoolResumes}");
-        return Check.Done("configureawait");
+        Console.WriteLine($"{name} total = {total}, pool resumes = {PoolResumes}");
+        return Check.Done(name);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

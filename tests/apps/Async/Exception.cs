@@ -1,11 +1,18 @@
-// Scenario `exception`: E3 awaits Task.Yield() (suspends), then throws; E2 awaits E3 and does
-// not catch; E1 awaits E2 inside try/catch, catches the exception two async levels up and
-// returns normally. Run from sync code 3 times.
+// Scenario `exception` of this program, and `classic-exception` of tests/apps/Scenarios, which
+// compiles this file without runtime async (classic compiler state machines): E3 awaits
+// Task.Yield() (suspends), then throws; E2 awaits E3 and does not catch; E1 awaits E2 inside
+// try/catch, catches the exception two async levels up and returns k + 100. Run from sync
+// code 3 times.
 //
-// Logical calls: ExceptionScenario.Run 1; E1 3 (thunk 3; variant 2 segments per call, the
-// resume catches and returns k + 100); E2 3 (1 segment per call: it is never resumed, the
-// exception passes through its continuation); E3 3 (2 segments each: the first call and one
-// resume, which throws).
+// Runtime async (`exception`), logical calls: ExceptionScenario.Run 1; E1 3 (thunk 3; variant 2
+// segments per call, the resume catches and returns k + 100); E2 3 (1 segment per call: it is
+// never resumed, the exception passes through its continuation); E3 3 (2 segments each: the
+// first call and one resume, which throws).
+//
+// Classic (`classic-exception`), logical calls: ExceptionScenario.Run 1; E1, E2, E3 3 each
+// (stubs). MoveNext: E3 2 segments per call (the second throws; the state machine catches it
+// into the task, so MoveNext itself returns normally), E2 2 (its resume rethrows from
+// GetResult, caught into its task), E1 2 (its resume catches).
 using System;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
@@ -24,15 +31,15 @@ public static class ExceptionScenario
     public const int Runs = 3;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    public static int Run()
+    public static int Run(string name)
     {
         for (int k = 0; k < Runs; k++)
         {
             int r = E1(k).GetAwaiter().GetResult();
             Check.Equal("E1", r, k + 100);
-            Console.WriteLine($"exception E1({k}) = {r}");
+            Console.WriteLine($"{name} E1({k}) = {r}");
         }
-        return Check.Done("exception");
+        return Check.Done(name);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

@@ -17,11 +17,11 @@ public static class Program
         string name = args.Length > 0 ? args[0] : "";
         switch (name)
         {
-            case "work": return WorkScenario.Run();
+            case "work": return WorkScenario.Run(name);
             case "sync-caller": return SyncCallerScenario.Run();
-            case "nested": return NestedScenario.Run();
-            case "exception": return ExceptionScenario.Run();
-            case "configureawait": return ConfigureAwaitScenario.Run();
+            case "nested": return NestedScenario.Run(name);
+            case "exception": return ExceptionScenario.Run(name);
+            case "configureawait": return ConfigureAwaitScenario.Run(name);
             case "plain-await": return PlainAwaitScenario.Run();
             case "stream-read": return StreamReadScenario.Run();
             case "async-iter": return AsyncIterScenario.Run();

@@ -1,5 +1,5 @@
 // Scenario `cpu [ROUNDS]`: CPU-bound work in a fixed call tree, for the sampled-timing accuracy
-// test (crates/cli/tests/e2e_timing.rs). Every leaf call spins 2000-6000 iterations (a few µs),
+// test (crates/cli/tests/e2e/timing.rs). Every leaf call spins 2000-6000 iterations (a few µs),
 // so that the profiler's per-call cost is a small part of any function's time in every timing
 // mode. Per round: Round 1, Parse 1, Token 20, Hash 1, Mix 8, Sort 1, Compare 10, Matrix 1,
 // Row 4, Cell 20, and Spin 20 + 8 + 10 + 20 = 58 calls. Every method is compiled optimized

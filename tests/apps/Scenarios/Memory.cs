@@ -1,5 +1,5 @@
 // Scenarios for the profiled process's memory (issue 16, scripts/memory.sh and
-// crates/cli/tests/e2e_memory.rs). Each prints its peak resident memory (VmHWM) at the end.
+// crates/cli/tests/e2e/memory.rs). Each prints its peak resident memory (VmHWM) at the end.
 //
 // `many-threads [N] [STEPS]` (default 2000, 1000): N threads (named many-0 …) are all alive
 // at once: each calls Live once, and Live calls Step STEPS times, waits until every thread

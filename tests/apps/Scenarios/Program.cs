@@ -1,7 +1,8 @@
 // Entry point of the e2e test program: runs the scenario named by args[0] and returns its exit
 // code. Every method that a test counts is [MethodImpl(NoInlining)] so that its call exists in
 // the JIT-compiled code (inlined calls get no probes) and uses its result, so nothing folds away.
-// The expected counts are written down beside each scenario and in crates/cli/tests/e2e.rs.
+// The expected counts are written down beside each scenario and in
+// crates/cli/tests/e2e/scenarios.rs.
 using System;
 using System.Runtime.CompilerServices;
 
@@ -26,15 +27,15 @@ public static class Program
             case "args": return ArgsScenario.Run();
             case "structs": return StructsScenario.Run();
             case "async": return AsyncScenario.Run();
-            case "classic-work": return ClassicWorkScenario.Run();
-            case "classic-nested": return ClassicNestedScenario.Run();
-            case "classic-exception": return ClassicExceptionScenario.Run();
-            case "classic-configureawait": return ClassicConfigureAwaitScenario.Run();
+            case "classic-work": return AsyncScenarios.WorkScenario.Run(name);
+            case "classic-nested": return AsyncScenarios.NestedScenario.Run(name);
+            case "classic-exception": return AsyncScenarios.ExceptionScenario.Run(name);
+            case "classic-configureawait": return AsyncScenarios.ConfigureAwaitScenario.Run(name);
             case "tailcalls": return TailCallsScenario.Run();
             case "tail-loop": return TailLoopScenario.Run(args);
             case "iterators": return IteratorsScenario.Run();
             case "async-shapes": return AsyncShapesScenario.Run();
-            case "classic-tier": return ClassicTierScenario.Run(args);
+            case "classic-tier": return AsyncScenarios.TierBothScenario.Run(args);
             case "osr-sync": return OsrSyncScenario.Run(args);
             case "soak": return SoakScenario.Run(args);
             case "many-threads": return MemoryScenario.ManyThreads(args);

@@ -1,4 +1,4 @@
-// Scenario `signals`: a program that waits for signals (crates/cli/tests/e2e_signals.rs sends
+// Scenario `signals`: a program that waits for signals (crates/cli/tests/e2e/signals.rs sends
 // them to `eltrace record`, which passes them on). Handlers registered with
 // PosixSignalRegistration; prints "signals: ready" once they are in place, then waits up to
 // 120 s. SIGTERM or SIGHUP: prints "signals: got SIGTERM" (or SIGHUP) and returns 100 + the

@@ -19,7 +19,7 @@
 // With TailCallLoopOpt=0 and optimized Sort: 53074 Sort Enters, of which 26536 after a
 // Tailcall event of Sort. `eltrace record` sets DOTNET_TailCallLoopOpt=0 for the program
 // unless --keep-tail-loops: then the counts are exact with tiering on and off
-// (crates/cli/tests/e2e_tail_calls.rs); with --keep-tail-loops and
+// (crates/cli/tests/e2e/tail_calls.rs); with --keep-tail-loops and
 // DOTNET_TieredCompilation=0, Sort shows 26538 calls (2 + 26536).
 using System;
 using System.Collections.Generic;

@@ -1,8 +1,9 @@
-//! The bundled probe program (tests/apps/Probes, embedded at compile time): written to a cache
-//! directory keyed by a hash of the sources (and the target framework) and built there once
-//! with `dotnet build -c Release`; later runs find the prebuilt `Probes.dll`. The default
-//! build is net10.0 (runtime async compiled in); .NET 8 and 9 run a net8.0 build without the
-//! runtime-async probes.
+//! The bundled probe program (the C# project in check/probes/, embedded at compile time; the
+//! e2e tests of `record --values` build the same project): written to a cache directory keyed
+//! by a hash of the sources (and the target framework) and built there once with `dotnet
+//! build -c Release`; later runs find the prebuilt `Probes.dll`. The default build is net10.0
+//! (runtime async compiled in); .NET 8 and 9 run a net8.0 build without the runtime-async
+//! probes.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,38 +12,17 @@ use crate::util::{Fail, io_msg};
 
 /// The probe sources: (file name, contents).
 pub const SOURCES: &[(&str, &str)] = &[
-    (
-        "Probes.csproj",
-        include_str!("../../../../tests/apps/Probes/Probes.csproj"),
-    ),
-    (
-        "Program.cs",
-        include_str!("../../../../tests/apps/Probes/Program.cs"),
-    ),
+    ("Probes.csproj", include_str!("probes/Probes.csproj")),
+    ("Program.cs", include_str!("probes/Program.cs")),
     (
         "RuntimeAsync/AsyncProbe.cs",
-        include_str!("../../../../tests/apps/Probes/RuntimeAsync/AsyncProbe.cs"),
+        include_str!("probes/RuntimeAsync/AsyncProbe.cs"),
     ),
-    (
-        "TailProbe.cs",
-        include_str!("../../../../tests/apps/Probes/TailProbe.cs"),
-    ),
-    (
-        "RegsProbe.cs",
-        include_str!("../../../../tests/apps/Probes/RegsProbe.cs"),
-    ),
-    (
-        "SnapshotProbe.cs",
-        include_str!("../../../../tests/apps/Probes/SnapshotProbe.cs"),
-    ),
-    (
-        "PInvokeProbe.cs",
-        include_str!("../../../../tests/apps/Probes/PInvokeProbe.cs"),
-    ),
-    (
-        "ValuesProbe.cs",
-        include_str!("../../../../tests/apps/Probes/ValuesProbe.cs"),
-    ),
+    ("TailProbe.cs", include_str!("probes/TailProbe.cs")),
+    ("RegsProbe.cs", include_str!("probes/RegsProbe.cs")),
+    ("SnapshotProbe.cs", include_str!("probes/SnapshotProbe.cs")),
+    ("PInvokeProbe.cs", include_str!("probes/PInvokeProbe.cs")),
+    ("ValuesProbe.cs", include_str!("probes/ValuesProbe.cs")),
 ];
 
 /// How long building the probes may take.

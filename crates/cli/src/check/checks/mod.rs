@@ -1,6 +1,6 @@
 //! The checks: each is a pure function from one experiment's [`Observations`] to a [`Row`]
 //! (expected per the documented contract, observed, verdict). The numbers they expect follow
-//! from the probe program's code (tests/apps/Probes) and the contract sources cited in
+//! from the probe program's code (check/probes/) and the contract sources cited in
 //! docs/abi.md.
 
 use std::collections::BTreeMap;
@@ -60,7 +60,7 @@ pub const E_FAIL: u32 = 0x8000_4005;
 pub const CORPROF_E_INCONSISTENT_WITH_FLAGS: u32 = 0x8013_1374;
 pub const CORPROF_E_UNSUPPORTED_CALL_SEQUENCE: u32 = 0x8013_1363;
 
-/// The checks that need runtime-async methods (the probes in tests/apps/Probes/RuntimeAsync):
+/// The checks that need runtime-async methods (the probes in check/probes/RuntimeAsync/):
 /// N/A on a runtime without runtime async, whose probe build leaves those probes out.
 pub const NEED_RUNTIME_ASYNC: &[&str] = &[
     "async.counts",

@@ -1,0 +1,65 @@
+//! End-to-end test of vector values and the slow path (docs/abi.md, "Vector values on the slow
+//! path"): the `simd` scenario's `Outer128`/`Outer256` tail-call `Negate*` with a Vector128 /
+//! Vector256 the JIT holds in XMM0/YMM0 across the Tailcall probe. The runtime's slow-path
+//! stubs keep only the low 64 bits of XMM0–7, so a probe there zeroed the vectors' upper
+//! halves (measured before the fix: `got <-10, -21, 0, 0>`, 2000 wrong results). On the slow
+//! path eltrace now leaves every function passing or returning a wide vector unprobed and names
+//! it in the trace's diagnostics; the fast path probes them all.
+
+use crate::common::recording::{Hooks, Mode, record_correct};
+use crate::common::report::uint;
+use crate::modes;
+
+const S: &str = "Scenarios.SimdScenario";
+const VECTOR_FUNCS: [&str; 6] = [
+    "Outer128",
+    "Add128",
+    "Negate128",
+    "Outer256",
+    "Add256",
+    "Negate256",
+];
+
+fn simd(mode: Mode) {
+    let (rec, r) = record_correct(mode, "simd", &[]);
+    assert_eq!(r.calls(&format!("{S}.Run")), 1);
+    let diagnostics: Vec<&str> = r.trace()["diagnostics"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|d| d.as_str()).collect())
+        .unwrap_or_default();
+    let unprobed: Vec<&&str> = diagnostics
+        .iter()
+        .filter(|d| d.starts_with("slow-path-vectors: no probes for Scenarios."))
+        .collect();
+    match mode.hooks {
+        Hooks::Slow => {
+            for f in VECTOR_FUNCS {
+                let name = format!("{S}.{f}");
+                assert!(!r.has_function(&name), "{name} was probed on the slow path");
+                assert!(
+                    unprobed
+                        .iter()
+                        .any(|d| d.contains(&format!("no probes for {name} "))),
+                    "{name} not reported: {diagnostics:?}"
+                );
+            }
+            assert_eq!(unprobed.len(), VECTOR_FUNCS.len(), "{diagnostics:?}");
+            assert!(
+                rec.stderr.contains("eltrace: slow-path-vectors:"),
+                "{}",
+                rec.stderr
+            );
+        }
+        Hooks::Fast | Hooks::FastTrash => {
+            for f in VECTOR_FUNCS {
+                let name = format!("{S}.{f}");
+                assert_eq!(r.calls(&name), 1000, "{name}");
+            }
+            assert!(unprobed.is_empty(), "{diagnostics:?}");
+            let outer = r.function(&format!("{S}.Outer128"));
+            assert_eq!(uint(outer, "tailcalls"), 1000, "{outer}");
+        }
+    }
+}
+
+modes!(simd);
