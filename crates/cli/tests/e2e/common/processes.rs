@@ -61,8 +61,12 @@ impl TempDir {
 }
 
 impl Drop for TempDir {
+    /// Removes the directory, unless `ELTRACE_E2E_KEEP` is set or the test is failing: a
+    /// failure keeps its traces and logs (a rare failure can then be read, not only rerun).
     fn drop(&mut self) {
-        if std::env::var_os("ELTRACE_E2E_KEEP").is_none() {
+        if std::thread::panicking() {
+            eprintln!("kept for the failure: {}", self.path.display());
+        } else if std::env::var_os("ELTRACE_E2E_KEEP").is_none() {
             let _ = fs::remove_dir_all(&self.path);
         }
     }
