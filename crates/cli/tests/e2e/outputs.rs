@@ -44,6 +44,22 @@ fn fib_profiled(output: &Path, session: Option<&str>) -> Command {
     cmd
 }
 
+/// `eltrace report --json TRACE`, which must succeed.
+fn report_json(trace: &Path) -> serde_json::Value {
+    let out = Command::new(eltrace())
+        .arg("report")
+        .arg("--json")
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Every regular `*.eltrace` file under `dir` and its subdirectories.
 fn traces_under(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
@@ -188,18 +204,7 @@ fn a_file_size_limit_ends_the_trace_not_the_program() {
         size <= 64 * 1024,
         "the trace stays within the limit: {size} bytes"
     );
-    let out = Command::new(eltrace())
-        .arg("report")
-        .arg("--json")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = report_json(&trace);
     assert_eq!(
         json["trace"]["truncated"], true,
         "the trace reads as cut short"
@@ -232,18 +237,7 @@ fn a_stalled_writer_holds_the_program_at_most_max_stall() {
         stderr.contains("writer-stalled") && stderr.contains("300 ms"),
         "the profiler says the writer stalled: {stderr}"
     );
-    let out = Command::new(eltrace())
-        .arg("report")
-        .arg("--json")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = report_json(&trace);
     let dropped = json["trace"]["dropped_events"].as_u64().unwrap();
     let events = json["trace"]["events"].as_u64().unwrap();
     assert!(
@@ -338,18 +332,7 @@ fn a_frozen_file_system_holds_the_program_at_most_max_stall() {
         stderr.contains("writer-stalled"),
         "the profiler says the writer stalled: {stderr}"
     );
-    let out = Command::new(eltrace())
-        .arg("report")
-        .arg("--json")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = report_json(&trace);
     assert!(
         json["trace"]["dropped_events"].as_u64().unwrap() > 0,
         "{}",
@@ -388,18 +371,7 @@ fn a_full_disk_ends_the_trace_not_the_program() {
         stderr.contains("the disk is full (ENOSPC)"),
         "the profiler says why the trace ends: {stderr}"
     );
-    let out = Command::new(eltrace())
-        .arg("report")
-        .arg("--json")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = report_json(&trace);
     assert_eq!(json["trace"]["truncated"], true, "{}", json["trace"]);
     assert!(
         json["trace"]["events"].as_u64().unwrap() > 0,
