@@ -94,6 +94,8 @@ pub struct SampledTimes {
     pub has_cpu: bool,
     functions: FxHashMap<u32, SampledStat>,
     nodes: Vec<SampledNode>,
+    /// Node of a path: (parent node, or `ROOT | thread` for a bottom frame; function).
+    children: FxHashMap<(u64, u32), u32>,
     steps: u64,
 }
 
@@ -117,6 +119,13 @@ impl SampledTimes {
     /// The sampled call trees' nodes (one tree per thread), parents before children.
     pub fn nodes(&self) -> &[SampledNode] {
         &self.nodes
+    }
+
+    /// The node of the path `parent` (`None`: the thread's bottom) then `func` in `thread`'s
+    /// sampled tree, if a sample saw it.
+    pub fn child(&self, thread: ThreadIdx, parent: Option<u32>, func: FunctionIdx) -> Option<u32> {
+        let key = parent.map_or(ROOT | u64::from(thread.0), u64::from);
+        self.children.get(&(key, func.0)).copied()
     }
 
     /// The share (0..=1) of the sampled wall time with `f` on the stack.
@@ -190,8 +199,6 @@ pub(crate) struct Sampler {
     period_ns: u64,
     /// What each node got while on top, by node index.
     own: Vec<Own>,
-    /// Node of a path: (parent node, or `ROOT | thread` for a bottom frame; function).
-    children: FxHashMap<(u64, u32), u32>,
 }
 
 /// The parent key of a thread's bottom frames (above every node index).
@@ -259,7 +266,7 @@ impl Sampler {
             };
             let top_func = top.func;
             let node = resolve(
-                &mut self.children,
+                &mut self.out.children,
                 &mut self.out.nodes,
                 &mut self.out.steps,
                 thread,

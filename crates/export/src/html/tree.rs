@@ -46,14 +46,7 @@ pub(super) struct Acc {
 /// frames have ordering times only): a path of the call tree on a thread gets the estimates
 /// of the same path of functions in the thread's sampled tree, or none if no sample saw it.
 pub(super) fn estimate_paths(paths: &mut KeyMap<Acc>, tree: &CallTree, sampled: &SampledTimes) {
-    // The sampled nodes by (parent node, or a thread's root key; function).
-    const ROOT: u64 = 1 << 32;
     let nodes = sampled.nodes();
-    let mut child: HashMap<(u64, u32), u32> = HashMap::with_capacity(nodes.len());
-    for (i, n) in nodes.iter().enumerate() {
-        let parent = n.parent.map_or(ROOT | u64::from(n.thread.0), u64::from);
-        child.insert((parent, n.func.0), i as u32);
-    }
     // The sampled node of a call path on a thread, found from the path's root down.
     let mut memo: KeyMap<Option<u32>> = KeyMap::default();
     let mut chain = Vec::new();
@@ -65,25 +58,23 @@ pub(super) fn estimate_paths(paths: &mut KeyMap<Acc>, tree: &CallTree, sampled: 
             chain.push(c);
             cur = tree.get(c).and_then(|n| n.parent);
         }
-        let mut above = match cur {
-            Some(c) => memo[&path_key(thread, c)],
-            None => Some(u32::MAX),
+        // `Some(None)`: the thread's bottom; `None`: a path no sample saw.
+        let mut above: Option<Option<u32>> = match cur {
+            Some(c) => memo[&path_key(thread, c)].map(Some),
+            None => Some(None),
         };
         while let Some(c) = chain.pop() {
-            let parent = match above {
-                Some(u32::MAX) => Some(ROOT | u64::from(thread.0)),
-                Some(p) => Some(u64::from(p)),
-                None => None,
-            };
-            let func = tree.get(c).map(|n| n.func.0);
-            let node = parent
-                .zip(func)
-                .and_then(|(p, f)| child.get(&(p, f)).copied());
+            let node = above
+                .zip(tree.get(c))
+                .and_then(|(parent, n)| sampled.child(thread, parent, n.func));
             memo.insert(path_key(thread, c), node);
-            above = node;
+            above = node.map(Some);
         }
         let acc = paths.get_mut(&key).expect("a key of the map");
-        let stat = above.and_then(|i| nodes.get(i as usize)).map(|n| n.stat);
+        let stat = above
+            .flatten()
+            .and_then(|i| nodes.get(i as usize))
+            .map(|n| n.stat);
         acc.incl = stat.map_or(0, |s| s.inclusive_ns);
         acc.excl = stat.map_or(0, |s| s.exclusive_ns);
     }
