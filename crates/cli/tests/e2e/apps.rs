@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use crate::apps_support::*;
 use crate::common::apps::dotnet_command;
-use crate::common::browser::{dump_dom, element_text};
+use crate::common::browser::{dump_dom, element_text, export_html};
 use crate::common::processes::{ChildGuard, TempDir};
 use crate::common::recording::Mode;
 use crate::common::report::{Report, string, uint};
@@ -237,25 +237,11 @@ fn web_under_load(mode: Mode, timing: Timing) {
 /// console line, its graph weighted by estimated time with boxes drawn, the handler's row
 /// with its exact calls and an estimated (`~`) time, and the note that times are estimates.
 fn sampled_flame_graph(dir: &Path, trace: &Path, hello: u64) {
-    let html = dir.join("web.html");
-    let mut cmd = std::process::Command::new(crate::common::processes::eltrace());
-    cmd.arg("export")
-        .arg(trace)
-        .args(["--format", "html", "-o"])
-        .arg(&html);
-    let (status, _, stderr) = run_for(&mut cmd, dir, "export", SDK_TIMEOUT);
-    assert!(status.success(), "export --format html: {stderr}");
+    let html = export_html(dir, trace, "web");
     let loaded = dump_dom(&html, dir, (1280, 1000));
-    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    loaded.assert_report_rendered("the sampled web report");
     let dom = &loaded.dom;
-    let body = &dom[dom.find("<body").expect("a body")..];
-    let body = &body[..body.find('>').expect("the body tag ends")];
-    assert!(
-        body.contains("data-rendered=\"yes\"") && !body.contains("data-errors"),
-        "{body}"
-    );
-    let canvas = &dom[dom.find("<canvas").expect("the graph")..];
-    let canvas = &canvas[..canvas.find('>').unwrap()];
+    let canvas = loaded.opening_tag("<canvas");
     assert!(canvas.contains("data-metric=\"time\""), "{canvas}");
     let drawn: u64 = canvas
         .split("data-drawn=\"")

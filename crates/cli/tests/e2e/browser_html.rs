@@ -13,11 +13,10 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common::apps::async_dll;
-use crate::common::browser::{dump_dom, element_text, screenshot, uri_decode};
-use crate::common::processes::{TempDir, eltrace, run_captured};
+use crate::common::browser::{dump_dom, element_text, export_html, screenshot, uri_decode};
+use crate::common::processes::TempDir;
 use crate::common::recording::{Mode, record_app, record_in};
 use eltrace_trace::EventKind::{Enter, Leave};
 use eltrace_trace::testing::{Function, TraceBuilder, app_info, traces};
@@ -86,19 +85,6 @@ fn use_report(dir: &Path, trace: &Path, case: &str, zoom: &str, search: &str) ->
     assert_eq!(seen["flame"][0], "flame");
     assert_eq!(seen["flame"][1], "calls");
     seen
-}
-
-/// `eltrace export <trace> --format html -o <dir>/<case>.html`.
-fn export_html(dir: &Path, trace: &Path, case: &str) -> PathBuf {
-    let html = dir.join(format!("{case}.html"));
-    let mut cmd = Command::new(eltrace());
-    cmd.arg("export")
-        .arg(trace)
-        .args(["--format", "html", "-o"])
-        .arg(&html);
-    let (status, _, stderr) = run_captured(&mut cmd, dir, "export");
-    assert!(status.success(), "export --format html failed:\n{stderr}");
-    html
 }
 
 /// Where the screenshots are kept: target/tmp/browser_html.
@@ -506,12 +492,8 @@ fn degenerate_reports_in_chromium() {
         fs::write(&path, trace).unwrap();
         let html = export_html(dir.path(), &path, case);
         let loaded = dump_dom(&html, dir.path(), WINDOW);
-        assert!(loaded.console.is_empty(), "{case}: {:?}", loaded.console);
+        loaded.assert_report_rendered(case);
         let dom = &loaded.dom;
-        let body = &dom[dom.find("<body").expect("a body")..];
-        let body = &body[..body.find('>').expect("the body tag ends")];
-        assert!(body.contains("data-rendered=\"yes\""), "{case}: {body}");
-        assert!(!body.contains("data-errors"), "{case}: {body}");
         assert!(
             dom.contains("<div id=\"errors\" hidden=\"\"></div>"),
             "{case}"
@@ -642,12 +624,8 @@ fn timeless_report_in_chromium() {
     fs::write(&path, trace).unwrap();
     let html = export_html(dir.path(), &path, "none");
     let loaded = dump_dom(&html, dir.path(), WINDOW);
-    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    loaded.assert_report_rendered("the page");
     let dom = &loaded.dom;
-    let body = &dom[dom.find("<body").expect("a body")..];
-    let body = &body[..body.find('>').expect("the body tag ends")];
-    assert!(body.contains("data-rendered=\"yes\""), "{body}");
-    assert!(!body.contains("data-errors"), "{body}");
     assert!(
         dom.contains("data-metric=\"calls\""),
         "the graph is weighted by calls"
@@ -684,14 +662,9 @@ fn sampled_report_in_chromium() {
     fs::write(&path, traces::sampled()).unwrap();
     let html = export_html(dir.path(), &path, "sampled");
     let loaded = dump_dom(&html, dir.path(), WINDOW);
-    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    loaded.assert_report_rendered("the page");
     let dom = &loaded.dom;
-    let body = &dom[dom.find("<body").expect("a body")..];
-    let body = &body[..body.find('>').expect("the body tag ends")];
-    assert!(body.contains("data-rendered=\"yes\""), "{body}");
-    assert!(!body.contains("data-errors"), "{body}");
-    let canvas = &dom[dom.find("<canvas").expect("the graph")..];
-    let canvas = &canvas[..canvas.find('>').unwrap()];
+    let canvas = loaded.opening_tag("<canvas");
     assert!(
         canvas.contains("data-metric=\"time\""),
         "weighted by time: {canvas}"

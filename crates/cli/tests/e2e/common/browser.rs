@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use super::processes::run_captured;
+use super::processes::{eltrace, run_captured};
 
 /// The Chromium binary: `$ELTRACE_CHROMIUM`, else `chromium` (or `chromium-browser`,
 /// `google-chrome`) on the PATH. Panics with how to install it when there is none.
@@ -77,6 +77,39 @@ fn console_lines(stderr: &str) -> Vec<String> {
         .filter(|l| l.contains(":CONSOLE"))
         .map(str::to_owned)
         .collect()
+}
+
+impl Loaded {
+    /// Asserts that an HTML report rendered: no console line, and its body marked
+    /// `data-rendered="yes"` with no `data-errors` (`what` names the page in the messages).
+    pub fn assert_report_rendered(&self, what: &str) {
+        assert!(self.console.is_empty(), "{what}: {:?}", self.console);
+        let body = self.opening_tag("<body");
+        assert!(body.contains("data-rendered=\"yes\""), "{what}: {body}");
+        assert!(!body.contains("data-errors"), "{what}: {body}");
+    }
+
+    /// The first opening tag that starts with `start` (e.g. `<canvas`), attributes included.
+    pub fn opening_tag(&self, start: &str) -> &str {
+        let dom = &self.dom;
+        let tag = &dom[dom
+            .find(start)
+            .unwrap_or_else(|| panic!("no {start} in the page"))..];
+        &tag[..tag.find('>').expect("the tag ends")]
+    }
+}
+
+/// `eltrace export <trace> --format html -o <dir>/<case>.html`.
+pub fn export_html(dir: &Path, trace: &Path, case: &str) -> PathBuf {
+    let html = dir.join(format!("{case}.html"));
+    let mut cmd = Command::new(eltrace());
+    cmd.arg("export")
+        .arg(trace)
+        .args(["--format", "html", "-o"])
+        .arg(&html);
+    let (status, _, stderr) = run_captured(&mut cmd, dir, "export");
+    assert!(status.success(), "export --format html failed:\n{stderr}");
+    html
 }
 
 /// Loads `page` and returns its DOM after the scripts ran.
