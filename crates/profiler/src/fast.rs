@@ -89,10 +89,12 @@ pub struct Stubs {
     pub tailcall: unsafe extern "C" fn(),
 }
 
-/// The Rust side of every stub's slow branch. `kind` is the `EventKind` code, `client` the
-/// client id, `sp` the caller SP the JIT passed.
-extern "C" fn fast_fallback(kind: u32, client: usize, sp: u64) {
-    let _ = std::panic::catch_unwind(|| hooks::fast_probe(kind, client, sp, core::ptr::null()));
+/// The Rust side of the Leave and Tailcall stubs' slow branch. `kind` is the `EventKind`
+/// code, `client` the client id, `sp` the caller SP the JIT passed, `rax` points at the
+/// stub's saved RAX (the return value; a continuation allocator's is recorded, hooks.rs
+/// `CLIENT_ALLOC`).
+extern "C" fn fast_fallback(kind: u32, client: usize, sp: u64, rax: *const u64) {
+    let _ = std::panic::catch_unwind(|| hooks::fast_probe(kind, client, sp, rax));
 }
 
 /// The Enter stubs' slow branch: as [`fast_fallback`], and `saved` points at the stub's saved
@@ -306,7 +308,8 @@ macro_rules! enter_stub {
 }
 
 /// A Leave or Tailcall stub recording `$kind`; `$push_rcx`/`$pop_rcx`/`$frame` select RCX
-/// preservation (the frame keeps the call 16-byte aligned either way).
+/// preservation (the frame keeps the call 16-byte aligned either way, and the saved RAX at
+/// RSP + 48 either way: 8 + 8 + 32 with RCX pushed, 8 + 40 without).
 macro_rules! leave_stub {
     ($name:literal, $kind:expr, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr) => {
         leave_stub!($name, $kind, $push_rcx, $pop_rcx, $frame, $epilogue, leave_tick!(), leave_tick_end!());
@@ -358,6 +361,7 @@ macro_rules! leave_stub {
                 mov rdx, rsi
                 mov rsi, rdi
                 mov edi, {kind}
+                lea rcx, [rsp + 48]
                 call {fallback}
                 movdqu xmm0, xmmword ptr [rsp + 0]
                 movdqu xmm1, xmmword ptr [rsp + 16]

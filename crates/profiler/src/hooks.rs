@@ -5,7 +5,7 @@
 //! thread's first event (its warm-up, slot.rs) nothing here locks, allocates, logs or makes a
 //! system call.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use eltrace_trace::EventKind;
 
@@ -181,40 +181,61 @@ macro_rules! leave_hook_rcx0 {
 }
 pub(crate) use leave_hook_rcx0;
 
+/// Client-id flag: the function is one of the runtime's continuation allocators
+/// (`AsyncHelpers.AllocContinuation*`, called by a runtime-async method as it suspends). Its
+/// Enter is not recorded; its Leave is, preceded by a Continuation event carrying the
+/// continuation it returns (RAX), and only once a runtime-async variant's continuation is
+/// recorded at all ([`ALLOCATIONS_WANTED`]; docs/abi.md "Continuations at suspension").
+pub const CLIENT_ALLOC: usize = 1 << CLIENT_FLAGS_SHIFT;
 /// Client-id field of 3 bits: 1 + the integer argument register (0 RDI .. 5 R9) that holds
 /// the continuation argument of a runtime-async variant at its Enter, recorded by a
 /// Continuation event before the Enter (docs/abi.md "The async continuation argument"); 0 for
 /// other functions.
-pub const CLIENT_CONT_SHIFT: u32 = CLIENT_FLAGS_SHIFT;
+pub const CLIENT_CONT_SHIFT: u32 = CLIENT_FLAGS_SHIFT + 1;
 /// The bits of [`CLIENT_CONT_SHIFT`]'s field.
 pub const CLIENT_CONT: usize = 7 << CLIENT_CONT_SHIFT;
 /// Client-id flag: the function is probed only because it is a sentinel; record no events.
-pub const CLIENT_NO_EVENTS: usize = 1 << (CLIENT_FLAGS_SHIFT + 3);
+pub const CLIENT_NO_EVENTS: usize = 1 << (CLIENT_FLAGS_SHIFT + 4);
 /// Client-id flag: the function is the unhandled-exception sentinel
 /// (`System.AppContext.OnUnhandledException`); its Leave ends the trace with End(Abort).
-pub const CLIENT_SENTINEL: usize = 1 << (CLIENT_FLAGS_SHIFT + 4);
+pub const CLIENT_SENTINEL: usize = 1 << (CLIENT_FLAGS_SHIFT + 5);
 /// The client-id flags are the bits from here up: a client id shifted right by this is
 /// nonzero exactly when a flag is set (the fast-path stubs' first test).
-pub const CLIENT_FLAGS_SHIFT: u32 = 59;
+pub const CLIENT_FLAGS_SHIFT: u32 = 58;
 /// What the mapper adds to a function index to make its client id (never 0).
 pub const CLIENT_INDEX_BIAS: usize = 1;
 
+/// Whether continuation allocators record anything: set by the mapper once it has given a
+/// runtime-async variant its continuation register, so a program with no such variant
+/// selected pays nothing for its suspensions but the allocators' probes.
+pub static ALLOCATIONS_WANTED: AtomicBool = AtomicBool::new(false);
+
 // The stubs build a record's key from the client id's low 32 bits (`idx + bias`, at most
 // 2^28): the flags must lie above them, each flag on its own bit.
-const _: () = assert!(CLIENT_FLAGS_SHIFT >= 32 && CLIENT_SENTINEL == CLIENT_NO_EVENTS << 1);
+const _: () = assert!(
+    CLIENT_FLAGS_SHIFT >= 32
+        && CLIENT_SENTINEL == CLIENT_NO_EVENTS << 1
+        && CLIENT_NO_EVENTS == 1 << (CLIENT_CONT_SHIFT + 3)
+        && CLIENT_ALLOC << 1 == 1 << CLIENT_CONT_SHIFT
+);
 
 /// The client id the mapper returns: `idx + 1` (never 0) plus flags. A raw record holds 28
 /// bits of function index (ring.rs); a function beyond that (2^28 functions mapped) is probed
 /// without events.
 ///
-/// `cont_reg` is where a runtime-async variant gets its continuation (see [`CLIENT_CONT`]).
+/// `cont_reg` is where a runtime-async variant gets its continuation (see [`CLIENT_CONT`]);
+/// `allocator` marks a continuation allocator ([`CLIENT_ALLOC`]).
 pub const fn client_id(
     idx: u32,
     record_events: bool,
     sentinel: bool,
     cont_reg: Option<u8>,
+    allocator: bool,
 ) -> usize {
     let mut c = idx as usize + CLIENT_INDEX_BIAS;
+    if allocator {
+        c |= CLIENT_ALLOC;
+    }
     if let Some(r) = cont_reg {
         if r < 6 {
             c |= (r as usize + 1) << CLIENT_CONT_SHIFT;
@@ -255,33 +276,46 @@ fn probe(kind: EventKind, client_id: usize, elt_info: usize) {
 }
 
 /// The fast-path stubs' Rust fallback (fast.rs): the caller SP comes from the JIT directly.
-/// `saved` (Enter only, else null) points at the stub's saved integer argument registers,
-/// R9 first and RDI last.
+/// `saved` (else null) points, at an Enter, at the stub's saved integer argument registers
+/// (R9 first and RDI last), at a Leave at its saved RAX (the return value).
 #[inline(always)]
 pub fn fast_probe(kind: u32, client_id: usize, sp: u64, saved: *const u64) {
     if client_id >> CLIENT_FLAGS_SHIFT == 0 {
         record(kind, func_of(client_id), sp);
     } else {
         let kind = EventKind::from_code(kind as u8).unwrap_or(EventKind::Leave);
-        let cont = match cont_register(client_id) {
-            Some(r) if kind == EventKind::Enter && !saved.is_null() => {
+        let value = match kind {
+            _ if saved.is_null() => None,
+            EventKind::Enter => cont_register(client_id).map(|r| {
                 // SAFETY: the Enter stub saved the six argument registers in its own frame,
                 // `saved` pointing at R9, RDI 5 words above; r < 6.
-                Some(unsafe { saved.add(5 - r).read() })
-            }
+                unsafe { saved.add(5 - r).read() }
+            }),
+            // SAFETY: the Leave stub saved RAX in its own frame, where `saved` points.
+            EventKind::Leave if client_id & CLIENT_ALLOC != 0 => Some(unsafe { saved.read() }),
             _ => None,
         };
-        flagged(kind, client_id, sp, cont);
+        flagged(kind, client_id, sp, value);
     }
 }
 
 /// A WithInfo Enter whose caller SP is known already (`record --values`).
 pub fn slow_enter(client_id: usize, elt_info: usize, sp: u64) {
+    slow_probe(EventKind::Enter, client_id, elt_info, sp);
+}
+
+/// A WithInfo Leave whose caller SP is known already (`record --values`).
+pub fn slow_leave(client_id: usize, elt_info: usize, sp: u64) {
+    slow_probe(EventKind::Leave, client_id, elt_info, sp);
+}
+
+#[inline(always)]
+fn slow_probe(kind: EventKind, client_id: usize, elt_info: usize, sp: u64) {
     if client_id >> CLIENT_FLAGS_SHIFT == 0 {
-        record(EventKind::Enter.code() as u32, func_of(client_id), sp);
+        record(kind.code() as u32, func_of(client_id), sp);
     } else {
-        let cont = slow_continuation(EventKind::Enter, client_id, elt_info);
-        flagged(EventKind::Enter, client_id, sp, cont);
+        let value = slow_value(kind, client_id, elt_info);
+        flagged(kind, client_id, sp, value);
     }
 }
 
@@ -301,20 +335,29 @@ fn flagged_probe(kind: EventKind, client_id: usize, elt_info: usize) {
         kind,
         client_id,
         profiled_sp(elt_info),
-        slow_continuation(kind, client_id, elt_info),
+        slow_value(kind, client_id, elt_info),
     );
 }
 
-/// The continuation argument of a slow-path (WithInfo) Enter whose client id asks for it:
-/// the register's value as the runtime's ProfileEnterNaked saved it in its
-/// PROFILE_PLATFORM_SPECIFIC_DATA (see [`profiled_sp`]); `None` where that is not found.
-pub fn slow_continuation(kind: EventKind, client_id: usize, elt_info: usize) -> Option<u64> {
-    let r = cont_register(client_id).filter(|_| kind == EventKind::Enter)?;
+/// The value a slow-path (WithInfo) hook records for a flagged client id: a runtime-async
+/// variant's continuation argument at its Enter, a continuation allocator's return value
+/// (RAX) at its Leave, each read where the runtime's ProfileEnterNaked/ProfileLeaveNaked saved
+/// it in its PROFILE_PLATFORM_SPECIFIC_DATA (see [`profiled_sp`]); `None` for other hooks and
+/// where that struct is not found.
+pub fn slow_value(kind: EventKind, client_id: usize, elt_info: usize) -> Option<u64> {
+    let offset = match kind {
+        EventKind::Enter => {
+            eltrace_abi::PROFILE_PLATFORM_SPECIFIC_DATA__rdi + 8 * cont_register(client_id)?
+        }
+        EventKind::Leave if client_id & CLIENT_ALLOC != 0 => {
+            eltrace_abi::PROFILE_PLATFORM_SPECIFIC_DATA__rax
+        }
+        _ => return None,
+    };
     let platform = platform_data(elt_info)?;
-    let at = platform + eltrace_abi::PROFILE_PLATFORM_SPECIFIC_DATA__rdi + 8 * r;
     // SAFETY: `platform` was checked to lie on this thread's stack just above our frame, and
     // the 0x130-byte struct (registers up to 0xA8) lies entirely in the runtime stub's frame.
-    Some(unsafe { (at as *const u64).read() })
+    Some(unsafe { ((platform + offset) as *const u64).read() })
 }
 
 /// Garbage collections started so far (`GarbageCollectionStarted`, with
@@ -329,17 +372,31 @@ pub const CONT_EPOCH_MASK: u64 = 7;
 
 #[cold]
 #[inline(never)]
-fn flagged(kind: EventKind, client_id: usize, sp: u64, cont: Option<u64>) {
+fn flagged(kind: EventKind, client_id: usize, sp: u64, value: Option<u64>) {
+    if client_id & CLIENT_ALLOC != 0 {
+        // A continuation allocator: only its Leave, after the continuation it returns.
+        if kind == EventKind::Leave
+            && client_id & CLIENT_NO_EVENTS == 0
+            && ALLOCATIONS_WANTED.load(Ordering::Relaxed)
+        {
+            if let Some(c) = value {
+                record(
+                    EventKind::Continuation.code() as u32,
+                    func_of(client_id),
+                    with_epoch(c),
+                );
+                record(kind.code() as u32, func_of(client_id), sp);
+            }
+        }
+        return;
+    }
     if client_id & CLIENT_NO_EVENTS == 0 {
-        if let Some(c) = cont {
-            // A hook runs in cooperative mode: no GC moves objects before it returns, so the
-            // epoch read here is the one the address belongs to.
-            let c = if c == 0 {
-                0
-            } else {
-                (c & !CONT_EPOCH_MASK) | (GC_EPOCH.load(Ordering::Relaxed) & CONT_EPOCH_MASK)
-            };
-            record(EventKind::Continuation.code() as u32, func_of(client_id), c);
+        if let Some(c) = value {
+            record(
+                EventKind::Continuation.code() as u32,
+                func_of(client_id),
+                with_epoch(c),
+            );
         }
         record(kind.code() as u32, func_of(client_id), sp);
     }
@@ -350,6 +407,18 @@ fn flagged(kind: EventKind, client_id: usize, sp: u64, cont: Option<u64>) {
         if let Some(writer) = Writer::global() {
             writer.finish(eltrace_trace::EndReason::Abort);
         }
+    }
+}
+
+/// A continuation's address with the current GC epoch in its low bits (0 stays 0). A hook
+/// runs in cooperative mode: no GC moves objects before it returns, so the epoch read here is
+/// the one the address belongs to.
+#[inline(always)]
+fn with_epoch(c: u64) -> u64 {
+    if c == 0 {
+        0
+    } else {
+        (c & !CONT_EPOCH_MASK) | (GC_EPOCH.load(Ordering::Relaxed) & CONT_EPOCH_MASK)
     }
 }
 

@@ -45,6 +45,8 @@ struct Mapper {
     /// FunctionIDs of selected runtime-async variants whose continuation argument is recorded
     /// at Enter, and its register (hooks.rs `CLIENT_CONT`).
     cont_regs: Mutex<std::collections::HashMap<u64, u8>>,
+    /// FunctionIDs of the runtime's continuation allocators (see [`continuation_allocator`]).
+    allocators: Mutex<Vec<u64>>,
 }
 
 /// The one mapper (set once, by [`install`]).
@@ -62,6 +64,7 @@ pub fn install(info: &'static Info, modules: &'static Modules, rec: &'static Rec
         runtime_major: runtime_major(&info.runtime_description().unwrap_or_default()),
         inlining: Mutex::new(std::collections::HashMap::new()),
         cont_regs: Mutex::new(std::collections::HashMap::new()),
+        allocators: Mutex::new(Vec::new()),
     });
     info.set_function_id_mapper2(function_id_mapper)
 }
@@ -78,9 +81,10 @@ impl Mapper {
         };
         let sentinel = lock(&self.sentinels).contains(&(function as u64));
         let cont_reg = lock(&self.cont_regs).get(&(function as u64)).copied();
+        let allocator = lock(&self.allocators).contains(&(function as u64));
         Some((
-            hooks::client_id(idx.0, hooked, sentinel, cont_reg),
-            hooked || sentinel,
+            hooks::client_id(idx.0, hooked || allocator, sentinel, cont_reg, allocator),
+            hooked || sentinel || allocator,
         ))
     }
 
@@ -136,7 +140,19 @@ impl Mapper {
             // Where the variant's Enter finds its continuation (com/continuation.rs).
             if let Some(r) = described.cont_reg {
                 lock(&self.cont_regs).insert(function as u64, r);
+                hooks::ALLOCATIONS_WANTED.store(true, Ordering::Relaxed);
             }
+        }
+        // Only eltrace's own hooks record allocators (not the benchmark's empty ones).
+        let allocator = described.framework
+            && matches!(rec.config.hooks, HookMode::Fast | HookMode::Slow)
+            && continuation_allocator(&record);
+        if allocator {
+            // Probed whether selected or not, its Leave records the continuation a suspending
+            // runtime-async method allocated (hooks.rs `CLIENT_ALLOC`); never a frame of the
+            // program (the analysis takes it as the suspension of the method that called it).
+            record.flags.0 |= FunctionFlags::CONT_ALLOCATOR;
+            lock(&self.allocators).push(function as u64);
         }
         if described.framework
             && record.module == SENTINEL_MODULE
@@ -145,7 +161,7 @@ impl Mapper {
         {
             lock(&self.sentinels).push(function as u64);
         }
-        let for_values = (rec.config.values && hooked).then(|| record.clone());
+        let for_values = (rec.config.values && hooked && !allocator).then(|| record.clone());
         let (idx, hooked) = rec.add_function(record, hooked);
         if let Some(mut r) = for_values {
             r.idx = idx;
@@ -200,7 +216,8 @@ impl Mapper {
 }
 
 /// Whether the JIT may inline `callee` (the `JITInlining` callback): not when its calls are
-/// recorded (selected, or the unhandled-exception sentinel), nor when it cannot be named.
+/// recorded (selected, the unhandled-exception sentinel, a continuation allocator), nor when
+/// it cannot be named.
 /// Decided once per function, at JIT time; a function not mapped yet is named and its
 /// decision kept without registering it (it gets a FUNCTION record only when it is mapped).
 pub fn allows_inlining(callee: FunctionID) -> bool {
@@ -212,7 +229,9 @@ pub fn allows_inlining(callee: FunctionID) -> bool {
 
 impl Mapper {
     fn allows_inlining(&self, callee: FunctionID) -> bool {
-        if lock(&self.sentinels).contains(&(callee as u64)) {
+        if lock(&self.sentinels).contains(&(callee as u64))
+            || lock(&self.allocators).contains(&(callee as u64))
+        {
             return false;
         }
         if let Some((_, hooked)) = self.rec.function(callee as u64) {
@@ -232,7 +251,8 @@ impl Mapper {
             && !(described.framework
                 && record.module == SENTINEL_MODULE
                 && record.type_name == SENTINEL_TYPE
-                && record.method == SENTINEL_METHOD);
+                && record.method == SENTINEL_METHOD)
+            && !(described.framework && continuation_allocator(record));
         lock(&self.inlining).insert(callee as u64, allow);
         allow
     }
@@ -346,6 +366,19 @@ fn await_helper(r: &FunctionRecord) -> bool {
     r.module == "System.Private.CoreLib.dll"
         && r.type_name == "System.Runtime.CompilerServices.AsyncHelpers"
         && (r.method.starts_with("AwaitAwaiter") || r.method.starts_with("UnsafeAwaitAwaiter"))
+}
+
+/// CoreLib's `AsyncHelpers.AllocContinuation`, `AllocContinuationMethod` and
+/// `AllocContinuationClass` (.NET 10 and 11): the helpers a runtime-async method calls when it
+/// suspends, each returning the new continuation object, which the runtime passes to the
+/// method's resume (docs/abi.md "Continuations at suspension").
+fn continuation_allocator(r: &FunctionRecord) -> bool {
+    r.module == "System.Private.CoreLib.dll"
+        && r.type_name == "System.Runtime.CompilerServices.AsyncHelpers"
+        && matches!(
+            r.method.as_str(),
+            "AllocContinuation" | "AllocContinuationMethod" | "AllocContinuationClass"
+        )
 }
 
 /// The major version in a runtime description ("CoreCLR 10.0.12" → 10; 0 when none).

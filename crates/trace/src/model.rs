@@ -35,7 +35,8 @@ pub enum EventKind {
     /// The async continuation a runtime-async variant's Enter received, recorded just before
     /// that Enter on the same thread: `sp` holds the continuation (0: the Enter starts a call;
     /// otherwise the Enter resumes one, and `sp` is the continuation object's address at that
-    /// moment); `func` is the function entered.
+    /// moment); `func` is the function entered. Just before the Leave of a continuation
+    /// allocator ([`FunctionFlags::CONT_ALLOCATOR`]): the continuation it returned.
     Continuation = 7,
 }
 
@@ -242,6 +243,13 @@ impl FunctionFlags {
     /// enumerable (each `GetEnumerator` hands out an enumerator); without it the iterator
     /// method returns the enumerator itself.
     pub const ENUMERABLE: u32 = 0x100;
+    /// One of the runtime's continuation allocators (CoreLib's
+    /// `AsyncHelpers.AllocContinuation*`), which a runtime-async method calls as it suspends.
+    /// Probed for that alone, whether selected or not: only its Leave is recorded, just after
+    /// a Continuation event that carries the continuation it returned; the Leave's `sp` is the
+    /// allocator's caller SP, inside the frame of the method that suspends. It is never a
+    /// frame of the program (docs/trace-format.md "Continuation allocations").
+    pub const CONT_ALLOCATOR: u32 = 0x200;
 
     pub fn hooked(self) -> bool {
         self.0 & Self::HOOKED != 0
@@ -269,6 +277,9 @@ impl FunctionFlags {
     }
     pub fn enumerable(self) -> bool {
         self.0 & Self::ENUMERABLE != 0
+    }
+    pub fn cont_allocator(self) -> bool {
+        self.0 & Self::CONT_ALLOCATOR != 0
     }
     /// Whether any of the state-machine bits is set (the profiler identified the function
     /// from metadata as a state machine's method or a kickoff).

@@ -413,12 +413,7 @@ crate::hooks::leave_hook_rcx0! {
 extern "C" fn leave_inner(client_id: usize, elt: usize) {
     let _ = std::panic::catch_unwind(|| {
         let sp = hooks::profiled_sp(elt);
-        hooks::fast_probe(
-            EventKind::Leave.code() as u32,
-            client_id,
-            sp,
-            core::ptr::null(),
-        );
+        hooks::slow_leave(client_id, elt, sp);
         capture(EventKind::Leave, client_id, elt, sp);
     });
 }
