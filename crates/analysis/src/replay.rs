@@ -16,7 +16,7 @@
 use eltrace_trace::{Event, EventKind, FunctionIdx, FunctionRecord, ThreadIdx, TraceInfo};
 
 use crate::asyncs::link;
-use crate::asyncs::{Calls, Roles};
+use crate::asyncs::{Calls, Role, Roles};
 use crate::fxmap::DenseMap;
 use crate::iterators::{self, Iterators};
 use crate::model::{EndKind, Frame, ROOT, SegmentRef, Tables};
@@ -264,6 +264,10 @@ fn step<S: FrameSink + ?Sized>(
     if st.stack.last().is_some_and(|o| o.unresolved) {
         link::resolve_top(st, &mut cx.asyncs(), e, ahead.events(), None, None);
     }
+    if e.kind == EventKind::Leave && cx.roles.get(&cx.tables.functions, e.func.0) == Role::Allocator
+    {
+        return allocated(st, cx, sink, e, before);
+    }
     let after_completion = st.after_completion.take();
     st.last_left = None;
     match e.kind {
@@ -323,6 +327,50 @@ fn step<S: FrameSink + ?Sized>(
         }
         EventKind::Throw => cx.stats.count(cx.thread, Count::Throws, 1),
         EventKind::Value | EventKind::Continuation => {}
+    }
+    Ok(())
+}
+
+/// The Leave `e` of a continuation allocator (`Role::Allocator`), after the thread's activity
+/// at `before`: the frames at or above its caller SP are gone (suspended: a method calls the
+/// allocator at the same stack pointer at which it called the callee that suspended), and the
+/// frame it was called from, which now suspends, gets the continuation the allocator returned
+/// (the Continuation event just before), which the runtime passes to that call's next resume.
+/// Where the allocating method is not recorded, the recorded frame below it gets its
+/// continuation until that frame's own allocation replaces it.
+///
+/// ```text
+/// enter  Step           sp=0x820   a segment of call 7
+/// continuation  0x…758 (AllocContinuation)
+/// leave  AllocContinuation  sp=0x7a0    Step allocates: call 7's continuation is 0x…758
+/// continuation  0x…790 (AllocContinuation)
+/// leave  AllocContinuation  sp=0x820    Step is gone (0x820 ≤ 0x820); Worker allocates
+/// …
+/// continuation  0x…758  Step
+/// enter  Step                      resumes call 7, by identity
+/// ```
+fn allocated<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    e: &Event,
+    before: u64,
+) -> Result<(), AnalysisError> {
+    let cont = st
+        .pending_cont
+        .take()
+        .filter(|&(f, _)| f == e.func.0)
+        .map(|(_, c)| c);
+    st.after_completion = None;
+    st.last_left = None;
+    if e.sp != 0 {
+        // Not the callers of what is gone (`link::suspended_callers`): the frame below it is
+        // the one allocating, and its own allocation says when it suspends.
+        reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
+    }
+    let call = st.stack.last().and_then(|o| o.segment).map(|s| s.call);
+    if let (Some(call), Some(c)) = (call, cont) {
+        cx.calls.note_allocation(call, c);
     }
     Ok(())
 }

@@ -49,7 +49,8 @@ pub struct Logical {
     pub callee_threw: bool,
     pub enter_value: Option<u32>,
     pub leave_value: Option<u32>,
-    /// The continuation (with its GC epoch bits) its latest resume received, 0 for none.
+    /// The continuation (with its GC epoch bits) its latest suspension allocated or its latest
+    /// resume received, 0 for none.
     pub cont: u64,
     /// The call's node in the logical call tree (its first segment's), where its resumed
     /// segments go too.
@@ -100,8 +101,9 @@ pub struct Calls {
     /// The trace's continuation values carry GC epochs (INFO `gc_epochs=1`): a value seen
     /// again names the same live call ([`Calls::by_continuation`]).
     pub by_identity: bool,
-    /// Continuation value (address and GC epoch bits) → the call whose latest resume got it.
-    by_cont: FxHashMap<u64, u64>,
+    /// Continuation value (address and GC epoch bits) → the call whose suspension allocated it
+    /// (`true`) or whose latest resume received it (`false`).
+    by_cont: FxHashMap<u64, (u64, bool)>,
 }
 
 /// How many call distances are kept per function.
@@ -421,22 +423,45 @@ impl Calls {
         done
     }
 
-    /// The waiting call of `func` whose latest resume received continuation `c` (address and
-    /// GC epoch): .NET 11 passes one continuation object to every resume of a call, and within
-    /// one GC epoch no address is reused, so the same value is the same call.
-    pub fn by_continuation(&self, c: u64, func: u32) -> Option<u64> {
+    /// The call of `func` that continuation `c` (address and GC epoch) names, if it can resume,
+    /// and whether its suspension allocated `c` (else an earlier resume received it: .NET 11
+    /// passes one object to every resume of a call). Within one GC epoch no address is reused,
+    /// so the same value is the same call. A call's own continuation names it even while its
+    /// segment still looks running (that segment's thread is not analysed that far, and .NET
+    /// 11 allocates no new continuation when a call suspends again): a call resumes only once
+    /// it suspended.
+    pub fn by_continuation(&self, c: u64, func: u32) -> Option<(u64, bool)> {
         if !self.by_identity || c == 0 {
             return None;
         }
-        let id = *self.by_cont.get(&c)?;
+        let (id, allocated) = *self.by_cont.get(&c)?;
         self.live
             .get(&id)
-            .is_some_and(|l| l.cont == c && l.func == func && l.state != CallState::Running)
-            .then_some(id)
+            .is_some_and(|l| {
+                l.cont == c && l.func == func && (allocated || l.state != CallState::Running)
+            })
+            .then_some((id, allocated))
     }
 
-    /// Call `id` resumed with continuation `c`.
-    pub fn note_continuation(&mut self, id: u64, c: u64) {
+    /// Call `id`'s running segment allocated continuation `c` as it suspends.
+    pub fn note_allocation(&mut self, id: u64, c: u64) {
+        self.note_continuation(id, c, true);
+    }
+
+    /// Call `id` resumed with continuation `c`: noted unless `c` names another live call (a
+    /// resume linked by order must not take a continuation from the call it belongs to).
+    pub fn note_resumed_with(&mut self, id: u64, c: u64) {
+        let other = self
+            .by_cont
+            .get(&c)
+            .is_some_and(|&(o, _)| o != id && self.live.contains_key(&o));
+        if !other {
+            self.note_continuation(id, c, false);
+        }
+    }
+
+    /// Continuation `c` is call `id`'s now (`allocated`: by its suspension).
+    fn note_continuation(&mut self, id: u64, c: u64, allocated: bool) {
         if !self.by_identity || c == 0 {
             return;
         }
@@ -444,17 +469,18 @@ impl Calls {
             return;
         };
         let old = std::mem::replace(&mut l.cont, c);
-        if old != 0 && old != c && self.by_cont.get(&old) == Some(&id) {
+        if old != 0 && old != c && self.by_cont.get(&old).is_some_and(|&(o, _)| o == id) {
             self.by_cont.remove(&old);
         }
-        self.by_cont.insert(c, id);
+        let allocated = allocated || self.by_cont.get(&c).is_some_and(|&(o, a)| o == id && a);
+        self.by_cont.insert(c, (id, allocated));
     }
 
     /// Removes a call that is known to be finished.
     pub fn finish(&mut self, id: u64) -> Option<Logical> {
         let _ = self.take(id);
         let l = self.live.remove(&id)?;
-        if l.cont != 0 && self.by_cont.get(&l.cont) == Some(&id) {
+        if l.cont != 0 && self.by_cont.get(&l.cont).is_some_and(|&(o, _)| o == id) {
             self.by_cont.remove(&l.cont);
         }
         if let Some(n) = self.live_per_func.get_mut(&l.func) {

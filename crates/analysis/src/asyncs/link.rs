@@ -221,7 +221,7 @@ pub(crate) fn entered(
                 None => true,
             }
         }
-        Role::Plain | Role::Thunk => false,
+        Role::Plain | Role::Thunk | Role::Allocator => false,
     }
 }
 
@@ -338,7 +338,7 @@ fn resumed_call(
         cx.stats.count(f, Counted::IdentityResume);
     }
     if let Some(c) = cont {
-        cx.calls.note_continuation(linked, c);
+        cx.calls.note_resumed_with(linked, c);
     }
     Some((linked, inferred))
 }
@@ -407,9 +407,11 @@ fn new_call(cx: &mut Env<'_>, f: u32, caller: Option<u64>, start: u64) -> u64 {
     cx.calls.start(f, caller, start)
 }
 
-/// The waiting logical call of `f` that a resume at `sp` continues, and whether only order
-/// chose it: the call whose stale segment lay below it (`prefer`, see [`stale_below`]), else
-/// the caller of the call that the thread's previous event completed, else by order
+/// The waiting logical call of `f` that a resume at `sp` continues, whether only order chose
+/// it, and whether its continuation did: the call the resume's continuation names
+/// (`identity`: allocated at that call's suspension, or received by its earlier resume), else
+/// the call whose stale segment lay below it (`prefer`, see [`stale_below`]), else the caller
+/// of the call that the thread's previous event completed, else by order
 /// ([`Calls::pick`](super::calls::Calls::pick)).
 ///
 /// ```text
@@ -424,7 +426,7 @@ fn link_resume(
     sp: u64,
     after_completion: Option<Completed>,
     prefer: Option<u64>,
-    identity: Option<u64>,
+    identity: Option<(u64, bool)>,
 ) -> Option<(u64, bool, bool)> {
     // A dispatcher that completed a call resumes that call's caller next, at the same sp.
     let chained = after_completion.filter(|c| {
@@ -434,8 +436,19 @@ fn link_resume(
             && cx.calls.waiting(c.caller)
     });
     let prefer = prefer.filter(|&p| cx.calls.waiting(p));
-    let mut by_identity = false;
+    let allocated = identity.filter(|&(_, a)| a).map(|(i, _)| i);
+    let identity = identity.map(|(i, _)| i);
     let (id, inferred, prev) = match chained {
+        // The call whose suspension allocated the continuation. Where the chained rule names
+        // the same call, it goes on below (it also settles the completed callee).
+        Some(c) if allocated.is_some() && Some(c.caller) != allocated => {
+            let i = allocated?;
+            (i, false, cx.calls.take(i)?)
+        }
+        None if allocated.is_some() => {
+            let i = allocated?;
+            (i, false, cx.calls.take(i)?)
+        }
         _ if prefer.is_some() => {
             let p = prefer?;
             (p, false, cx.calls.take(p)?)
@@ -450,15 +463,16 @@ fn link_resume(
             }
             (c.caller, false, cx.calls.take(c.caller)?)
         }
-        // The call an earlier resume received the same continuation in (.NET 11), where
-        // otherwise only the order would choose.
-        None if identity.is_some_and(|i| cx.calls.waiting(i)) => {
+        // The call an earlier resume received the same continuation in (.NET 11, without
+        // allocations in the trace), where otherwise only the order would choose.
+        None if identity.is_some() => {
             let i = identity?;
-            by_identity = true;
             (i, false, cx.calls.take(i)?)
         }
         None => cx.calls.pick(f, cx.thread)?,
     };
+    // However it was chosen, the continuation confirms it.
+    let by_identity = identity == Some(id);
     if prev == CallState::LeftOpen {
         // The Leave that ended its last segment was a suspension after all: no completion
         // value either.

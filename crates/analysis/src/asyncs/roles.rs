@@ -41,13 +41,19 @@ pub enum Role {
     /// `MoveNext` of a compiler-generated async state machine (`<M>d__N`), a segment of a
     /// logical call of its kickoff method (the user method `M`).
     StateMachine,
+    /// The runtime's continuation allocator (`FunctionFlags::CONT_ALLOCATOR`): never a
+    /// frame; its Leave says that the frame it was called from suspends, with the
+    /// continuation just before it (`replay::allocated`).
+    Allocator,
 }
 
 /// The role of a function from its record alone (the profiler's flags, impl flags, name);
 /// without state-machine flags a `<M>d__N.MoveNext` is taken for an async state machine
 /// unless `iterator_by_name`.
 fn role_with(r: &FunctionRecord, iterator_by_name: bool) -> Role {
-    if r.flags.async_thunk() {
+    if r.flags.cont_allocator() {
+        Role::Allocator
+    } else if r.flags.async_thunk() {
         Role::Thunk
     } else if r.flags.async_variant() {
         Role::Variant
