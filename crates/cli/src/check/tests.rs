@@ -108,6 +108,7 @@ pub const NET10: &[(&str, Verdict)] = &[
     ("async.continuation-arg", Verdict::Pass),
     ("async.continuation-generic", Verdict::Pass),
     ("async.continuation-reuse", Verdict::Differs),
+    ("async.continuation-alloc", Verdict::Pass),
     ("async.balance", Verdict::Pass),
     ("info.enter.initial", Verdict::Pass),
     ("info.enter.resume", Verdict::Differs),

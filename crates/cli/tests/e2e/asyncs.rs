@@ -78,6 +78,7 @@ fn work(mode: Mode) {
     let rec = record_async(mode, "work");
     chrome_links_segments(&rec, &format!("{W}Work"), 5, 5);
     let r = rec.report();
+    assert_resumes_by_identity(&r);
     assert_balanced(&r);
     // Work(4) awaited 5 times from a runtime-async caller: each call runs its first segment,
     // then resumes once per Task.Yield.
@@ -141,6 +142,7 @@ fn chrome_links_segments(rec: &Recording, name: &str, calls: usize, segments: us
 
 fn sync_caller(mode: Mode) {
     let r = record_async(mode, "sync-caller").report();
+    assert_resumes_by_identity(&r);
     assert_balanced(&r);
     let name = "AsyncScenarios.SyncCallerScenario.Work";
     // A call through the thunk is one logical call of Work, and one call of its thunk.
@@ -152,6 +154,7 @@ fn sync_caller(mode: Mode) {
 
 fn nested(mode: Mode) {
     let r = record_async(mode, "nested").report();
+    assert_resumes_by_identity(&r);
     assert_balanced(&r);
     let n = "AsyncScenarios.NestedScenario.";
     assert_eq!(css(&r, &format!("{n}L1")), (3, 6, 3));
@@ -174,6 +177,7 @@ fn nested(mode: Mode) {
 
 fn exception(mode: Mode) {
     let r = record_async(mode, "exception").report();
+    assert_resumes_by_identity(&r);
     assert_balanced(&r);
     let n = "AsyncScenarios.ExceptionScenario.";
     // E3 throws after its await (its resumed segment is unwound); the exception passes E2
@@ -191,10 +195,10 @@ fn exception(mode: Mode) {
 
 fn configure_await(mode: Mode) {
     let r = record_async(mode, "configureawait").report();
-    // 8 concurrent Workers, 4 segments each. Which waiting Worker a resume continues is
-    // attached by order where several wait (counted in inferred_resumes); a timer resume that
-    // comes deeper than a suspended Worker segment is a resume, not a recursive call, because
-    // Worker's direct calls go less deep (docs/design.md).
+    assert_resumes_by_identity(&r);
+    // 8 concurrent Workers, 4 segments each. Which waiting Worker a resume continues is the
+    // one whose suspension allocated the continuation the resume receives; a timer resume that
+    // comes deeper than a suspended Worker segment is a resume, not a recursive call.
     let n = "AsyncScenarios.ConfigureAwaitScenario.";
     assert_eq!(split(&r, &format!("{n}Worker")), (0, 8));
     let worker = func(&r, &format!("{n}Worker"));
@@ -237,6 +241,7 @@ fn classic_work(mode: Mode) {
 
 fn plain_await(mode: Mode) {
     let r = record_async(mode, "plain-await").report();
+    assert_resumes_by_identity(&r);
     assert_balanced(&r);
     let n = "AsyncScenarios.PlainAwaitScenario.";
     // Plain is not async: the runtime's async variant of it (marked by the profiler's token
@@ -265,6 +270,7 @@ fn stream_read(mode: Mode) {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no read count in:\n{}", rec.stdout));
     let r = rec.report();
+    assert_resumes_by_identity(&r);
     // On .NET 11 StreamReader's own calls of ReadAsync come from code that is not recorded,
     // and the runtime never resumes ReadAsync's variant (it returns the task it awaits: its
     // caller is resumed instead). Such a segment, the last event of its thread, has no event
@@ -297,11 +303,13 @@ fn stream_read(mode: Mode) {
 /// Four threads run the same runtime-async methods at once, 8 concurrent Workers each: on
 /// their own single-threaded queues (`queues`) or on the shared thread pool (`queues-pool`).
 /// Every method's calls, segments and suspensions are exact: the runtime's continuation
-/// argument tells each call from a resume. Which waiting Step a resume continues is still
-/// taken by order (docs/abi.md "The async continuation argument").
+/// argument tells each call from a resume, and which of the many waiting calls a resume
+/// continues is the one whose suspension allocated that continuation (docs/abi.md
+/// "Continuations at suspension"), across threads.
 fn queues(mode: Mode, scenario: &str) {
     let rec = record_async(mode, scenario);
     let r = rec.report();
+    assert_resumes_by_identity(&r);
     assert_balanced(&r);
     logical_tree_nests_the_awaited_calls(&rec.report_with(&["--logical"]), n_queues());
     let n = "AsyncScenarios.QueuesScenario.";
@@ -333,6 +341,7 @@ fn queues(mode: Mode, scenario: &str) {
 /// callers reach `MoveNextAsync` through its async variant, whose resumes are not moves).
 fn async_iter(mode: Mode) {
     let r = record_async(mode, "async-iter").report();
+    assert_resumes_by_identity(&r);
     assert_balanced(&r);
     let rows: Vec<&Value> = r
         .functions()
@@ -407,6 +416,7 @@ fn logical_tree_nests_the_awaited_calls(r: &Report, n: &str) {
 /// own instantiation, and reads the continuation of generic methods' variants.
 fn generic(mode: Mode) {
     let r = record_async(mode, "generic").report();
+    assert_resumes_by_identity(&r);
     assert_balanced(&r);
     let n = "AsyncScenarios.GenericScenario.";
     assert_eq!(css(&r, &format!("{n}RunAsync")), (1, 29, 28));
@@ -449,6 +459,31 @@ fn queues_pool(mode: Mode) {
 }
 
 /// Every async function's calls completed and none was a guess between a call and a resume.
+/// Every resume of a runtime-async method was linked to its call by the continuation the
+/// runtime passed it, which its suspension had allocated (docs/abi.md "Continuations at
+/// suspension"): none by evidence or order. (A garbage collection between a suspension and
+/// its resume moves the continuation; these small programs make none meanwhile.)
+fn assert_resumes_by_identity(r: &Report) {
+    let mut resumes = 0;
+    for f in r.functions() {
+        if let Some(a) = f.get("async").filter(|a| a.is_object()) {
+            assert_eq!(uint(a, "identity_resumes"), uint(a, "resumes"), "{f}");
+            resumes += uint(a, "resumes");
+        }
+    }
+    assert!(resumes > 0, "no resumes in {}", r.trace());
+}
+
+/// No resume was linked by order alone (`inferred_resumes`): by its continuation, or where a
+/// garbage collection moved that, by evidence.
+fn assert_none_inferred(r: &Report) {
+    for f in r.functions() {
+        if let Some(a) = f.get("async").filter(|a| a.is_object()) {
+            assert_eq!(uint(a, "inferred_resumes"), 0, "{f}");
+        }
+    }
+}
+
 fn assert_no_pending(r: &Report) {
     for f in r.functions() {
         if let Some(a) = f.get("async").filter(|a| a.is_object()) {
@@ -503,6 +538,7 @@ fast_on_each_runtime!(tier_both, tier_caller, tier_callee);
 
 fn tier_both(mode: Mode) {
     let r = record_async(mode, "tier-both").report();
+    assert_none_inferred(&r);
     assert_balanced(&r);
     let n = "AsyncScenarios.TierBothScenario.";
     assert_eq!(css(&r, &format!("{n}Loop")), (1, 2001, 2000));
@@ -514,6 +550,7 @@ fn tier_both(mode: Mode) {
 
 fn tier_caller(mode: Mode) {
     let r = record_async(mode, "tier-caller").report();
+    assert_none_inferred(&r);
     assert_balanced(&r);
     let n = "AsyncScenarios.TierCallerScenario.";
     assert_eq!(css(&r, &format!("{n}Loop")), (1, 10001, 10000));
@@ -524,6 +561,7 @@ fn tier_caller(mode: Mode) {
 
 fn tier_callee(mode: Mode) {
     let r = record_async(mode, "tier-callee").report();
+    assert_none_inferred(&r);
     assert_balanced(&r);
     let n = "AsyncScenarios.TierCalleeScenario.";
     assert_eq!(split(&r, &format!("{n}Outer")), (0, 40));

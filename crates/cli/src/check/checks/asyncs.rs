@@ -273,6 +273,56 @@ pub(super) fn async_continuation_reuse(o: &Observations) -> Row {
     row("async.continuation-reuse", EXP, observed, verdict)
 }
 
+/// Whether the continuation a resume receives is one that a suspension allocated: the value
+/// `AsyncHelpers.AllocContinuation*` returned (eltrace records it at the allocator's Leave,
+/// docs/abi.md "Continuations at suspension"), which names the suspended call from its first
+/// resume on, on every runtime. Values carry the GC epoch (a GC between a suspension and its
+/// resume would move the object; the probe makes none meanwhile).
+pub(super) fn async_continuation_alloc(o: &Observations) -> Row {
+    const EXP: &str = "every resume receives a continuation that AsyncHelpers.AllocContinuation \
+                       returned as a call suspended";
+    let events = o.events();
+    let allocated: BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e.kind == "continuation" && is_allocator(&e.name))
+        .filter_map(|e| e.num("value"))
+        .collect();
+    let mut parts = Vec::new();
+    let (mut resumes, mut named) = (0, 0);
+    for (name, _, _, _, _) in ASYNC_METHODS {
+        let Some((variant, _)) = async_pair(&events, name).variant else {
+            continue;
+        };
+        let values: Vec<u64> = events
+            .iter()
+            .filter(|e| e.kind == "continuation" && e.fid == variant)
+            .filter_map(|e| e.num("value"))
+            .filter(|&v| v != 0)
+            .collect();
+        let found = values.iter().filter(|v| allocated.contains(v)).count();
+        resumes += values.len();
+        named += found;
+        parts.push(format!(
+            "{} {found} of {} resumes",
+            short(name),
+            values.len()
+        ));
+    }
+    let observed = format!(
+        "{} allocations; {}; {}",
+        allocated.len(),
+        parts.join(", "),
+        o.exit_text()
+    );
+    let verdict = pass_if(!allocated.is_empty() && resumes > 0 && named == resumes);
+    row("async.continuation-alloc", EXP, observed, verdict)
+}
+
+/// CoreLib's continuation allocators (`AllocContinuation`, `…Method`, `…Class`).
+fn is_allocator(name: &str) -> bool {
+    name.starts_with("System.Runtime.CompilerServices.AsyncHelpers.AllocContinuation")
+}
+
 pub(super) fn async_balance(o: &Observations) -> Row {
     const EXP: &str = "after eltrace's analysis: 0 mismatched, 0 unmatched, 0 open at end";
     let Some(b) = o.get("balance") else {

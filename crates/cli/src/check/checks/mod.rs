@@ -113,6 +113,11 @@ pub const CHECKS: &[Check] = &[
         eval: async_continuation_reuse,
     },
     Check {
+        name: "async.continuation-alloc",
+        experiment: experiment::ASYNC,
+        eval: async_continuation_alloc,
+    },
+    Check {
         name: "async.balance",
         experiment: experiment::ASYNC,
         eval: async_balance,
