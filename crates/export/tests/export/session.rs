@@ -4,8 +4,6 @@
 //! collide, and the same frames as each process exported alone. The Perfetto export of the
 //! session is checked in tests/perfetto.rs (with its decoder).
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use eltrace_analysis::{Options, analyze};
@@ -13,7 +11,7 @@ use eltrace_export::{ExportOptions, Format};
 use eltrace_trace::testing::traces::session;
 use serde_json::Value;
 
-use support::{check_golden, check_golden_file, run, run_session};
+use crate::support::{check_golden, check_golden_file, run, run_session};
 
 /// The csc process starts this much later on the session's timeline.
 const CSC_START: u64 = 1_500;

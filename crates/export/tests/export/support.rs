@@ -1,7 +1,5 @@
 //! Helpers of the export tests: run an exporter over a trace, compare with a golden file.
 
-#![allow(dead_code, reason = "each test binary uses only some helpers")]
-
 use std::path::PathBuf;
 
 use eltrace_export::{Export, ExportOptions, Format, ProcessMeta, export};
