@@ -2,7 +2,7 @@
 //! files of every format (`results/session.*`, `ELTRACE_BLESS=1` rewrites them) and what each
 //! must show: every process under its own pid or root, on one timeline, with ids that do not
 //! collide, and the same frames as each process exported alone. The Perfetto export of the
-//! session is checked in tests/perfetto.rs (with its decoder).
+//! session is checked in perfetto.rs (with its decoder).
 
 use std::collections::{BTreeMap, BTreeSet};
 
