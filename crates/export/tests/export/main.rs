@@ -5,7 +5,7 @@
 //! rewrites them, see [`support`]).
 
 // Helpers.
-/// Running an exporter over a trace or a session, comparing with a golden file.
+/// Running an exporter over a trace or a session, the HTML report's data, golden files.
 mod support;
 
 // Tests, one module per format or concern.
