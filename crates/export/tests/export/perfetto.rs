@@ -5,8 +5,6 @@
 //! sorted by time (stably, as trace_processor sorts), and the slices are exactly the Chrome
 //! export's complete events.
 
-mod support;
-
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
@@ -16,7 +14,7 @@ use eltrace_trace::testing::traces::{
 };
 use serde_json::Value;
 
-use support::{check_golden_file, run, run_session};
+use crate::support::{check_golden_file, run, run_session};
 
 /// How a field is shown.
 #[derive(Clone, Copy)]

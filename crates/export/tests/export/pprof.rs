@@ -2,14 +2,13 @@
 //! sample types and one line per sample, its labels, its stack root first and its values),
 //! decoded here from the gzipped protobuf with nothing of the exporter's code.
 
-mod support;
-
 use std::collections::HashMap;
 use std::io::Read;
 
 use eltrace_export::{ExportOptions, Format};
 use eltrace_trace::testing::traces::{basic, recursion, sampled, session, timeless};
-use support::{check_golden_file, run, run_session};
+
+use crate::support::{check_golden_file, run, run_session};
 
 /// One protobuf field: a varint or length-delimited bytes.
 #[derive(Debug, Clone)]

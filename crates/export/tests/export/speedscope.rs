@@ -3,15 +3,13 @@
 //! never go back), its frames shared (one per function, no per-call data), and its times
 //! exact: the same slices as the Chrome export, in integer ns.
 
-mod support;
-
 use eltrace_export::{ExportOptions, Format};
 use eltrace_trace::testing::traces::{
     basic, drops, nested_async, prefixes, recursion, runtime_async, sampled,
 };
 use serde_json::Value;
 
-use support::{check_golden, run};
+use crate::support::{check_golden, run};
 
 fn export(trace: &[u8]) -> Value {
     serde_json::from_slice(&run(Format::Speedscope, trace, &ExportOptions::default())).unwrap()

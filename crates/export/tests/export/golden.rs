@@ -3,15 +3,13 @@
 //! `ELTRACE_BLESS=1` to rewrite the expected files. Also checks that the Chrome JSON parses
 //! and that each thread's slices nest.
 
-mod support;
-
 use eltrace_export::{ExportOptions, FoldedValue, Format, TimeWindow};
 use eltrace_trace::testing::traces::{
     basic, drops, nested_async, prefixes, recursion, runtime_async,
 };
 use serde_json::Value;
 
-use support::{check_golden, run};
+use crate::support::{check_golden, run};
 
 #[test]
 fn golden_chrome() {

@@ -15,6 +15,8 @@ use serde_json::Value;
 
 use EventKind::{Catch, Enter, Leave, Throw, Unwind, Value as Val};
 
+use crate::support::{check_golden_json, html_data};
+
 fn builder(funcs: &[(&str, &str, &str)]) -> TraceBuilder {
     let info = TraceInfo {
         start_ticks: 1_000,
@@ -183,47 +185,6 @@ fn page(trace: &[u8], max_nodes: Option<usize>) -> (String, Analysis) {
     (String::from_utf8(out).expect("the page is UTF-8"), a)
 }
 
-/// The JSON object embedded in the page.
-fn data(page: &str) -> Value {
-    let start = page
-        .find("id=\"eltrace-data\">")
-        .expect("the page has its data")
-        + "id=\"eltrace-data\">".len();
-    let len = page[start..].find("</script>").expect("the data ends");
-    serde_json::from_str(&page[start..start + len]).expect("the data is JSON")
-}
-
-fn check_golden(case: &str, data: &Value) {
-    let file = format!("html-{case}.json");
-    let mut actual = serde_json::to_string_pretty(data).unwrap();
-    actual.push('\n');
-    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(&file);
-    std::fs::write(&tmp, &actual).unwrap();
-    let expected_path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/results")
-        .join(&file);
-    if std::env::var_os("ELTRACE_BLESS").is_some() {
-        std::fs::write(&expected_path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (run with ELTRACE_BLESS=1)",
-            expected_path.display()
-        )
-    });
-    if expected != actual {
-        let diff = std::process::Command::new("diff")
-            .arg("-u")
-            .arg(&expected_path)
-            .arg(&tmp)
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default();
-        panic!("{file} differs from the expected data:\n{diff}");
-    }
-}
-
 fn u64s(v: &Value) -> Vec<u64> {
     v.as_array()
         .expect("a column")
@@ -246,7 +207,7 @@ fn golden_html_data() {
         // Kept for a look in a browser.
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("html-{case}.html"));
         std::fs::write(out, &page).unwrap();
-        check_golden(case, &data(&page));
+        check_golden_json(&format!("html-{case}.json"), &html_data(&page));
     }
 }
 
@@ -262,7 +223,7 @@ fn tree_adds_up() {
         (wide(30, 30, 1), Some(100)),
     ] {
         let (page, a) = page(&trace, max);
-        let d = data(&page);
+        let d = html_data(&page);
         let t = &d["tree"];
         let parent: Vec<i64> = t["parent"]
             .as_array()
@@ -339,7 +300,7 @@ fn tree_adds_up() {
 #[test]
 fn cap_keeps_the_heaviest_paths() {
     let (page, _) = page(&wide(30, 30, 1), Some(100));
-    let d = data(&page);
+    let d = html_data(&page);
     assert_eq!(d["tree_cap"]["total"], 1 + 1 + 1 + 30 + 30 * 30);
     let t = &d["tree"];
     let (kind, refs, parent) = (u64s(&t["kind"]), u64s(&t["ref"]), &t["parent"]);
@@ -395,7 +356,7 @@ fn page_is_self_contained() {
         assert!(!page.contains(banned), "the page contains {banned:?}");
     }
     // The name that tries to end the script is data, escaped.
-    let d = data(&page);
+    let d = html_data(&page);
     assert!(
         d["strings"]
             .as_array()
@@ -421,7 +382,7 @@ fn size_follows_the_tree() {
 #[test]
 fn size_is_capped() {
     let (page, _) = page(&wide(200, 250, 1), None);
-    let d = data(&page);
+    let d = html_data(&page);
     assert_eq!(d["tree_cap"]["total"], 3 + 200 + 200 * 250);
     assert_eq!(d["tree_cap"]["shown"], HTML_MAX_NODES);
     assert!(d["tree_cap"]["hidden"].as_u64().unwrap() > 20_000);

@@ -1,11 +1,11 @@
-//! Helpers of the export tests: run an exporter over a trace, compare with a golden file.
-
-#![allow(dead_code, reason = "each test binary uses only some helpers")]
+//! Helpers of the export tests: run an exporter over a trace or a session, read the data of an
+//! HTML report, compare with a golden file.
 
 use std::path::PathBuf;
 
 use eltrace_export::{Export, ExportOptions, Format, ProcessMeta, export};
 use eltrace_trace::{Record, TraceInfo, TraceReader};
+use serde_json::Value;
 
 pub fn run(format: Format, trace: &[u8], opts: &ExportOptions) -> Vec<u8> {
     let mut out = Vec::new();
@@ -47,6 +47,23 @@ pub fn check_golden_file(file: &str, actual: &[u8]) {
             .unwrap_or_default();
         panic!("{file} differs from the expected output:\n{diff}");
     }
+}
+
+/// Compares `data`, pretty-printed with a final newline, with `tests/results/<file>`.
+pub fn check_golden_json(file: &str, data: &Value) {
+    let mut text = serde_json::to_string_pretty(data).unwrap();
+    text.push('\n');
+    check_golden_file(file, text.as_bytes());
+}
+
+/// The JSON object embedded in an HTML report.
+pub fn html_data(page: &str) -> Value {
+    let start = page
+        .find("id=\"eltrace-data\">")
+        .expect("the page has its data")
+        + "id=\"eltrace-data\">".len();
+    let len = page[start..].find("</script>").expect("the data ends");
+    serde_json::from_str(&page[start..start + len]).expect("the data is JSON")
 }
 
 /// Exports `traces` as one session (each process on the timeline its trace's INFO gives).

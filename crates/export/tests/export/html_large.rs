@@ -4,8 +4,8 @@
 //! `ELTRACE_HTML_EVENTS` asks for more, best in release mode:
 //!
 //! ```sh
-//! ELTRACE_HTML_EVENTS=200000000 cargo test --release -p eltrace-export --test html_large \
-//!     -- --nocapture
+//! ELTRACE_HTML_EVENTS=200000000 cargo test --release -p eltrace-export --test export \
+//!     -- html_large:: --nocapture
 //! ```
 //!
 //! `ELTRACE_E2E_KEEP=1` keeps the trace and the page (target/tmp/html-large.{eltrace,html}).

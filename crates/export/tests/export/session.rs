@@ -2,9 +2,7 @@
 //! files of every format (`results/session.*`, `ELTRACE_BLESS=1` rewrites them) and what each
 //! must show: every process under its own pid or root, on one timeline, with ids that do not
 //! collide, and the same frames as each process exported alone. The Perfetto export of the
-//! session is checked in tests/perfetto.rs (with its decoder).
-
-mod support;
+//! session is checked in perfetto.rs (with its decoder).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +11,7 @@ use eltrace_export::{ExportOptions, Format};
 use eltrace_trace::testing::traces::session;
 use serde_json::Value;
 
-use support::{check_golden, check_golden_file, run, run_session};
+use crate::support::{check_golden, check_golden_json, html_data, run, run_session};
 
 /// The csc process starts this much later on the session's timeline.
 const CSC_START: u64 = 1_500;
@@ -40,16 +38,7 @@ fn golden_session() {
         &ExportOptions::default(),
     ))
     .unwrap();
-    let mut data = serde_json::to_string_pretty(&html_data(&page)).unwrap();
-    data.push('\n');
-    check_golden_file("html-session.json", data.as_bytes());
-}
-
-/// The JSON object embedded in an HTML report.
-fn html_data(page: &str) -> Value {
-    let start = page.find("id=\"eltrace-data\">").unwrap() + "id=\"eltrace-data\">".len();
-    let len = page[start..].find("</script>").unwrap();
-    serde_json::from_str(&page[start..start + len]).unwrap()
+    check_golden_json("html-session.json", &html_data(&page));
 }
 
 fn us_to_ns(v: &Value) -> u64 {
