@@ -254,6 +254,7 @@ impl std::ops::AddAssign<&FunctionStats> for FunctionStats {
         self.ambiguous_calls += b.ambiguous_calls;
         self.known_starts += b.known_starts;
         self.identity_resumes += b.identity_resumes;
+        self.tail_awaits += b.tail_awaits;
         self.enumerations += b.enumerations;
         self.abandoned += b.abandoned;
         self.faulted += b.faulted;
@@ -296,10 +297,15 @@ pub struct FunctionStats {
     /// by the continuation argument of their Enter (recorded, not inferred; docs/abi.md "The
     /// async continuation argument").
     pub known_starts: u64,
-    /// Runtime-async variants: resumes linked to their call by the continuation object, the
-    /// same one an earlier resume of that call received (.NET 11 passes one continuation to
-    /// every resume of a call; within one GC epoch an address names one object).
+    /// Runtime-async variants: resumes whose call their continuation object names: the one
+    /// the call's suspension allocated, or the same one an earlier resume of that call received
+    /// (.NET 11 passes one continuation to every resume of a call; within one GC epoch an
+    /// address names one object). docs/abi.md "Continuations at suspension".
     pub identity_resumes: u64,
+    /// Runtime-async variants: calls whose first segment suspended without allocating a
+    /// continuation (a tail await, e.g. a method that returns the task it awaits): never
+    /// resumed, they end at that suspension.
+    pub tail_awaits: u64,
     /// An iterator's `MoveNext`: enumerations (one per enumerator, from its first `MoveNext`
     /// to its last; docs/design.md "Iterators: enumerations"). Its `calls` and `segments`
     /// count `MoveNext` frames, `suspensions` the yields, `resumes` the `MoveNext` calls after

@@ -363,6 +363,7 @@ fn allocated<S: FrameSink + ?Sized>(
         .map(|(_, c)| c);
     st.after_completion = None;
     st.last_left = None;
+    cx.calls.allocations = true;
     if e.sp != 0 {
         // Not the callers of what is gone (`link::suspended_callers`): the frame below it is
         // the one allocating, and its own allocation says when it suspends.

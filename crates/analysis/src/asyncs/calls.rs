@@ -52,6 +52,8 @@ pub struct Logical {
     /// The continuation (with its GC epoch bits) its latest suspension allocated or its latest
     /// resume received, 0 for none.
     pub cont: u64,
+    /// The segment (index) whose suspension allocated the call's latest continuation.
+    pub allocated_in: Option<u32>,
     /// The call's node in the logical call tree (its first segment's), where its resumed
     /// segments go too.
     pub lnode: Option<crate::model::CallNodeId>,
@@ -101,6 +103,8 @@ pub struct Calls {
     /// The trace's continuation values carry GC epochs (INFO `gc_epochs=1`): a value seen
     /// again names the same live call ([`Calls::by_continuation`]).
     pub by_identity: bool,
+    /// The trace records the continuations that suspensions allocate (one was seen).
+    pub allocations: bool,
     /// Continuation value (address and GC epoch bits) → the call whose suspension allocated it
     /// (`true`) or whose latest resume received it (`false`).
     by_cont: FxHashMap<u64, (u64, bool)>,
@@ -237,6 +241,7 @@ impl Calls {
                 enter_value: None,
                 leave_value: None,
                 cont: 0,
+                allocated_in: None,
                 lnode: None,
             },
         );
@@ -445,7 +450,23 @@ impl Calls {
 
     /// Call `id`'s running segment allocated continuation `c` as it suspends.
     pub fn note_allocation(&mut self, id: u64, c: u64) {
+        self.allocations = true;
+        if let Some(l) = self.live.get_mut(&id) {
+            l.allocated_in = l.started.checked_sub(1);
+        }
         self.note_continuation(id, c, true);
+    }
+
+    /// Whether call `id`, whose first segment just suspended, tail-awaited: the trace records
+    /// allocations, and that segment allocated no continuation. The runtime then never resumes
+    /// it (the task it awaited completes its caller): the call ends there. (On .NET 11 later
+    /// suspensions reuse the call's continuation, so only a first segment tells.)
+    pub fn tail_awaited(&self, id: u64) -> bool {
+        self.allocations
+            && self
+                .live
+                .get(&id)
+                .is_some_and(|l| l.started == 1 && l.allocated_in.is_none())
     }
 
     /// Call `id` resumed with continuation `c`: noted unless `c` names another live call (a

@@ -74,6 +74,15 @@ pub(crate) fn end_segment(
                 cx.stats.count(o.func, Counted::Suspension);
             }
         }
+        EndKind::Suspend if seg.index == 0 && cx.calls.tail_awaited(seg.call) => {
+            // A first segment that suspended without allocating a continuation tail-awaited
+            // (docs/abi.md "Continuations at suspension"): never resumed, the call ends here.
+            out.completion = false;
+            cx.stats.count(o.func, Counted::TailAwait);
+            if let Some(l) = cx.calls.finish(seg.call) {
+                cx.stats.settle(cx.tables, l.summary(seg.call), false);
+            }
+        }
         EndKind::Suspend => {
             cx.calls.park_suspended(seg.call);
             out.live = true;

@@ -42,7 +42,7 @@ pub(crate) enum Counted {
     Resume,
     /// A resume attached to its call by order alone.
     InferredResume,
-    /// A resume attached by the continuation it received (.NET 11).
+    /// A resume whose call its continuation names (allocated by that call's suspension).
     IdentityResume,
     /// A variant Enter whose continuation argument told a first call from a resume.
     KnownStart,
@@ -50,6 +50,8 @@ pub(crate) enum Counted {
     AmbiguousCall,
     /// A segment's Leave (or its end) proven a suspension after it was closed.
     Suspension,
+    /// A call's first segment suspended without allocating a continuation: it ended there.
+    TailAwait,
 }
 
 /// How the async rules report to the statistics (the replay's `Stats` implements it).

@@ -73,6 +73,7 @@ impl AsyncStats for Stats {
             Counted::Resume => fs.resumes += 1,
             Counted::InferredResume => fs.inferred_resumes += 1,
             Counted::IdentityResume => fs.identity_resumes += 1,
+            Counted::TailAwait => fs.tail_awaits += 1,
             Counted::KnownStart => fs.known_starts += 1,
             Counted::AmbiguousCall => fs.ambiguous_calls += 1,
             Counted::Suspension => fs.suspensions += 1,

@@ -272,3 +272,103 @@ fn direct_async_recursion_is_a_call() {
         "{l3:?}"
     );
 }
+
+/// Functions of the continuation-allocation tests: Run (plain), Step (a runtime-async
+/// variant), and the runtime's continuation allocator.
+const ALLOC_FUNCS: [(&str, u32, u32, u32); 3] = [
+    ("Run", 0x0600_0010, 0, 0),
+    ("Step", 0x0600_0011, 0x2000, VARIANT),
+    (
+        "AllocContinuation",
+        0x0600_0012,
+        0,
+        eltrace_trace::FunctionFlags::CONT_ALLOCATOR,
+    ),
+];
+
+/// A trace of [`ALLOC_FUNCS`] whose continuation values carry GC epochs.
+fn alloc_trace(threads: &[&[Ev]]) -> Vec<u8> {
+    let mut info = eltrace_trace::TraceInfo::new(7);
+    info.extra.push((
+        eltrace_trace::protocol::info_key::GC_EPOCHS.into(),
+        "1".into(),
+    ));
+    flagged_trace_with(info, &ALLOC_FUNCS, threads, 1_000)
+}
+
+/// Two calls of Step suspend on thread 0, A then B, each allocating its continuation (the
+/// allocator's Leave at an SP inside the suspending frame; B's Enter at A's SP shows A gone).
+/// The pool resumes A before thread 0's next event shows A's segment gone (it still looks
+/// running), then B: each resume goes to the call its continuation names.
+#[test]
+fn a_resume_continues_the_call_that_allocated_its_continuation() {
+    use eltrace_trace::EventKind::Continuation;
+    let main: &[Ev] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Continuation, 1, 0),
+        (11, Enter, 1, 0x8f00),
+        (20, Continuation, 2, 0xA000),
+        (21, Leave, 2, 0x8e80),
+        (30, Continuation, 1, 0),
+        (31, Enter, 1, 0x8f00),
+        (40, Continuation, 2, 0xB000),
+        (41, Leave, 2, 0x8e80),
+        (500, Leave, 0, 0x9000),
+    ];
+    let pool: &[Ev] = &[
+        (25, Continuation, 1, 0xA000),
+        (26, Enter, 1, 0x840),
+        (28, Leave, 1, 0x840),
+        (100, Continuation, 1, 0xB000),
+        (101, Enter, 1, 0x840),
+        (110, Leave, 1, 0x840),
+    ];
+    let (a, frames) = analyse_records(&alloc_trace(&[main, pool]), &Options::default(), true);
+    assert_exact(&a);
+    let step = fs(&a, 1);
+    assert_eq!(
+        (step.calls, step.segments, step.suspensions, step.resumes),
+        (2, 4, 2, 2),
+        "{step:?}"
+    );
+    assert_eq!((step.identity_resumes, step.inferred_resumes), (2, 0));
+    assert_eq!(step.pending_at_end, 0);
+    // The allocator is no frame and no call.
+    assert!(frames.iter().all(|(_, f)| f.func.0 != 2));
+    assert_eq!(a.function_stats(FunctionIdx(2)).map_or(0, |s| s.calls), 0);
+    let call_at = |start: u64| {
+        frames
+            .iter()
+            .find(|(_, f)| f.start_ns == start && f.func.0 == 1)
+            .and_then(|(_, f)| f.segment)
+            .map(|s| s.call)
+            .unwrap()
+    };
+    assert_eq!(call_at(26), call_at(11), "the first resume continues A");
+    assert_eq!(call_at(101), call_at(31), "the second resume continues B");
+}
+
+/// A first segment that suspends without allocating a continuation (the frame below it
+/// allocates at its SP: it tail-awaited) is never resumed: its call ends there, not pending.
+#[test]
+fn a_first_segment_gone_without_allocating_tail_awaited() {
+    use eltrace_trace::EventKind::Continuation;
+    let main: &[Ev] = &[
+        (0, Continuation, 1, 0),
+        (1, Enter, 1, 0x9000),
+        (10, Continuation, 1, 0),
+        (11, Enter, 1, 0x8f00),
+        // Run's Step (0x9000) allocates at the inner Step's SP: the inner one is gone and
+        // allocated nothing.
+        (20, Continuation, 2, 0xA000),
+        (21, Leave, 2, 0x8f00),
+        (500, Enter, 0, 0x9100),
+        (510, Leave, 0, 0x9100),
+    ];
+    let a = run(&alloc_trace(&[main]));
+    let step = fs(&a, 1);
+    assert_eq!((step.calls, step.suspensions), (2, 2), "{step:?}");
+    assert_eq!(step.tail_awaits, 1, "{step:?}");
+    // The outer Step allocated: it waits for its resume.
+    assert_eq!(step.pending_at_end, 1, "{step:?}");
+}

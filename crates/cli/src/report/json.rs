@@ -113,6 +113,7 @@ fn function_json(a: &Analysis, r: &Row, rows: &[Row], tm: Timing<'_>, total: u64
             "ambiguous_calls": s.ambiguous_calls,
             "known_starts": s.known_starts,
             "identity_resumes": s.identity_resumes,
+            "tail_awaits": s.tail_awaits,
         });
         if let Some(sp) = r.split {
             f["async"]["variant_calls"] = json!(sp.variant_calls);
