@@ -272,9 +272,11 @@ fn stream_read(mode: Mode) {
     let r = rec.report();
     assert_resumes_by_identity(&r);
     // On .NET 11 StreamReader's own calls of ReadAsync come from code that is not recorded,
-    // and the runtime never resumes ReadAsync's variant (it returns the task it awaits: its
-    // caller is resumed instead). Such a segment, the last event of its thread, has no event
-    // to show it suspended: open at the end of the trace (docs/design.md, "Known limits").
+    // and the runtime never resumes ReadAsync's variant (it returns the task it awaits, a tail
+    // await: its caller is resumed instead). Its segment suspends without allocating a
+    // continuation, so its call ends there (`tail_awaits`), none pending; a segment that was
+    // its thread's last event has no event to show it suspended: open at the end of the trace
+    // (docs/design.md, "Known limits").
     let n = "AsyncScenarios.";
     let read = func(&r, &format!("{n}SlowStream.ReadAsync"));
     let open = if mode.net11() {
@@ -291,6 +293,12 @@ fn stream_read(mode: Mode) {
     assert!(variant >= 25, "{read}");
     assert_eq!(uint(&read["async"], "ambiguous_calls"), 0, "{read}");
     assert_eq!(uint(&read["async"], "inferred_resumes"), 0, "{read}");
+    assert_eq!(uint(&read["async"], "pending_at_end"), 0, "{read}");
+    if mode.net11() {
+        assert!(uint(&read["async"], "tail_awaits") > 0, "{read}");
+    } else {
+        assert_eq!(uint(&read["async"], "tail_awaits"), 0, "{read}");
+    }
     assert_eq!(
         css(&r, &format!("{n}StreamReadScenario.Consume")),
         (1, 25, 24)
