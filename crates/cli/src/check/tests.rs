@@ -217,7 +217,12 @@ fn only_selects_by_substring_or_glob() {
 #[test]
 fn async_counts_break_on_a_lost_leave_and_accept_suspension_leaves() {
     let mut o = fixture("async");
-    remove_first(&mut o, "event", "kind=leave");
+    let i = o
+        .lines
+        .iter()
+        .position(|(k, v)| k == "event" && v.contains("kind=leave") && v.contains("name=Probes."))
+        .expect("a Leave of a probe method");
+    o.lines.remove(i);
     assert_eq!(verdict("async.counts", &o), Verdict::Fail);
     let fixed = with_suspension_leaves(&fixture("async"), "");
     assert_eq!(verdict("async.counts", &fixed), Verdict::Pass);
@@ -529,4 +534,28 @@ fn continuation_generic_needs_both_instantiations_right() {
         k != "event" || !(v.contains("kind=continuation") && v.contains(fids[0].as_str()))
     });
     assert_eq!(verdict("async.continuation-generic", &one), Verdict::Fail);
+}
+
+#[test]
+fn continuation_alloc_needs_every_resume_allocated() {
+    let o = fixture("async");
+    assert_eq!(verdict("async.continuation-alloc", &o), Verdict::Pass);
+    // A resume whose continuation no suspension allocated.
+    let mut lost = o.clone();
+    let i = lost
+        .lines
+        .iter()
+        .position(|(k, v)| {
+            k == "event"
+                && v.contains("kind=continuation")
+                && v.contains("AsyncHelpers.AllocContinuation")
+        })
+        .expect("an allocation");
+    lost.lines.remove(i);
+    assert_eq!(verdict("async.continuation-alloc", &lost), Verdict::Fail);
+    // No allocations recorded at all.
+    let mut none = o.clone();
+    none.lines
+        .retain(|(k, v)| k != "event" || !v.contains("AsyncHelpers.AllocContinuation"));
+    assert_eq!(verdict("async.continuation-alloc", &none), Verdict::Fail);
 }

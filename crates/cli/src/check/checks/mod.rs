@@ -65,6 +65,10 @@ pub const CORPROF_E_UNSUPPORTED_CALL_SEQUENCE: u32 = 0x8013_1363;
 pub const NEED_RUNTIME_ASYNC: &[&str] = &[
     "async.counts",
     "async.suspension-leave",
+    "async.continuation-arg",
+    "async.continuation-generic",
+    "async.continuation-reuse",
+    "async.continuation-alloc",
     "async.balance",
     "info.enter.initial",
     "info.enter.resume",
