@@ -264,9 +264,23 @@ fn step<S: FrameSink + ?Sized>(
     if st.stack.last().is_some_and(|o| o.unresolved) {
         link::resolve_top(st, &mut cx.asyncs(), e, ahead.events(), None, None);
     }
-    if e.kind == EventKind::Leave && cx.roles.get(&cx.tables.functions, e.func.0) == Role::Allocator
+    if matches!(e.kind, EventKind::Enter | EventKind::Leave)
+        && cx.roles.get(&cx.tables.functions, e.func.0) == Role::Allocator
     {
-        return allocated(st, cx, sink, e, before);
+        let framed = st
+            .stack
+            .last()
+            .is_some_and(|o| o.func == e.func.0 && o.sp == e.sp);
+        allocated(st, cx, sink, e, before, framed)?;
+        match e.kind {
+            // Selected (`--include '*'`): a frame of its own, whose callees nest under it.
+            EventKind::Enter => {
+                enter(st, cx, e, ns, None, None, ahead);
+                return Ok(());
+            }
+            EventKind::Leave if framed => {}
+            _ => return Ok(()),
+        }
     }
     let after_completion = st.after_completion.take();
     st.last_left = None;
@@ -349,27 +363,41 @@ fn step<S: FrameSink + ?Sized>(
 /// continuation  0x…758  Step
 /// enter  Step                      resumes call 7, by identity
 /// ```
+///
+/// Where the selection chose the allocator too (`--include '*'`), its Enter is recorded as
+/// well and it is a frame (`framed`, at its Leave): the frames gone are revealed at its Enter,
+/// and the allocating frame is the one below it.
 fn allocated<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
     cx: &mut Ctx<'_>,
     sink: &mut S,
     e: &Event,
     before: u64,
+    framed: bool,
 ) -> Result<(), AnalysisError> {
+    st.after_completion = None;
+    st.last_left = None;
+    cx.calls.allocations = true;
+    if e.kind == EventKind::Enter || !framed {
+        if e.sp != 0 {
+            // Not the callers of what is gone (`link::suspended_callers`): the frame below it
+            // is the one allocating, and its own allocation says when it suspends.
+            reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
+        }
+        if e.kind == EventKind::Enter {
+            return Ok(());
+        }
+    }
     let cont = st
         .pending_cont
         .take()
         .filter(|&(f, _)| f == e.func.0)
         .map(|(_, c)| c);
-    st.after_completion = None;
-    st.last_left = None;
-    cx.calls.allocations = true;
-    if e.sp != 0 {
-        // Not the callers of what is gone (`link::suspended_callers`): the frame below it is
-        // the one allocating, and its own allocation says when it suspends.
-        reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
-    }
-    let call = st.stack.last().and_then(|o| o.segment).map(|s| s.call);
+    let below = st.stack.len() - usize::from(framed);
+    let call = below
+        .checked_sub(1)
+        .and_then(|i| st.stack[i].segment)
+        .map(|s| s.call);
     if let (Some(call), Some(c)) = (call, cont) {
         cx.calls.note_allocation(call, c);
     }

@@ -183,9 +183,10 @@ pub(crate) use leave_hook_rcx0;
 
 /// Client-id flag: the function is one of the runtime's continuation allocators
 /// (`AsyncHelpers.AllocContinuation*`, called by a runtime-async method as it suspends). Its
-/// Enter is not recorded; its Leave is, preceded by a Continuation event carrying the
-/// continuation it returns (RAX), and only once a runtime-async variant's continuation is
-/// recorded at all ([`ALLOCATIONS_WANTED`]; docs/abi.md "Continuations at suspension").
+/// Leave is recorded, preceded by a Continuation event carrying the continuation it returns
+/// (RAX), once a runtime-async variant's continuation is recorded at all
+/// ([`ALLOCATIONS_WANTED`]); its Enter only where the selection chose it as well
+/// ([`CLIENT_ALLOC_SELECTED`]; docs/abi.md "Continuations at suspension").
 pub const CLIENT_ALLOC: usize = 1 << CLIENT_FLAGS_SHIFT;
 /// Client-id field of 3 bits: 1 + the integer argument register (0 RDI .. 5 R9) that holds
 /// the continuation argument of a runtime-async variant at its Enter, recorded by a
@@ -194,6 +195,10 @@ pub const CLIENT_ALLOC: usize = 1 << CLIENT_FLAGS_SHIFT;
 pub const CLIENT_CONT_SHIFT: u32 = CLIENT_FLAGS_SHIFT + 1;
 /// The bits of [`CLIENT_CONT_SHIFT`]'s field.
 pub const CLIENT_CONT: usize = 7 << CLIENT_CONT_SHIFT;
+/// A continuation allocator's [`CLIENT_CONT`] field when the selection chose it too: its Enter
+/// is recorded as well, so that what it calls (recorded under `--include '*'`) nests under its
+/// frame, and its events are recorded whether or not [`ALLOCATIONS_WANTED`].
+pub const CLIENT_ALLOC_SELECTED: usize = 7 << CLIENT_CONT_SHIFT;
 /// Client-id flag: the function is probed only because it is a sentinel; record no events.
 pub const CLIENT_NO_EVENTS: usize = 1 << (CLIENT_FLAGS_SHIFT + 4);
 /// Client-id flag: the function is the unhandled-exception sentinel
@@ -224,7 +229,8 @@ const _: () = assert!(
 /// without events.
 ///
 /// `cont_reg` is where a runtime-async variant gets its continuation (see [`CLIENT_CONT`]);
-/// `allocator` marks a continuation allocator ([`CLIENT_ALLOC`]).
+/// `allocator` marks a continuation allocator ([`CLIENT_ALLOC`]), whose events are recorded
+/// whether selected (`record_events`: [`CLIENT_ALLOC_SELECTED`]) or not.
 pub const fn client_id(
     idx: u32,
     record_events: bool,
@@ -235,13 +241,15 @@ pub const fn client_id(
     let mut c = idx as usize + CLIENT_INDEX_BIAS;
     if allocator {
         c |= CLIENT_ALLOC;
-    }
-    if let Some(r) = cont_reg {
+        if record_events {
+            c |= CLIENT_ALLOC_SELECTED;
+        }
+    } else if let Some(r) = cont_reg {
         if r < 6 {
             c |= (r as usize + 1) << CLIENT_CONT_SHIFT;
         }
     }
-    if !record_events || idx >= (1 << crate::ring::FUNC_BITS) {
+    if !(record_events || allocator) || idx >= (1 << crate::ring::FUNC_BITS) {
         c |= CLIENT_NO_EVENTS;
     }
     if sentinel {
@@ -374,20 +382,7 @@ pub const CONT_EPOCH_MASK: u64 = 7;
 #[inline(never)]
 fn flagged(kind: EventKind, client_id: usize, sp: u64, value: Option<u64>) {
     if client_id & CLIENT_ALLOC != 0 {
-        // A continuation allocator: only its Leave, after the continuation it returns.
-        if kind == EventKind::Leave
-            && client_id & CLIENT_NO_EVENTS == 0
-            && ALLOCATIONS_WANTED.load(Ordering::Relaxed)
-        {
-            if let Some(c) = value {
-                record(
-                    EventKind::Continuation.code() as u32,
-                    func_of(client_id),
-                    with_epoch(c),
-                );
-                record(kind.code() as u32, func_of(client_id), sp);
-            }
-        }
+        allocator_probe(kind, client_id, sp, value);
         return;
     }
     if client_id & CLIENT_NO_EVENTS == 0 {
@@ -407,6 +402,26 @@ fn flagged(kind: EventKind, client_id: usize, sp: u64, value: Option<u64>) {
         if let Some(writer) = Writer::global() {
             writer.finish(eltrace_trace::EndReason::Abort);
         }
+    }
+}
+
+/// A continuation allocator's hook: its Leave after the continuation it returns (`value`);
+/// its Enter and other events too where the selection chose it.
+fn allocator_probe(kind: EventKind, client_id: usize, sp: u64, value: Option<u64>) {
+    let selected = client_id & CLIENT_CONT == CLIENT_ALLOC_SELECTED;
+    if client_id & CLIENT_NO_EVENTS != 0
+        || !(selected || ALLOCATIONS_WANTED.load(Ordering::Relaxed))
+    {
+        return;
+    }
+    let func = func_of(client_id);
+    match (kind, value) {
+        (EventKind::Leave, Some(c)) => {
+            record(EventKind::Continuation.code() as u32, func, with_epoch(c));
+            record(kind.code() as u32, func, sp);
+        }
+        _ if selected => record(kind.code() as u32, func, sp),
+        _ => {}
     }
 }
 

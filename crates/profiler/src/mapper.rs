@@ -83,7 +83,7 @@ impl Mapper {
         let cont_reg = lock(&self.cont_regs).get(&(function as u64)).copied();
         let allocator = lock(&self.allocators).contains(&(function as u64));
         Some((
-            hooks::client_id(idx.0, hooked || allocator, sentinel, cont_reg, allocator),
+            hooks::client_id(idx.0, hooked, sentinel, cont_reg, allocator),
             hooked || sentinel || allocator,
         ))
     }

@@ -80,9 +80,11 @@ pub(super) fn step<S: FrameSink + ?Sized>(
             let Some(o) = top else {
                 return Ok(false);
             };
-            // Not the top frame's (mismatched frames), frames above its sp gone (`reveal`), a
+            // Not the top frame's (mismatched frames), a continuation allocator's (a
+            // Continuation event came just before), frames above its sp gone (`reveal`), a
             // segment, an iterator's frame, values (arguments, or a return value next).
             if o.func != e.func.0
+                || st.pending_cont.is_some()
                 || (e.sp != 0 && o.sp != 0 && o.sp < e.sp)
                 || o.segment.is_some()
                 || o.iter.any()

@@ -275,7 +275,7 @@ fn direct_async_recursion_is_a_call() {
 
 /// Functions of the continuation-allocation tests: Run (plain), Step (a runtime-async
 /// variant), and the runtime's continuation allocator.
-const ALLOC_FUNCS: [(&str, u32, u32, u32); 3] = [
+const ALLOC_FUNCS: [(&str, u32, u32, u32); 4] = [
     ("Run", 0x0600_0010, 0, 0),
     ("Step", 0x0600_0011, 0x2000, VARIANT),
     (
@@ -284,6 +284,7 @@ const ALLOC_FUNCS: [(&str, u32, u32, u32); 3] = [
         0,
         eltrace_trace::FunctionFlags::CONT_ALLOCATOR,
     ),
+    ("Alloc", 0x0600_0013, 0, 0),
 ];
 
 /// A trace of [`ALLOC_FUNCS`] whose continuation values carry GC epochs.
@@ -371,4 +372,62 @@ fn a_first_segment_gone_without_allocating_tail_awaited() {
     assert_eq!(step.tail_awaits, 1, "{step:?}");
     // The outer Step allocated: it waits for its resume.
     assert_eq!(step.pending_at_end, 1, "{step:?}");
+}
+
+/// Selected as well (`--include '*'`), the allocator's Enter is recorded and it is a frame of
+/// its own, with what it calls nested under it: the frames gone show at its Enter, the frame
+/// below it gets the continuation, and the resumes go to their calls as without it.
+#[test]
+fn a_selected_allocator_is_a_frame_and_still_names_the_call() {
+    use eltrace_trace::EventKind::Continuation;
+    let main: &[Ev] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Continuation, 1, 0),
+        (11, Enter, 1, 0x8f00),
+        (20, Enter, 2, 0x8e80),
+        (21, Enter, 3, 0x8e40),
+        (22, Leave, 3, 0x8e40),
+        (23, Continuation, 2, 0xA000),
+        (24, Leave, 2, 0x8e80),
+        (30, Continuation, 1, 0),
+        (31, Enter, 1, 0x8f00),
+        (40, Enter, 2, 0x8e80),
+        (41, Enter, 3, 0x8e40),
+        (42, Leave, 3, 0x8e40),
+        (43, Continuation, 2, 0xB000),
+        (44, Leave, 2, 0x8e80),
+        (500, Leave, 0, 0x9000),
+    ];
+    let pool: &[Ev] = &[
+        (100, Continuation, 1, 0xB000),
+        (101, Enter, 1, 0x840),
+        (110, Leave, 1, 0x840),
+        (200, Continuation, 1, 0xA000),
+        (201, Enter, 1, 0x840),
+        (210, Leave, 1, 0x840),
+    ];
+    for quick in [true, false] {
+        let (a, frames) = analyse_records(&alloc_trace(&[main, pool]), &Options::default(), quick);
+        assert_exact(&a);
+        let step = fs(&a, 1);
+        assert_eq!(
+            (step.calls, step.segments, step.resumes),
+            (2, 4, 2),
+            "{step:?}"
+        );
+        assert_eq!((step.identity_resumes, step.inferred_resumes), (2, 0));
+        // The allocator and its callee are frames, the callee under the allocator.
+        assert_eq!(fs(&a, 2).calls, 2);
+        assert_eq!(edge(&a, Some(2), 3).calls, 2);
+        let call_at = |start: u64| {
+            frames
+                .iter()
+                .find(|(_, f)| f.start_ns == start && f.func.0 == 1)
+                .and_then(|(_, f)| f.segment)
+                .map(|s| s.call)
+                .unwrap()
+        };
+        assert_eq!(call_at(101), call_at(31), "quick {quick}");
+        assert_eq!(call_at(201), call_at(11), "quick {quick}");
+    }
 }
