@@ -427,9 +427,16 @@ fn generic(mode: Mode) {
     assert_resumes_by_identity(&r);
     assert_balanced(&r);
     let n = "AsyncScenarios.GenericScenario.";
-    assert_eq!(css(&r, &format!("{n}RunAsync")), (1, 29, 28));
+    // Delayed awaits Task.Delay(1), which has completed when its thread was held up for over
+    // a millisecond before the await (seen under the suite's load with the debug profiler: 2
+    // runs in 6): that await then does not suspend, nor RunAsync's await of it. `s` of the 4
+    // did suspend.
+    let (_, delayed_segments, s) = css(&r, &format!("{n}Delayed``1"));
+    assert!(s <= 4, "{s}");
+    assert_eq!(css(&r, &format!("{n}Delayed``1")), (4, 4 + s, s));
+    assert_eq!(delayed_segments, 4 + s);
+    assert_eq!(css(&r, &format!("{n}RunAsync")), (1, 25 + s, 24 + s));
     assert_eq!(css(&r, &format!("{n}Echo``1")), (8, 16, 8));
-    assert_eq!(css(&r, &format!("{n}Delayed``1")), (4, 8, 4));
     for m in ["Box`1.Get", "Box`1.None", "Cell`1.Get", "Cell`1.None"] {
         assert_eq!(
             css(&r, &format!("AsyncScenarios.GenericScenario+{m}")),
@@ -440,12 +447,12 @@ fn generic(mode: Mode) {
     // Pass is not async: on .NET 10 its variant calls the Task-returning Pass and is resumed
     // when that task completes; on .NET 11 it calls Delayed's variant directly and is never
     // resumed (Delayed's completion resumes RunAsync).
-    let pass_segments = if mode.net11() { 4 } else { 8 };
-    assert_eq!(css(&r, &format!("{n}Pass``1")), (4, pass_segments, 4));
+    let pass_segments = if mode.net11() { 4 } else { 4 + s };
+    assert_eq!(css(&r, &format!("{n}Pass``1")), (4, pass_segments, s));
     // Every segment of the generic methods is a call or a resume by the continuation.
     for (name, starts) in [
         ("GenericScenario.Echo``1", 16),
-        ("GenericScenario.Delayed``1", 8),
+        ("GenericScenario.Delayed``1", 4 + s),
         ("GenericScenario.Pass``1", pass_segments),
         ("GenericScenario+Box`1.Get", 8),
         ("GenericScenario+Box`1.None", 8),
@@ -466,20 +473,16 @@ fn queues_pool(mode: Mode) {
     queues(mode, "queues-pool");
 }
 
-/// Every async function's calls completed and none was a guess between a call and a resume.
 /// Every resume of a runtime-async method was linked to its call by the continuation the
 /// runtime passed it, which its suspension had allocated (docs/abi.md "Continuations at
 /// suspension"): none by evidence or order. (A garbage collection between a suspension and
 /// its resume moves the continuation; these small programs make none meanwhile.)
 fn assert_resumes_by_identity(r: &Report) {
-    let mut resumes = 0;
     for f in r.functions() {
         if let Some(a) = f.get("async").filter(|a| a.is_object()) {
             assert_eq!(uint(a, "identity_resumes"), uint(a, "resumes"), "{f}");
-            resumes += uint(a, "resumes");
         }
     }
-    assert!(resumes > 0, "no resumes in {}", r.trace());
 }
 
 /// No resume was linked by order alone (`inferred_resumes`): by its continuation, or where a
@@ -492,6 +495,7 @@ fn assert_none_inferred(r: &Report) {
     }
 }
 
+/// Every async function's calls completed and none was a guess between a call and a resume.
 fn assert_no_pending(r: &Report) {
     for f in r.functions() {
         if let Some(a) = f.get("async").filter(|a| a.is_object()) {
