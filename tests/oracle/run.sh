@@ -6,14 +6,16 @@
 # compares every method's calls (`Oracle compare`).
 #
 #   tests/oracle/run.sh [PROGRAM...]        default: every program of the corpus, then
-#                                           runtime-async, then the library corpus's
+#                                           runtime-async and runtime-async-shapes, then the
+#                                           library corpus's
 #
-# `runtime-async` is the corpus's `async` program compiled with runtime async (CorpusRA.dll) and
-# run with DOTNET_RuntimeAsync=1. The library corpus (CorpusLibs.dll: `pipes`) uses
-# System.IO.Pipelines from NuGet; that assembly is instrumented and compared too. On .NET 11 the
-# package's net11.0 build replaces the net10.0 one the build copied, and the app's deps.json
-# gives it a file version above the shared framework's own System.IO.Pipelines (same assembly
-# version: the framework's copy would win), so that the package's code is what runs.
+# `runtime-async` (`runtime-async-shapes`) is the corpus's `async` (`async-shapes`) program
+# compiled with runtime async (CorpusRA.dll) and run with DOTNET_RuntimeAsync=1. The library
+# corpus (CorpusLibs.dll: `pipes`) uses System.IO.Pipelines from NuGet; that assembly is
+# instrumented and compared too. On .NET 11 the package's net11.0 build replaces the net10.0 one
+# the build copied, and the app's deps.json gives it a file version above the shared framework's
+# own System.IO.Pipelines (same assembly version: the framework's copy would win), so that the
+# package's code is what runs.
 #
 # Environment: ELTRACE (default target/debug/eltrace; build the workspace first),
 # ORACLE_OUT (default out/oracle), ORACLE_MODES (default "fast slow"; also "trash": the fast
@@ -71,7 +73,7 @@ if [ $# -gt 0 ]; then
 else
     # The program list is the corpus's own (the usage line of `Corpus` without arguments).
     read -r -a programs <<<"$(dotnet "$OUT/build/bin/Corpus/release/Corpus.dll" 2>&1 |
-        sed -n 's/^usage: Corpus <\(.*\)>$/\1/p' | tr '|' ' ') runtime-async $(
+        sed -n 's/^usage: Corpus <\(.*\)>$/\1/p' | tr '|' ' ') runtime-async runtime-async-shapes $(
         dotnet "$LIBS_PLAIN/CorpusLibs.dll" 2>&1 | sed -n 's/^usage: CorpusLibs <\(.*\)>$/\1/p' | tr '|' ' ')"
 fi
 
@@ -80,8 +82,8 @@ failed=0
 for p in "${programs[@]}"; do
     asm=Corpus arg="$p" penv=() modules=Corpus.dll
     plain_dir="$OUT/build/bin/Corpus/release"
-    if [ "$p" = runtime-async ]; then
-        asm=CorpusRA arg=async penv=(DOTNET_RuntimeAsync=1) modules=CorpusRA.dll
+    if [ "$p" = runtime-async ] || [ "$p" = runtime-async-shapes ]; then
+        asm=CorpusRA arg="${p#runtime-}" penv=(DOTNET_RuntimeAsync=1) modules=CorpusRA.dll
         plain_dir="$OUT/build/bin/CorpusRA/release"
     elif [ "$p" = pipes ]; then
         asm=CorpusLibs modules=CorpusLibs.dll,System.IO.Pipelines.dll plain_dir="$LIBS_PLAIN"

@@ -23,6 +23,7 @@ public static class Program
             case "lambdas": return Lambdas.Run();
             case "async": return AsyncProgram.Run();
             case "tailrec": return TailRec.Run();
+            case "async-shapes": return AsyncShapes.Run();
             default:
                 Console.Error.WriteLine("usage: Corpus <" + string.Join("|", Names) + ">");
                 return 2;
@@ -31,7 +32,7 @@ public static class Program
 
     /// The programs, in the order the oracle script runs them.
     public static readonly string[] Names =
-        { "recursion", "json", "interp", "iterators", "generics", "threads", "lambdas", "async", "tailrec" };
+        { "recursion", "json", "interp", "iterators", "generics", "threads", "lambdas", "async", "tailrec", "async-shapes" };
 
     /// Prints `program: result` and returns 0 when it is the expected one, 1 otherwise.
     public static int Expect(string program, string actual, string expected)

@@ -7,7 +7,9 @@
 //   40    Corpus.Async+<Leaf>d__4.MoveNext  async     39
 //
 // `calls_from` is the method whose entries count this method's calls: itself, except for the
-// MoveNext of an async state machine, whose logical calls are its kickoff method's entries.
+// MoveNext of an async state machine, whose logical calls are its kickoff method's entries. An
+// async iterator's members (its body's MoveNext, MoveNextAsync, DisposeAsync, ...) count their
+// own entries, as ordinary methods (kind `async-iterator` on the body's MoveNext).
 // An iterator's MoveNext also tells the runtime half which enumerator (`this`) it moves, at its
 // start (`Counts.Enter(this, id)`) and with its result before each return
 // (`Counts.Return(result, this, id)`): the enumerations, yields and how they ended.
@@ -61,7 +63,7 @@ public static class Instrument
         MethodDefinition ret = Runtime("Return");
 
         var manifest = new StringBuilder("# id\tname\tkind\tcalls_from\n");
-        int count = Rewrite(module, inputDll, 0, manifest, hit, enter, ret, strict: true);
+        int count = Rewrite(module, 0, manifest, hit, enter, ret);
         module.Write(outDll);
         Console.Error.WriteLine($"oracle: instrumented {count} methods of {Path.GetFileName(inputDll)} into {outDll}");
 
@@ -72,8 +74,8 @@ public static class Instrument
             libResolver.AddSearchDirectory(Path.GetDirectoryName(typeof(object).Assembly.Location)!);
             var libParameters = new ReaderParameters { ReadingMode = ReadingMode.Immediate, InMemory = true, AssemblyResolver = libResolver };
             using ModuleDefinition libModule = ModuleDefinition.ReadModule(lib, libParameters);
-            int n = Rewrite(libModule, lib, count, manifest,
-                libModule.ImportReference(hit), libModule.ImportReference(enter), libModule.ImportReference(ret), strict: false);
+            int n = Rewrite(libModule, count, manifest,
+                libModule.ImportReference(hit), libModule.ImportReference(enter), libModule.ImportReference(ret));
             string libOut = Path.Combine(outDir, Path.GetFileName(lib));
             libModule.Write(libOut);
             Console.Error.WriteLine($"oracle: instrumented {n} methods of {lib} into {libOut}");
@@ -87,10 +89,9 @@ public static class Instrument
 
     /// Inserts the counters into every method of `module` with a body outside the runtime half,
     /// in metadata order, with ids from `firstId`; appends their manifest lines; returns how
-    /// many. `strict`: an async iterator fails (the app's corpus must not have one); in a
-    /// library it is counted as a plain method, as eltrace reports its MoveNext.
-    static int Rewrite(ModuleDefinition module, string path, int firstId, StringBuilder manifest,
-        MethodReference hit, MethodReference enter, MethodReference ret, bool strict)
+    /// many.
+    static int Rewrite(ModuleDefinition module, int firstId, StringBuilder manifest,
+        MethodReference hit, MethodReference enter, MethodReference ret)
     {
         var methods = new List<MethodDefinition>();
         foreach (TypeDefinition t in module.GetTypes())
@@ -107,7 +108,7 @@ public static class Instrument
             ids[methods[i]] = firstId + i;
         }
 
-        var roles = StateMachines(methods, path, strict);
+        var roles = StateMachines(methods);
         foreach (MethodDefinition m in methods)
         {
             int id = ids[m];
@@ -156,9 +157,10 @@ public static class Instrument
     }
 
     /// The MoveNext methods of compiler state machines, found through the attribute the compiler
-    /// puts on each kickoff method: `async` (AsyncStateMachine) or `iterator` (IteratorStateMachine).
+    /// puts on each kickoff method: `async` (AsyncStateMachine), `iterator` (IteratorStateMachine)
+    /// or `async-iterator` (AsyncIteratorStateMachine: its body, counted as an ordinary method).
     static Dictionary<MethodDefinition, (string Kind, MethodDefinition Kickoff)> StateMachines(
-        List<MethodDefinition> methods, string inputDll, bool strict)
+        List<MethodDefinition> methods)
     {
         var roles = new Dictionary<MethodDefinition, (string, MethodDefinition)>();
         foreach (MethodDefinition kickoff in methods)
@@ -169,8 +171,7 @@ public static class Instrument
                 {
                     AsyncAttr => "async",
                     IteratorAttr => "iterator",
-                    AsyncIteratorAttr when strict => throw new InvalidOperationException(
-                        $"{Names.Full(kickoff)} in {inputDll} is an async iterator: the oracle defines no calls for it (README)"),
+                    AsyncIteratorAttr => "async-iterator",
                     _ => "",
                 };
                 if (kind.Length == 0)

@@ -4,10 +4,11 @@
 //! `calls` in `eltrace report --json` of a plain run with the instrumented run's counts
 //! (tests/oracle/README.md).
 //!
-//! Every program of the corpus must be exact in both modes on .NET 10, the `runtime-async`
-//! program (the `async` program compiled with runtime async) and the library corpus's `pipes`
-//! (System.IO.Pipelines from NuGet, instrumented too) included, and `runtime-async` and `pipes`
-//! also on .NET 11.0.0 when the run selects it (`ELTRACE_TEST_RUNTIMES`). A failed
+//! Every program of the corpus must be exact in both modes on .NET 10, the `runtime-async` and
+//! `runtime-async-shapes` programs (the `async` and `async-shapes` programs compiled with
+//! runtime async) and the library corpus's `pipes` (System.IO.Pipelines from NuGet, instrumented
+//! too) included, and the async programs and `pipes` also on .NET 11.0.0 when the run selects
+//! it (`ELTRACE_TEST_RUNTIMES`). A failed
 //! instrumented run, a failed `eltrace`, or a dropped event fails the test as well.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,8 +19,8 @@ use std::time::Duration;
 use crate::common::processes::{ChildGuard, TempDir, eltrace, profiler_library, repo_root};
 use crate::common::runtimes::Runtime;
 
-/// The corpus's programs (tests/oracle/Corpus/Program.cs, and `runtime-async`); each must be
-/// exact.
+/// The corpus's programs (tests/oracle/Corpus/Program.cs, `runtime-async` and
+/// `runtime-async-shapes`, and the library corpus's); each must be exact.
 const PROGRAMS: &[&str] = &[
     "recursion",
     "json",
@@ -30,19 +31,28 @@ const PROGRAMS: &[&str] = &[
     "lambdas",
     "async",
     "tailrec",
+    "async-shapes",
     "runtime-async",
+    "runtime-async-shapes",
     "pipes",
 ];
 
-/// The programs that also run on .NET 11.0.0: runtime-async code as written, and the library
-/// corpus (System.IO.Pipelines from NuGet, its net11.0 build, read by CoreLib's runtime-async
+/// The programs that also run on .NET 11.0.0: the async programs (CoreLib's own async code is
+/// runtime-async there; the runtime-async builds as written), and the library corpus
+/// (System.IO.Pipelines from NuGet, its net11.0 build, read by CoreLib's runtime-async
 /// StreamReader through Stream overrides).
-const ON_NET11: &[&str] = &["async", "runtime-async", "pipes"];
+const ON_NET11: &[&str] = &[
+    "async",
+    "runtime-async",
+    "async-shapes",
+    "runtime-async-shapes",
+    "pipes",
+];
 
 const MODES: &[&str] = &["fast", "slow"];
 
 /// The build (the tool and two compilations of the corpus, Mono.Cecil restored from NuGet)
-/// and 2 × 10 recordings, on a loaded machine (per runtime).
+/// and 2 × 12 recordings, on a loaded machine (per runtime).
 const TIMEOUT: Duration = Duration::from_secs(900);
 
 /// One program's result in one mode, as run.sh printed it.
