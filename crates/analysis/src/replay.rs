@@ -26,6 +26,7 @@ use crate::stack::{Completed, ThreadState};
 use crate::stats::{Count, Stats, shown};
 
 mod ahead;
+mod allocations;
 mod context;
 mod quick;
 
@@ -271,7 +272,7 @@ fn step<S: FrameSink + ?Sized>(
             .stack
             .last()
             .is_some_and(|o| o.func == e.func.0 && o.sp == e.sp);
-        allocated(st, cx, sink, e, before, framed)?;
+        allocations::allocated(st, cx, sink, e, before, framed)?;
         match e.kind {
             // Selected (`--include '*'`): a frame of its own, whose callees nest under it.
             EventKind::Enter => {
@@ -341,65 +342,6 @@ fn step<S: FrameSink + ?Sized>(
         }
         EventKind::Throw => cx.stats.count(cx.thread, Count::Throws, 1),
         EventKind::Value | EventKind::Continuation => {}
-    }
-    Ok(())
-}
-
-/// The Leave `e` of a continuation allocator (`Role::Allocator`), after the thread's activity
-/// at `before`: the frames at or above its caller SP are gone (suspended: a method calls the
-/// allocator at the same stack pointer at which it called the callee that suspended), and the
-/// frame it was called from, which now suspends, gets the continuation the allocator returned
-/// (the Continuation event just before), which the runtime passes to that call's next resume.
-/// Where the allocating method is not recorded, the recorded frame below it gets its
-/// continuation until that frame's own allocation replaces it.
-///
-/// ```text
-/// enter  Step           sp=0x820   a segment of call 7
-/// continuation  0x…758 (AllocContinuation)
-/// leave  AllocContinuation  sp=0x7a0    Step allocates: call 7's continuation is 0x…758
-/// continuation  0x…790 (AllocContinuation)
-/// leave  AllocContinuation  sp=0x820    Step is gone (0x820 ≤ 0x820); Worker allocates
-/// …
-/// continuation  0x…758  Step
-/// enter  Step                      resumes call 7, by identity
-/// ```
-///
-/// Where the selection chose the allocator too (`--include '*'`), its Enter is recorded as
-/// well and it is a frame (`framed`, at its Leave): the frames gone are revealed at its Enter,
-/// and the allocating frame is the one below it.
-fn allocated<S: FrameSink + ?Sized>(
-    st: &mut ThreadState,
-    cx: &mut Ctx<'_>,
-    sink: &mut S,
-    e: &Event,
-    before: u64,
-    framed: bool,
-) -> Result<(), AnalysisError> {
-    st.after_completion = None;
-    st.last_left = None;
-    cx.calls.allocations = true;
-    if e.kind == EventKind::Enter || !framed {
-        if e.sp != 0 {
-            // Not the callers of what is gone (`link::suspended_callers`): the frame below it
-            // is the one allocating, and its own allocation says when it suspends.
-            reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
-        }
-        if e.kind == EventKind::Enter {
-            return Ok(());
-        }
-    }
-    let cont = st
-        .pending_cont
-        .take()
-        .filter(|&(f, _)| f == e.func.0)
-        .map(|(_, c)| c);
-    let below = st.stack.len() - usize::from(framed);
-    let call = below
-        .checked_sub(1)
-        .and_then(|i| st.stack[i].segment)
-        .map(|s| s.call);
-    if let (Some(call), Some(c)) = (call, cont) {
-        cx.calls.note_allocation(call, c);
     }
     Ok(())
 }

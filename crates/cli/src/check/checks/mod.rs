@@ -10,11 +10,13 @@ use eltrace_trace::protocol::experiment;
 use crate::check::obs::{Event, Observations};
 
 mod asyncs;
+mod continuation;
 mod runtime;
 
 use asyncs::*;
 #[cfg(test)]
 pub use asyncs::{ASYNC_METHODS, Phase, phases};
+use continuation::*;
 use runtime::*;
 
 /// PASS: as documented. DIFFERS: a documented behaviour difference (e.g. a pre-fix runtime).

@@ -1,0 +1,69 @@
+//! The runtime's continuation allocations (`Role::Allocator`; docs/abi.md "Continuations at
+//! suspension"): which frame suspends with which continuation, for the async rules to link
+//! that call's resume by identity.
+
+use eltrace_trace::{Event, EventKind};
+
+use super::context::Ctx;
+use super::reveal;
+use crate::sink::{AnalysisError, FrameSink};
+use crate::stack::ThreadState;
+
+/// The Leave `e` of a continuation allocator (`Role::Allocator`), after the thread's activity
+/// at `before`: the frames at or above its caller SP are gone (suspended: a method calls the
+/// allocator at the same stack pointer at which it called the callee that suspended), and the
+/// frame it was called from, which now suspends, gets the continuation the allocator returned
+/// (the Continuation event just before), which the runtime passes to that call's next resume.
+/// Where the allocating method is not recorded, the recorded frame below it gets its
+/// continuation until that frame's own allocation replaces it.
+///
+/// ```text
+/// enter  Step           sp=0x820   a segment of call 7
+/// continuation  0x…758 (AllocContinuation)
+/// leave  AllocContinuation  sp=0x7a0    Step allocates: call 7's continuation is 0x…758
+/// continuation  0x…790 (AllocContinuation)
+/// leave  AllocContinuation  sp=0x820    Step is gone (0x820 ≤ 0x820); Worker allocates
+/// …
+/// continuation  0x…758  Step
+/// enter  Step                      resumes call 7, by identity
+/// ```
+///
+/// Where the selection chose the allocator too (`--include '*'`), its Enter is recorded as
+/// well and it is a frame (`framed`, at its Leave): the frames gone are revealed at its Enter,
+/// and the allocating frame is the one below it.
+pub(super) fn allocated<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    e: &Event,
+    before: u64,
+    framed: bool,
+) -> Result<(), AnalysisError> {
+    st.after_completion = None;
+    st.last_left = None;
+    cx.calls.allocations = true;
+    if e.kind == EventKind::Enter || !framed {
+        if e.sp != 0 {
+            // Not the callers of what is gone (`link::suspended_callers`): the frame below it
+            // is the one allocating, and its own allocation says when it suspends.
+            reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
+        }
+        if e.kind == EventKind::Enter {
+            return Ok(());
+        }
+    }
+    let cont = st
+        .pending_cont
+        .take()
+        .filter(|&(f, _)| f == e.func.0)
+        .map(|(_, c)| c);
+    let below = st.stack.len() - usize::from(framed);
+    let call = below
+        .checked_sub(1)
+        .and_then(|i| st.stack[i].segment)
+        .map(|s| s.call);
+    if let (Some(call), Some(c)) = (call, cont) {
+        cx.calls.note_allocation(call, c);
+    }
+    Ok(())
+}
