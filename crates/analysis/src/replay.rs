@@ -59,7 +59,11 @@ impl Replay {
     /// The trace's INFO record was read.
     pub fn info_read(&mut self, info: &TraceInfo) {
         self.suspend_leaves = info.async_suspend_leaves();
-        self.calls.by_identity = info.gc_epochs();
+        // Continuations name calls across threads only where the threads' events come in
+        // time order: in a timeless trace a resume may be replayed before the suspension
+        // that allocated its continuation, on another thread.
+        self.calls.by_identity =
+            info.gc_epochs() && info.timing() == eltrace_trace::protocol::timing::EXACT;
     }
 
     /// A FUNCTION record was read (before it goes into the function table).

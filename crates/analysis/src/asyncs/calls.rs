@@ -105,6 +105,11 @@ pub struct Calls {
     pub by_identity: bool,
     /// The trace records the continuations that suspensions allocate (one was seen).
     pub allocations: bool,
+    /// The frames being closed are the ones an allocation showed gone (its caller allocates
+    /// at their stack pointer: `replay::allocations`). In a timeless trace that is the only
+    /// evidence of a tail await taken: there other threads' events, replayed out of their
+    /// real order, can make the rules close a first segment before its own allocation.
+    pub at_allocation: bool,
     /// Continuation value (address and GC epoch bits) → the call whose suspension allocated it
     /// (`true`) or whose latest resume received it (`false`).
     by_cont: FxHashMap<u64, (u64, bool)>,
@@ -457,12 +462,14 @@ impl Calls {
         self.note_continuation(id, c, true);
     }
 
-    /// Whether call `id`, whose first segment just suspended, tail-awaited: the trace records
-    /// allocations, and that segment allocated no continuation. The runtime then never resumes
+    /// Whether call `id`, whose first segment just ended without a Leave, tail-awaited: the
+    /// trace records allocations, and that segment allocated no continuation (in a timeless
+    /// trace: and an allocation showed it gone, see [`Calls::at_allocation`]). The runtime then never resumes
     /// it (the task it awaited completes its caller): the call ends there. (On .NET 11 later
     /// suspensions reuse the call's continuation, so only a first segment tells.)
     pub fn tail_awaited(&self, id: u64) -> bool {
         self.allocations
+            && (self.at_allocation || self.by_identity)
             && self
                 .live
                 .get(&id)

@@ -46,7 +46,10 @@ pub(super) fn allocated<S: FrameSink + ?Sized>(
         if e.sp != 0 {
             // Not the callers of what is gone (`link::suspended_callers`): the frame below it
             // is the one allocating, and its own allocation says when it suspends.
-            reveal(st, cx, sink, |sp| sp <= e.sp, before)?;
+            cx.calls.at_allocation = true;
+            let revealed = reveal(st, cx, sink, |sp| sp <= e.sp, before);
+            cx.calls.at_allocation = false;
+            revealed?;
         }
         if e.kind == EventKind::Enter {
             return Ok(());

@@ -473,6 +473,27 @@ fn queues_pool(mode: Mode) {
     queues(mode, "queues-pool");
 }
 
+/// `queues-pool` timeless (`--timing none`): no cross-thread time order, so continuations do
+/// not link resumes across threads there (a resume may be replayed before the suspension
+/// that allocated its continuation); the counts stay exact by the other rules. (With identity
+/// on in timeless traces, Step counted 163-172 calls of 160.)
+fn timeless_queues_pool(mode: Mode) {
+    let env: &[(&str, &str)] = if mode.net11() {
+        &[]
+    } else {
+        &[("DOTNET_RuntimeAsync", "1"), ("ELTRACE_PRESERVE_RCX", "1")]
+    };
+    let rec = record_app(mode, async_dll(), "queues-pool", &["--timing", "none"], env);
+    assert_eq!(rec.exit(), 0, "stderr:\n{}", rec.stderr);
+    let r = rec.report();
+    assert_balanced(&r);
+    let n = "AsyncScenarios.QueuesScenario.";
+    assert_eq!(css(&r, &format!("{n}Worker")), (32, 192, 160));
+    assert_eq!(css(&r, &format!("{n}Step")), (160, 320, 160));
+    assert_eq!(uint(func(&r, &format!("{n}Batch")), "calls"), 4);
+    assert_no_pending(&r);
+}
+
 /// Every resume of a runtime-async method was linked to its call by the continuation the
 /// runtime passed it, which its suspension had allocated (docs/abi.md "Continuations at
 /// suspension"): none by evidence or order. (A garbage collection between a suspension and
@@ -517,6 +538,7 @@ modes!(
     generic,
     queues_own,
     queues_pool,
+    timeless_queues_pool,
     async_iter
 );
 
