@@ -272,19 +272,19 @@ fn step<S: FrameSink + ?Sized>(
     if matches!(e.kind, EventKind::Enter | EventKind::Leave)
         && cx.roles.get(&cx.tables.functions, e.func.0) == Role::Allocator
     {
+        if e.kind == EventKind::Enter {
+            // Selected (`--include '*'`): a frame of its own, whose callees nest under it.
+            allocations::reveal_gone(st, cx, sink, e, before)?;
+            enter(st, cx, e, ns, None, None, ahead);
+            return Ok(());
+        }
         let framed = st
             .stack
             .last()
             .is_some_and(|o| o.func == e.func.0 && o.sp == e.sp);
         allocations::allocated(st, cx, sink, e, before, framed)?;
-        match e.kind {
-            // Selected (`--include '*'`): a frame of its own, whose callees nest under it.
-            EventKind::Enter => {
-                enter(st, cx, e, ns, None, None, ahead);
-                return Ok(());
-            }
-            EventKind::Leave if framed => {}
-            _ => return Ok(()),
+        if !framed {
+            return Ok(());
         }
     }
     let after_completion = st.after_completion.take();

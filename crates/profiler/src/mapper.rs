@@ -149,8 +149,8 @@ impl Mapper {
             && continuation_allocator(&record);
         if allocator {
             // Probed whether selected or not, its Leave records the continuation a suspending
-            // runtime-async method allocated (hooks.rs `CLIENT_ALLOC`); never a frame of the
-            // program (the analysis takes it as the suspension of the method that called it).
+            // runtime-async method allocated (hooks.rs `CLIENT_ALLOC`; the analysis takes it as
+            // the suspension of the method that called it); a frame only where selected.
             record.flags.0 |= FunctionFlags::CONT_ALLOCATOR;
             lock(&self.allocators).push(function as u64);
         }

@@ -245,10 +245,11 @@ impl FunctionFlags {
     pub const ENUMERABLE: u32 = 0x100;
     /// One of the runtime's continuation allocators (CoreLib's
     /// `AsyncHelpers.AllocContinuation*`), which a runtime-async method calls as it suspends.
-    /// Probed for that alone, whether selected or not: only its Leave is recorded, just after
-    /// a Continuation event that carries the continuation it returned; the Leave's `sp` is the
-    /// allocator's caller SP, inside the frame of the method that suspends. It is never a
-    /// frame of the program (docs/trace-format.md "Continuation allocations").
+    /// Probed whether selected or not: its Leave is recorded just after a Continuation event
+    /// that carries the continuation it returned; the Leave's `sp` is the allocator's caller
+    /// SP, inside the frame of the method that suspends. Its Enter is recorded, and it is a
+    /// frame of the program, only where the selection chose it too (docs/trace-format.md
+    /// "Continuation allocations").
     pub const CONT_ALLOCATOR: u32 = 0x200;
 
     pub fn hooked(self) -> bool {

@@ -455,7 +455,6 @@ impl Calls {
 
     /// Call `id`'s running segment allocated continuation `c` as it suspends.
     pub fn note_allocation(&mut self, id: u64, c: u64) {
-        self.allocations = true;
         if let Some(l) = self.live.get_mut(&id) {
             l.allocated_in = l.started.checked_sub(1);
         }
@@ -464,9 +463,10 @@ impl Calls {
 
     /// Whether call `id`, whose first segment just ended without a Leave, tail-awaited: the
     /// trace records allocations, and that segment allocated no continuation (in a timeless
-    /// trace: and an allocation showed it gone, see [`Calls::at_allocation`]). The runtime then never resumes
-    /// it (the task it awaited completes its caller): the call ends there. (On .NET 11 later
-    /// suspensions reuse the call's continuation, so only a first segment tells.)
+    /// trace: and an allocation showed it gone, see [`Calls::at_allocation`]). The runtime
+    /// then never resumes it (the task it awaited completes its caller): the call ends there.
+    /// (On .NET 11 later suspensions reuse the call's continuation, so only a first segment
+    /// tells.)
     pub fn tail_awaited(&self, id: u64) -> bool {
         self.allocations
             && (self.at_allocation || self.by_identity)

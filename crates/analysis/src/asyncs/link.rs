@@ -441,11 +441,7 @@ fn link_resume(
     let (id, inferred, prev) = match chained {
         // The call whose suspension allocated the continuation. Where the chained rule names
         // the same call, it goes on below (it also settles the completed callee).
-        Some(c) if allocated.is_some() && Some(c.caller) != allocated => {
-            let i = allocated?;
-            (i, false, cx.calls.take(i)?)
-        }
-        None if allocated.is_some() => {
+        _ if allocated.is_some() && chained.is_none_or(|c| Some(c.caller) != allocated) => {
             let i = allocated?;
             (i, false, cx.calls.take(i)?)
         }

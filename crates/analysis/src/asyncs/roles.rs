@@ -41,9 +41,9 @@ pub enum Role {
     /// `MoveNext` of a compiler-generated async state machine (`<M>d__N`), a segment of a
     /// logical call of its kickoff method (the user method `M`).
     StateMachine,
-    /// The runtime's continuation allocator (`FunctionFlags::CONT_ALLOCATOR`): never a
-    /// frame; its Leave says that the frame it was called from suspends, with the
-    /// continuation just before it (`replay::allocated`).
+    /// The runtime's continuation allocator (`FunctionFlags::CONT_ALLOCATOR`): a frame only
+    /// where the selection chose it; its Leave says that the frame it was called from
+    /// suspends, with the continuation just before it (replay/allocations.rs).
     Allocator,
 }
 

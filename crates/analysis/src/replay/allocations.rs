@@ -2,7 +2,7 @@
 //! suspension"): which frame suspends with which continuation, for the async rules to link
 //! that call's resume by identity.
 
-use eltrace_trace::{Event, EventKind};
+use eltrace_trace::Event;
 
 use super::context::Ctx;
 use super::reveal;
@@ -29,8 +29,8 @@ use crate::stack::ThreadState;
 /// ```
 ///
 /// Where the selection chose the allocator too (`--include '*'`), its Enter is recorded as
-/// well and it is a frame (`framed`, at its Leave): the frames gone are revealed at its Enter,
-/// and the allocating frame is the one below it.
+/// well and it is a frame (`framed`, at its Leave): the frames gone are revealed at its Enter
+/// ([`reveal_gone`]), and the allocating frame is the one below it.
 pub(super) fn allocated<S: FrameSink + ?Sized>(
     st: &mut ThreadState,
     cx: &mut Ctx<'_>,
@@ -39,21 +39,8 @@ pub(super) fn allocated<S: FrameSink + ?Sized>(
     before: u64,
     framed: bool,
 ) -> Result<(), AnalysisError> {
-    st.after_completion = None;
-    st.last_left = None;
-    cx.calls.allocations = true;
-    if e.kind == EventKind::Enter || !framed {
-        if e.sp != 0 {
-            // Not the callers of what is gone (`link::suspended_callers`): the frame below it
-            // is the one allocating, and its own allocation says when it suspends.
-            cx.calls.at_allocation = true;
-            let revealed = reveal(st, cx, sink, |sp| sp <= e.sp, before);
-            cx.calls.at_allocation = false;
-            revealed?;
-        }
-        if e.kind == EventKind::Enter {
-            return Ok(());
-        }
+    if !framed {
+        reveal_gone(st, cx, sink, e, before)?;
     }
     let cont = st
         .pending_cont
@@ -69,4 +56,27 @@ pub(super) fn allocated<S: FrameSink + ?Sized>(
         cx.calls.note_allocation(call, c);
     }
     Ok(())
+}
+
+/// An allocator's event `e` (its Leave, or a selected allocator's Enter), after the thread's
+/// activity at `before`: the frames at or above its caller SP are gone. Not the callers of
+/// what is gone (`link::suspended_callers`): the frame below it is the one allocating, and
+/// its own allocation says when it suspends.
+pub(super) fn reveal_gone<S: FrameSink + ?Sized>(
+    st: &mut ThreadState,
+    cx: &mut Ctx<'_>,
+    sink: &mut S,
+    e: &Event,
+    before: u64,
+) -> Result<(), AnalysisError> {
+    st.after_completion = None;
+    st.last_left = None;
+    cx.calls.allocations = true;
+    if e.sp == 0 {
+        return Ok(());
+    }
+    cx.calls.at_allocation = true;
+    let revealed = reveal(st, cx, sink, |sp| sp <= e.sp, before);
+    cx.calls.at_allocation = false;
+    revealed
 }
