@@ -23,12 +23,17 @@ use serde_json::Value;
 /// removed) and zeroes RCX after a Leave (dotnet/runtime #122490): there the trash mode
 /// trashes RCX too, as the contract allows.
 fn record_async(mode: Mode, scenario: &str) -> Recording {
+    record_async_with(mode, scenario, &[])
+}
+
+/// [`record_async`] with further `record` options.
+fn record_async_with(mode: Mode, scenario: &str, args: &[&str]) -> Recording {
     let env: &[(&str, &str)] = if mode.net11() {
         &[]
     } else {
         &[("DOTNET_RuntimeAsync", "1"), ("ELTRACE_PRESERVE_RCX", "1")]
     };
-    let rec = record_app(mode, async_dll(), scenario, &[], env);
+    let rec = record_app(mode, async_dll(), scenario, args, env);
     assert_eq!(
         rec.exit(),
         0,
@@ -480,14 +485,7 @@ fn queues_pool(mode: Mode) {
 /// timeless trace links resumes less well (the starting build of that change: 161 Step
 /// calls in 1 recording of 10; 1 unmatched Leave in 1 of 2 runs of this test under load).
 fn timeless_queues_pool(mode: Mode) {
-    let env: &[(&str, &str)] = if mode.net11() {
-        &[]
-    } else {
-        &[("DOTNET_RuntimeAsync", "1"), ("ELTRACE_PRESERVE_RCX", "1")]
-    };
-    let rec = record_app(mode, async_dll(), "queues-pool", &["--timing", "none"], env);
-    assert_eq!(rec.exit(), 0, "stderr:\n{}", rec.stderr);
-    let r = rec.report();
+    let r = record_async_with(mode, "queues-pool", &["--timing", "none"]).report();
     for f in r.functions() {
         if let Some(a) = f.get("async").filter(|a| a.is_object()) {
             assert_eq!(uint(a, "identity_resumes"), 0, "{f}");
