@@ -199,6 +199,13 @@ pub const CLIENT_CONT: usize = 7 << CLIENT_CONT_SHIFT;
 /// is recorded as well, so that what it calls (recorded under `--include '*'`) nests under its
 /// frame, and its events are recorded whether or not [`ALLOCATIONS_WANTED`].
 pub const CLIENT_ALLOC_SELECTED: usize = 7 << CLIENT_CONT_SHIFT;
+/// With [`CLIENT_ALLOC`]: the [`CLIENT_CONT`] field of a state-machine box getter (CoreLib's
+/// `GetStateMachineBox`, called at every suspension of a classic async method), recorded like
+/// an allocator once a state machine's `this` is recorded at all ([`BOXES_WANTED`]).
+pub const CLIENT_BOX: usize = 1 << CLIENT_CONT_SHIFT;
+/// A box getter's [`CLIENT_CONT`] field when the selection chose it too (a frame, as
+/// [`CLIENT_ALLOC_SELECTED`] for an allocator).
+pub const CLIENT_BOX_SELECTED: usize = 2 << CLIENT_CONT_SHIFT;
 /// Client-id flag: the function is probed only because it is a sentinel; record no events.
 pub const CLIENT_NO_EVENTS: usize = 1 << (CLIENT_FLAGS_SHIFT + 4);
 /// Client-id flag: the function is the unhandled-exception sentinel
@@ -214,6 +221,10 @@ pub const CLIENT_INDEX_BIAS: usize = 1;
 /// runtime-async variant its continuation register, so a program with no such variant
 /// selected pays nothing for its suspensions but the allocators' probes.
 pub static ALLOCATIONS_WANTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether state-machine box getters record anything: set by the mapper once a state
+/// machine's `MoveNext` records its `this`.
+pub static BOXES_WANTED: AtomicBool = AtomicBool::new(false);
 
 // The stubs build a record's key from the client id's low 32 bits (`idx + bias`, at most
 // 2^28): the flags must lie above them, each flag on its own bit.
@@ -236,26 +247,38 @@ pub const fn client_id(
     record_events: bool,
     sentinel: bool,
     cont_reg: Option<u8>,
-    allocator: bool,
+    allocator: Option<Allocator>,
 ) -> usize {
     let mut c = idx as usize + CLIENT_INDEX_BIAS;
-    if allocator {
+    if let Some(a) = allocator {
         c |= CLIENT_ALLOC;
-        if record_events {
-            c |= CLIENT_ALLOC_SELECTED;
-        }
+        c |= match (a, record_events) {
+            (Allocator::Continuation, false) => 0,
+            (Allocator::Continuation, true) => CLIENT_ALLOC_SELECTED,
+            (Allocator::Box, false) => CLIENT_BOX,
+            (Allocator::Box, true) => CLIENT_BOX_SELECTED,
+        };
     } else if let Some(r) = cont_reg {
         if r < 6 {
             c |= (r as usize + 1) << CLIENT_CONT_SHIFT;
         }
     }
-    if !(record_events || allocator) || idx >= (1 << crate::ring::FUNC_BITS) {
+    if !(record_events || allocator.is_some()) || idx >= (1 << crate::ring::FUNC_BITS) {
         c |= CLIENT_NO_EVENTS;
     }
     if sentinel {
         c |= CLIENT_SENTINEL;
     }
     c
+}
+
+/// What an allocator-like function returns at its Leave ([`CLIENT_ALLOC`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocator {
+    /// A runtime-async continuation (`AsyncHelpers.AllocContinuation*`).
+    Continuation,
+    /// A classic async method's state-machine box (`GetStateMachineBox`).
+    Box,
 }
 
 /// The function index of a client id whose events are recorded (`None` for functions probed
@@ -408,10 +431,12 @@ fn flagged(kind: EventKind, client_id: usize, sp: u64, value: Option<u64>) {
 /// A continuation allocator's hook: its Leave after the continuation it returns (`value`);
 /// its Enter and other events too where the selection chose it.
 fn allocator_probe(kind: EventKind, client_id: usize, sp: u64, value: Option<u64>) {
-    let selected = client_id & CLIENT_CONT == CLIENT_ALLOC_SELECTED;
-    if client_id & CLIENT_NO_EVENTS != 0
-        || !(selected || ALLOCATIONS_WANTED.load(Ordering::Relaxed))
-    {
+    let (selected, wanted) = match client_id & CLIENT_CONT {
+        CLIENT_ALLOC_SELECTED | CLIENT_BOX_SELECTED => (true, true),
+        CLIENT_BOX => (false, BOXES_WANTED.load(Ordering::Relaxed)),
+        _ => (false, ALLOCATIONS_WANTED.load(Ordering::Relaxed)),
+    };
+    if client_id & CLIENT_NO_EVENTS != 0 || !wanted {
         return;
     }
     let func = func_of(client_id);

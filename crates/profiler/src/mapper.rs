@@ -14,6 +14,7 @@ use eltrace_trace::{FunctionFlags, FunctionIdx, FunctionRecord};
 use crate::com::info::Info;
 use crate::com::resolve::Modules;
 use crate::config::HookMode;
+use crate::hooks::Allocator;
 use crate::recorder::Recorder;
 use crate::sys::lock;
 use crate::{hooks, values};
@@ -45,8 +46,9 @@ struct Mapper {
     /// FunctionIDs of selected runtime-async variants whose continuation argument is recorded
     /// at Enter, and its register (hooks.rs `CLIENT_CONT`).
     cont_regs: Mutex<std::collections::HashMap<u64, u8>>,
-    /// FunctionIDs of the runtime's continuation allocators (see [`continuation_allocator`]).
-    allocators: Mutex<Vec<u64>>,
+    /// FunctionIDs of the runtime's continuation allocators and state-machine box getters
+    /// (see [`allocator_kind`]).
+    allocators: Mutex<std::collections::HashMap<u64, Allocator>>,
 }
 
 /// The one mapper (set once, by [`install`]).
@@ -64,7 +66,7 @@ pub fn install(info: &'static Info, modules: &'static Modules, rec: &'static Rec
         runtime_major: runtime_major(&info.runtime_description().unwrap_or_default()),
         inlining: Mutex::new(std::collections::HashMap::new()),
         cont_regs: Mutex::new(std::collections::HashMap::new()),
-        allocators: Mutex::new(Vec::new()),
+        allocators: Mutex::new(std::collections::HashMap::new()),
     });
     info.set_function_id_mapper2(function_id_mapper)
 }
@@ -81,10 +83,10 @@ impl Mapper {
         };
         let sentinel = lock(&self.sentinels).contains(&(function as u64));
         let cont_reg = lock(&self.cont_regs).get(&(function as u64)).copied();
-        let allocator = lock(&self.allocators).contains(&(function as u64));
+        let allocator = lock(&self.allocators).get(&(function as u64)).copied();
         Some((
             hooks::client_id(idx.0, hooked, sentinel, cont_reg, allocator),
-            hooked || sentinel || allocator,
+            hooked || sentinel || allocator.is_some(),
         ))
     }
 
@@ -142,17 +144,33 @@ impl Mapper {
                 lock(&self.cont_regs).insert(function as u64, r);
                 hooks::ALLOCATIONS_WANTED.store(true, Ordering::Relaxed);
             }
+        } else if hooked && receives_this(&record) {
+            // The object a state machine's `MoveNext` or an async iterator's member works on
+            // (RDI at the Enter), recorded like a continuation argument: the analysis links
+            // resumes and enumerations by it (docs/abi.md "State machines by `this`").
+            lock(&self.cont_regs).insert(function as u64, 0);
+            if !record.flags.iterator() {
+                hooks::BOXES_WANTED.store(true, Ordering::Relaxed);
+            }
         }
         // Only eltrace's own hooks record allocators (not the benchmark's empty ones).
-        let allocator = described.framework
-            && matches!(rec.config.hooks, HookMode::Fast | HookMode::Slow)
-            && continuation_allocator(&record);
-        if allocator {
+        let allocator =
+            if described.framework && matches!(rec.config.hooks, HookMode::Fast | HookMode::Slow) {
+                allocator_kind(&record)
+            } else {
+                None
+            };
+        if allocator == Some(Allocator::Box) {
+            // Its Leave records the box a classic async method's suspension uses (the struct
+            // inside it is the `this` of the call's resumes); a frame only where selected.
+            record.flags.0 |= FunctionFlags::STATE_MACHINE_BOX;
+            lock(&self.allocators).insert(function as u64, Allocator::Box);
+        } else if allocator.is_some() {
             // Probed whether selected or not, its Leave records the continuation a suspending
             // runtime-async method allocated (hooks.rs `CLIENT_ALLOC`; the analysis takes it as
             // the suspension of the method that called it); a frame only where selected.
             record.flags.0 |= FunctionFlags::CONT_ALLOCATOR;
-            lock(&self.allocators).push(function as u64);
+            lock(&self.allocators).insert(function as u64, Allocator::Continuation);
         }
         if described.framework
             && record.module == SENTINEL_MODULE
@@ -161,7 +179,8 @@ impl Mapper {
         {
             lock(&self.sentinels).push(function as u64);
         }
-        let for_values = (rec.config.values && hooked && !allocator).then(|| record.clone());
+        let for_values =
+            (rec.config.values && hooked && allocator.is_none()).then(|| record.clone());
         let (idx, hooked) = rec.add_function(record, hooked);
         if let Some(mut r) = for_values {
             r.idx = idx;
@@ -230,7 +249,7 @@ pub fn allows_inlining(callee: FunctionID) -> bool {
 impl Mapper {
     fn allows_inlining(&self, callee: FunctionID) -> bool {
         if lock(&self.sentinels).contains(&(callee as u64))
-            || lock(&self.allocators).contains(&(callee as u64))
+            || lock(&self.allocators).contains_key(&(callee as u64))
         {
             return false;
         }
@@ -252,7 +271,7 @@ impl Mapper {
                 && record.module == SENTINEL_MODULE
                 && record.type_name == SENTINEL_TYPE
                 && record.method == SENTINEL_METHOD)
-            && !(described.framework && continuation_allocator(record));
+            && !(described.framework && allocator_kind(record).is_some());
         lock(&self.inlining).insert(callee as u64, allow);
         allow
     }
@@ -372,13 +391,47 @@ fn await_helper(r: &FunctionRecord) -> bool {
 /// `AllocContinuationClass` (.NET 10 and 11): the helpers a runtime-async method calls when it
 /// suspends, each returning the new continuation object, which the runtime passes to the
 /// method's resume (docs/abi.md "Continuations at suspension").
-fn continuation_allocator(r: &FunctionRecord) -> bool {
-    r.module == "System.Private.CoreLib.dll"
-        && r.type_name == "System.Runtime.CompilerServices.AsyncHelpers"
-        && matches!(
-            r.method.as_str(),
-            "AllocContinuation" | "AllocContinuationMethod" | "AllocContinuationClass"
-        )
+///
+/// And CoreLib's `AsyncTaskMethodBuilder<TResult>.GetStateMachineBox<TStateMachine>` and
+/// `PoolingAsyncValueTaskMethodBuilder<TResult>.GetStateMachineBox<TStateMachine>` (every
+/// builder of a classic async method goes through one of them at each suspension): each
+/// returns the box that holds the state machine, whose `MoveNext` the call's resumes run with
+/// `this` inside the box (docs/abi.md "State machines by `this`").
+fn allocator_kind(r: &FunctionRecord) -> Option<Allocator> {
+    const CS: &str = "System.Runtime.CompilerServices.";
+    if r.module != "System.Private.CoreLib.dll" {
+        return None;
+    }
+    let ty = r.type_name.strip_prefix(CS)?;
+    match (ty, r.method.as_str()) {
+        (
+            "AsyncHelpers",
+            "AllocContinuation" | "AllocContinuationMethod" | "AllocContinuationClass",
+        ) => Some(Allocator::Continuation),
+        ("AsyncTaskMethodBuilder`1" | "PoolingAsyncValueTaskMethodBuilder`1", m)
+            if m.starts_with("GetStateMachineBox") =>
+        {
+            Some(Allocator::Box)
+        }
+        _ => None,
+    }
+}
+
+/// A selected function whose `this` (RDI) the analysis takes as its identity: `MoveNext` of a
+/// compiler-generated async state machine (a boxed struct's interior, or the class object,
+/// from its first resume on), and an async iterator's `MoveNextAsync`, `get_Current` and
+/// `DisposeAsync` (the enumerator). Instance methods all: `this` is the first argument.
+fn receives_this(r: &FunctionRecord) -> bool {
+    let m = r.method.as_str();
+    match (r.flags.async_state_machine(), r.flags.iterator()) {
+        (true, false) => m == "MoveNext",
+        (true, true) => {
+            m.ends_with("MoveNextAsync")
+                || m.ends_with("get_Current")
+                || m.ends_with("DisposeAsync")
+        }
+        _ => false,
+    }
 }
 
 /// The major version in a runtime description ("CoreCLR 10.0.12" → 10; 0 when none).

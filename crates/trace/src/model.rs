@@ -36,7 +36,11 @@ pub enum EventKind {
     /// that Enter on the same thread: `sp` holds the continuation (0: the Enter starts a call;
     /// otherwise the Enter resumes one, and `sp` is the continuation object's address at that
     /// moment); `func` is the function entered. Just before the Leave of a continuation
-    /// allocator ([`FunctionFlags::CONT_ALLOCATOR`]): the continuation it returned.
+    /// allocator ([`FunctionFlags::CONT_ALLOCATOR`]): the continuation it returned; of a
+    /// state-machine box getter ([`FunctionFlags::STATE_MACHINE_BOX`]): the box. Just before
+    /// the Enter of a classic async state machine's `MoveNext` or an async iterator's
+    /// `MoveNextAsync`, `get_Current` or `DisposeAsync`: the object it works on (`this`). The
+    /// low 3 bits of a nonzero value hold the GC epoch (INFO `gc_epochs=1`).
     Continuation = 7,
 }
 
@@ -251,6 +255,13 @@ impl FunctionFlags {
     /// frame of the program, only where the selection chose it too (docs/trace-format.md
     /// "Continuation allocations").
     pub const CONT_ALLOCATOR: u32 = 0x200;
+    /// One of CoreLib's state-machine box getters (`AsyncTaskMethodBuilder<T>` and
+    /// `PoolingAsyncValueTaskMethodBuilder<T>`'s `GetStateMachineBox<TStateMachine>`), which a
+    /// classic async method's builder calls at every suspension. Probed like a continuation
+    /// allocator (its Leave just after a Continuation event with the box it returned, its
+    /// Enter only where selected); a resume's `MoveNext` receives a `this` inside that box
+    /// (docs/trace-format.md "State-machine boxes").
+    pub const STATE_MACHINE_BOX: u32 = 0x400;
 
     pub fn hooked(self) -> bool {
         self.0 & Self::HOOKED != 0
@@ -281,6 +292,9 @@ impl FunctionFlags {
     }
     pub fn cont_allocator(self) -> bool {
         self.0 & Self::CONT_ALLOCATOR != 0
+    }
+    pub fn state_machine_box(self) -> bool {
+        self.0 & Self::STATE_MACHINE_BOX != 0
     }
     /// Whether any of the state-machine bits is set (the profiler identified the function
     /// from metadata as a state machine's method or a kickoff).
