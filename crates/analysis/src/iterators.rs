@@ -107,6 +107,9 @@ struct Enumeration {
     ending: bool,
     first_start: u64,
     last_end: u64,
+    /// The enumerator object (its address and GC epoch bits) where the profiler recorded
+    /// `this` (async iterators), else 0.
+    object: u64,
 }
 
 /// The enumerations of every iterator, across threads.
@@ -118,6 +121,8 @@ pub(crate) struct Iterators {
     live: FxHashMap<u64, Enumeration>,
     /// The enumerators each holder holds, oldest first.
     held: FxHashMap<Holder, Vec<u64>>,
+    /// Enumerator object → its live enumeration (see [`Enumeration::object`]).
+    by_object: FxHashMap<u64, u64>,
     /// The trace has ended: enumerations still held are pending, not abandoned.
     at_end: bool,
 }
@@ -238,6 +243,7 @@ impl Iterators {
                 ending: false,
                 first_start: ns,
                 last_end: ns,
+                object: 0,
             },
         );
         self.hold(st, holder, id);
@@ -253,17 +259,21 @@ impl Iterators {
         }
     }
 
-    /// The newest enumerator of `family` held by `holder` that `want` can work on.
-    fn pick(&self, holder: Holder, family: u32, want: Member) -> Option<u64> {
+    /// The newest enumerator of `family` held by `holder` that `want` can work on (not one
+    /// known to be another object than `this`).
+    fn pick(&self, holder: Holder, family: u32, want: Member, this: Option<u64>) -> Option<u64> {
         let ids = self.held.get(&holder)?;
         // A logical call of an async method does one thing at a time: when one of its
         // segments moves an enumerator, a `MoveNext` still open in an earlier segment of it on
         // another thread is over (that thread's next event will show the segment gone).
         let call = matches!(holder, Holder::Call(_));
         let usable = |id: &&u64| {
-            self.live
-                .get(id)
-                .is_some_and(|e| e.family == family && (e.running == 0 || call) && !e.ending)
+            self.live.get(id).is_some_and(|e| {
+                e.family == family
+                    && (e.running == 0 || call)
+                    && !e.ending
+                    && !this.is_some_and(|t| other_object(e.object, t))
+            })
         };
         let started = |id: &&u64| self.live.get(id).is_some_and(|e| e.moves > 0);
         match want {
@@ -289,16 +299,45 @@ impl Iterators {
         from: Option<usize>,
         family: u32,
         want: Member,
+        this: Option<u64>,
     ) -> Option<u64> {
+        if let Some(id) = this.and_then(|t| self.by_object.get(&t)) {
+            if self.live.get(id).is_some_and(|e| e.family == family) {
+                return Some(*id);
+            }
+        }
         if let Some(top) = from {
             for i in (0..=top).rev().take(MAX_CHAIN) {
-                if let Some(id) = self.pick(holder_at(st, thread, i), family, want) {
+                if let Some(id) = self.pick(holder_at(st, thread, i), family, want, this) {
                     return Some(id);
                 }
             }
         }
-        self.pick(Holder::Thread(thread), family, want)
+        self.pick(Holder::Thread(thread), family, want, this)
     }
+
+    /// Enumeration `id` works on object `this` (where recorded).
+    fn bind(&mut self, id: u64, this: Option<u64>) {
+        let Some(t) = this else {
+            return;
+        };
+        let Some(e) = self.live.get_mut(&id) else {
+            return;
+        };
+        let old = std::mem::replace(&mut e.object, t);
+        if old != t && self.by_object.get(&old) == Some(&id) {
+            self.by_object.remove(&old);
+        }
+        self.by_object.insert(t, id);
+    }
+}
+
+/// Whether an enumeration's recorded object `known` is certainly not `this`: both recorded in
+/// one GC epoch (the values' low bits) at different addresses. Across a GC the object may have
+/// moved.
+fn other_object(known: u64, this: u64) -> bool {
+    const EPOCH: u64 = 7;
+    known != 0 && known != this && known & EPOCH == this & EPOCH
 }
 
 /// The holder that a frame at index `i` of a thread's stack stands for.
@@ -347,6 +386,16 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
         cx.iters.infos.get(func).copied().flatten()
     });
     let same_family = parent_info.filter(|p| p.family == info.family);
+    // The enumerator, where the profiler recorded `this` (an async iterator's members; not
+    // at an async variant's Enter, whose recorded argument is its continuation).
+    let this = st.cont.filter(|&c| {
+        c != 0
+            && !cx
+                .tables
+                .functions
+                .get(FunctionIdx(f))
+                .is_some_and(|r| r.flags.async_variant())
+    });
     let it = &mut *cx.iters;
     match info.member {
         Member::Kickoff => {
@@ -381,7 +430,7 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
             if resumed || from_variant {
                 return;
             }
-            let id = match it.find(st, thread, parent, info.family, Member::MoveNext) {
+            let id = match it.find(st, thread, parent, info.family, Member::MoveNext, this) {
                 Some(id) => id,
                 // No enumerator known (its GetEnumerator has no probes): one of its own.
                 None => {
@@ -389,6 +438,7 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
                     it.obtain(st, holder, info.family, ns)
                 }
             };
+            it.bind(id, this);
             let Some(e) = it.live.get_mut(&id) else {
                 return;
             };
@@ -421,14 +471,14 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
             }
         }
         Member::Current => {
-            let found = it.find(st, thread, parent, info.family, Member::Current);
+            let found = it.find(st, thread, parent, info.family, Member::Current, this);
             if let Some(e) = found.and_then(|id| it.live.get_mut(&id)) {
                 e.current_after = true;
             }
         }
         Member::Dispose => {
             let found = it
-                .find(st, thread, parent, info.family, Member::Dispose)
+                .find(st, thread, parent, info.family, Member::Dispose, this)
                 // MoveNext's fault handler disposes its own enumerator, which is running.
                 .or_else(|| same_family.and(parent.map(|p| st.stack[p].iter.enumeration)))
                 .filter(|&id| id != 0);
@@ -531,6 +581,9 @@ fn settle(cx: &mut Env<'_>, id: u64) {
     let Some(e) = cx.iters.live.remove(&id) else {
         return;
     };
+    if e.object != 0 && cx.iters.by_object.get(&e.object) == Some(&id) {
+        cx.iters.by_object.remove(&e.object);
+    }
     if let Some(v) = cx.iters.held.get_mut(&e.holder) {
         v.retain(|&x| x != id);
         if v.is_empty() {

@@ -287,6 +287,12 @@ fn step<S: FrameSink + ?Sized>(
             return Ok(());
         }
     }
+    if e.kind == EventKind::Leave
+        && cx.roles.get(&cx.tables.functions, e.func.0) == Role::Boxer
+        && !allocations::boxed(st, cx, e)
+    {
+        return Ok(());
+    }
     let after_completion = st.after_completion.take();
     st.last_left = None;
     match e.kind {

@@ -54,6 +54,9 @@ pub struct Logical {
     pub cont: u64,
     /// The segment (index) whose suspension allocated the call's latest continuation.
     pub allocated_in: Option<u32>,
+    /// The state-machine box its latest suspension used (a classic async method's; with its
+    /// GC epoch bits), 0 for none.
+    pub boxed: u64,
     /// The call's node in the logical call tree (its first segment's), where its resumed
     /// segments go too.
     pub lnode: Option<crate::model::CallNodeId>,
@@ -113,7 +116,17 @@ pub struct Calls {
     /// Continuation value (address and GC epoch bits) → the call whose suspension allocated it
     /// (`true`) or whose latest resume received it (`false`).
     by_cont: FxHashMap<u64, (u64, bool)>,
+    /// State-machine box address (epoch bits cleared) → (its GC epoch bits, the call whose
+    /// latest suspension used it).
+    boxes: std::collections::BTreeMap<u64, (u64, u64)>,
 }
+
+/// The low bits of a recorded object address that hold its GC epoch (objects are 8-aligned).
+const EPOCH_BITS: u64 = 7;
+
+/// How far into its box a state machine lies at most: its header and the task's fields come
+/// first (0x40 bytes on .NET 10 and 11.0.0 for `AsyncStateMachineBox<T>` of a small result).
+const BOX_REACH: u64 = 1024;
 
 /// How many call distances are kept per function.
 const CALL_DELTAS: usize = 4;
@@ -247,6 +260,7 @@ impl Calls {
                 leave_value: None,
                 cont: 0,
                 allocated_in: None,
+                boxed: 0,
                 lnode: None,
             },
         );
@@ -371,22 +385,49 @@ impl Calls {
     /// T2 enter  Chain  sp=0x5840   calls 1-4 are suspended, but each awaits a callee not
     ///                              over: this resumes call 5, still open on T1
     /// ```
-    pub fn pick(&mut self, func: u32, thread: u32) -> Option<(u64, bool, CallState)> {
+    ///
+    /// `this`: a state machine's resume received that object; a call whose earlier resume
+    /// received another one in the same GC epoch is another call ([`Calls::other_object`]).
+    pub fn pick(
+        &mut self,
+        func: u32,
+        thread: u32,
+        this: Option<u64>,
+    ) -> Option<(u64, bool, CallState)> {
         let (id, ambiguous) = self
-            .pick_among(func, thread, true)
-            .or_else(|| self.pick_among(func, thread, false))?;
+            .pick_among(func, thread, true, this)
+            .or_else(|| self.pick_among(func, thread, false, this))?;
         let prev = self.take(id)?;
         Some((id, ambiguous, prev))
     }
 
     /// Whether a resume of `func` on `thread` would find a call to continue.
     pub fn resumable(&self, func: u32, thread: u32) -> bool {
-        self.pick_among(func, thread, false).is_some()
+        self.pick_among(func, thread, false, None).is_some()
+    }
+
+    /// Whether call `id` certainly is not the call of a state machine whose resume received
+    /// object `this`: an earlier resume of it received another object in the same GC epoch
+    /// (the values' low bits; a struct state machine's box, or its class object, serves the
+    /// call from its first resume to its end, and within one epoch no address names two
+    /// objects).
+    fn other_object(&self, id: u64, this: u64) -> bool {
+        self.live.get(&id).is_some_and(|l| {
+            l.cont != 0 && l.cont != this && l.cont & EPOCH_BITS == this & EPOCH_BITS
+        })
     }
 
     /// [`Calls::pick`]'s choice among the calls that await nothing (`free`) or among all.
-    fn pick_among(&self, func: u32, thread: u32, free: bool) -> Option<(u64, bool)> {
-        let ok = |id: &u64| !free || !self.blocked(*id);
+    fn pick_among(
+        &self,
+        func: u32,
+        thread: u32,
+        free: bool,
+        this: Option<u64>,
+    ) -> Option<(u64, bool)> {
+        let ok = |id: &u64| {
+            (!free || !self.blocked(*id)) && !this.is_some_and(|t| self.other_object(*id, t))
+        };
         if let Some(q) = self.suspended.get(&func) {
             let mut c = q.iter().filter(|id| ok(id));
             if let Some(&id) = c.next() {
@@ -453,6 +494,46 @@ impl Calls {
             .then_some((id, allocated))
     }
 
+    /// Call `id`'s segment suspends with its state machine in box `b` (address and GC epoch
+    /// bits): the box is the call's from now on (a pooled box serves one call at a time).
+    pub fn note_box(&mut self, id: u64, b: u64) {
+        if !self.by_identity || b == 0 {
+            return;
+        }
+        let Some(l) = self.live.get_mut(&id) else {
+            return;
+        };
+        let old = std::mem::replace(&mut l.boxed, b);
+        if old != 0 && old != b {
+            self.drop_box(id, old);
+        }
+        self.boxes.insert(b & !EPOCH_BITS, (b & EPOCH_BITS, id));
+    }
+
+    /// Forgets box `b` if call `id` holds it.
+    fn drop_box(&mut self, id: u64, b: u64) {
+        let key = b & !EPOCH_BITS;
+        if self.boxes.get(&key).is_some_and(|&(_, o)| o == id) {
+            self.boxes.remove(&key);
+        }
+    }
+
+    /// The call of `func` whose state-machine box holds `this` (a resume's `MoveNext`
+    /// receives the struct inside the box, [`BOX_REACH`] bytes in at most), `(call, true)`:
+    /// the box recorded last at or below `this`, in the same GC epoch. Boxes are objects: no
+    /// other lies between a box's start and a struct inside it.
+    pub fn by_box(&self, this: u64, func: u32) -> Option<(u64, bool)> {
+        if !self.by_identity || this == 0 {
+            return None;
+        }
+        let addr = this & !EPOCH_BITS;
+        let (&start, &(epoch, id)) = self.boxes.range(..=addr).next_back()?;
+        (addr - start < BOX_REACH
+            && epoch == this & EPOCH_BITS
+            && self.live.get(&id).is_some_and(|l| l.func == func))
+        .then_some((id, true))
+    }
+
     /// Call `id`'s running segment allocated continuation `c` as it suspends.
     pub fn note_allocation(&mut self, id: u64, c: u64) {
         if let Some(l) = self.live.get_mut(&id) {
@@ -511,6 +592,9 @@ impl Calls {
         if l.cont != 0 && self.by_cont.get(&l.cont).is_some_and(|&(o, _)| o == id) {
             self.by_cont.remove(&l.cont);
         }
+        if l.boxed != 0 {
+            self.drop_box(id, l.boxed);
+        }
         if let Some(n) = self.live_per_func.get_mut(&l.func) {
             *n = n.saturating_sub(1);
         }
@@ -529,6 +613,7 @@ impl Calls {
         self.left_open.clear();
         self.live_per_func.clear();
         self.by_cont.clear();
+        self.boxes.clear();
         let mut v: Vec<(u64, Logical)> = self.live.drain().collect();
         v.sort_unstable_by_key(|(id, _)| *id);
         v

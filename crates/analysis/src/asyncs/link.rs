@@ -221,7 +221,7 @@ pub(crate) fn entered(
                 None => true,
             }
         }
-        Role::Plain | Role::Thunk | Role::Allocator => false,
+        Role::Plain | Role::Thunk | Role::Allocator | Role::Boxer => false,
     }
 }
 
@@ -268,7 +268,16 @@ fn classify_top(
     let (call, index, inferred) = match initial_caller {
         Some(caller) => {
             note_first_call(st, cx, role, caller);
-            (new_call(cx, f, caller, start), 0, false)
+            let call = new_call(cx, f, caller, start);
+            // A class state machine (a debug build's) is the object every resume receives; a
+            // struct's first `this` is on the stack, its resumes' in the box.
+            if let Some(this) = st
+                .cont
+                .filter(|&c| role == Role::StateMachine && !on_stack(c, sp))
+            {
+                cx.calls.note_resumed_with(call, this);
+            }
+            (call, 0, false)
         }
         None => match resumed_call(st, cx, role, sp, after_completion, prefer) {
             Some((id, inferred)) => resume(cx, f, id, inferred),
@@ -278,6 +287,13 @@ fn classify_top(
         },
     };
     place_segment(st, cx, call, index, inferred);
+}
+
+/// Whether `this` (a recorded object address, its low bits the GC epoch) lies on the stack of
+/// a frame entered at `sp`: within 1 MiB above it (a struct state machine's first `MoveNext`
+/// runs on its kickoff's local).
+fn on_stack(this: u64, sp: u64) -> bool {
+    this >= sp && this - sp < 1 << 20
 }
 
 /// The top frame, a segment of `role`, starts a call of `caller`'s (if any): what that
@@ -329,11 +345,21 @@ fn resumed_call(
     prefer: Option<u64>,
 ) -> Option<(u64, bool)> {
     let f = st.stack.last()?.func;
-    // The same continuation as an earlier resume of a waiting call: that call (.NET 11).
-    let cont = st.cont.filter(|&c| c != 0 && role == Role::Variant);
-    let identity = cont.and_then(|c| cx.calls.by_continuation(c, f));
+    // The same continuation as an earlier resume of a waiting call: that call (.NET 11). A
+    // state machine's `MoveNext` receives its box (the struct inside it) or its class object
+    // as `this`, the same at every resume of one call.
+    let cont = st
+        .cont
+        .filter(|&c| c != 0 && matches!(role, Role::Variant | Role::StateMachine));
+    // A state machine's box, from its call's latest suspension, first: a pooled box serves
+    // another call once its call completed.
+    let boxed = cont.filter(|_| role == Role::StateMachine);
+    let identity = boxed
+        .and_then(|c| cx.calls.by_box(c, f))
+        .or_else(|| cont.and_then(|c| cx.calls.by_continuation(c, f)));
+    let this = cont.filter(|_| role == Role::StateMachine);
     let (linked, inferred, by_identity) =
-        link_resume(cx, f, sp, after_completion, prefer, identity)?;
+        link_resume(cx, f, sp, after_completion, prefer, identity, this)?;
     if by_identity {
         cx.stats.count(f, Counted::IdentityResume);
     }
@@ -427,6 +453,7 @@ fn link_resume(
     after_completion: Option<Completed>,
     prefer: Option<u64>,
     identity: Option<(u64, bool)>,
+    this: Option<u64>,
 ) -> Option<(u64, bool, bool)> {
     // A dispatcher that completed a call resumes that call's caller next, at the same sp.
     let chained = after_completion.filter(|c| {
@@ -465,7 +492,7 @@ fn link_resume(
             let i = identity?;
             (i, false, cx.calls.take(i)?)
         }
-        None => cx.calls.pick(f, cx.thread)?,
+        None => cx.calls.pick(f, cx.thread, this)?,
     };
     // However it was chosen, the continuation confirms it.
     let by_identity = identity == Some(id);

@@ -45,6 +45,10 @@ pub enum Role {
     /// where the selection chose it; its Leave says that the frame it was called from
     /// suspends, with the continuation just before it (replay/allocations.rs).
     Allocator,
+    /// A state-machine box getter (`FunctionFlags::STATE_MACHINE_BOX`): a frame only where the
+    /// selection chose it; its Leave gives the classic async segment below it the box its
+    /// resumes run in (replay/allocations.rs `boxed`).
+    Boxer,
 }
 
 /// The role of a function from its record alone (the profiler's flags, impl flags, name);
@@ -53,6 +57,8 @@ pub enum Role {
 fn role_with(r: &FunctionRecord, iterator_by_name: bool) -> Role {
     if r.flags.cont_allocator() {
         Role::Allocator
+    } else if r.flags.state_machine_box() {
+        Role::Boxer
     } else if r.flags.async_thunk() {
         Role::Thunk
     } else if r.flags.async_variant() {

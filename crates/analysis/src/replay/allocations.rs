@@ -1,11 +1,13 @@
 //! The runtime's continuation allocations (`Role::Allocator`; docs/abi.md "Continuations at
-//! suspension"): which frame suspends with which continuation, for the async rules to link
-//! that call's resume by identity.
+//! suspension") and classic async methods' state-machine boxes (`Role::Boxer`; docs/abi.md
+//! "State machines by `this`"): which frame suspends with which continuation or box, for the
+//! async rules to link that call's resume by identity.
 
 use eltrace_trace::Event;
 
 use super::context::Ctx;
 use super::reveal;
+use crate::asyncs::Role;
 use crate::sink::{AnalysisError, FrameSink};
 use crate::stack::ThreadState;
 
@@ -79,4 +81,47 @@ pub(super) fn reveal_gone<S: FrameSink + ?Sized>(
     let revealed = reveal(st, cx, sink, |sp| sp <= e.sp, before);
     cx.calls.at_allocation = false;
     revealed
+}
+
+/// How many frames below a box getter's Leave the search for the suspending segment goes
+/// (under `--include '*'` the builder's `AwaitUnsafeOnCompleted` and the getter are frames).
+const BOX_SEARCH: usize = 4;
+
+/// The Leave `e` of a state-machine box getter (`Role::Boxer`): the classic async segment
+/// nearest below it (its builder called the getter as the segment suspends) gets the box (the
+/// Continuation event just before), whose state machine the call's next resume runs with
+/// `this` inside the box. Returns whether the Leave closes a frame of its own (the selection
+/// chose the getter too: its Enter was recorded).
+///
+/// ```text
+/// enter  <Work>d__3.MoveNext         sp=0x820   a segment of call 7
+/// continuation  0x…7000 (GetStateMachineBox)
+/// leave  GetStateMachineBox          sp=0x760   call 7's box is 0x…7000
+/// …
+/// continuation  0x…7040  <Work>d__3.MoveNext
+/// enter  <Work>d__3.MoveNext                    resumes call 7 (`this` 0x40 into its box)
+/// ```
+pub(super) fn boxed(st: &mut ThreadState, cx: &mut Ctx<'_>, e: &Event) -> bool {
+    let framed = st
+        .stack
+        .last()
+        .is_some_and(|o| o.func == e.func.0 && o.sp == e.sp);
+    let b = st
+        .pending_cont
+        .take()
+        .filter(|&(f, _)| f == e.func.0)
+        .map(|(_, c)| c);
+    let below = st.stack.len() - usize::from(framed);
+    let segment = st.stack[..below]
+        .iter()
+        .rev()
+        .take(BOX_SEARCH)
+        .filter(|o| e.sp == 0 || o.sp > e.sp)
+        .find(|o| o.segment.is_some())
+        .filter(|o| cx.roles.get(&cx.tables.functions, o.func) == Role::StateMachine)
+        .and_then(|o| o.segment);
+    if let (Some(s), Some(b)) = (segment, b) {
+        cx.calls.note_box(s.call, b);
+    }
+    framed
 }

@@ -2,7 +2,7 @@
 //! the events a C# iterator makes (the shapes measured on .NET 10 in tests/apps/Scenarios
 //! `iterators`), and state machines told apart by the profiler's flags or by their names.
 
-use eltrace_trace::EventKind::{self, Enter, Leave, Unwind, Value};
+use eltrace_trace::EventKind::{self, Continuation, Enter, Leave, Unwind, Value};
 use eltrace_trace::{FunctionFlags as F, ValueStatus};
 
 use super::build::*;
@@ -10,7 +10,10 @@ use crate::*;
 
 /// A trace of functions given by alias and events given as scripts, one per thread:
 /// `Name` enters it, `<` leaves the top frame (`<true`/`<false`: with that return value, as
-/// `record --values` captures it), `!` unwinds it, `@N` sets the time of the next event.
+/// `record --values` captures it), `!` unwinds it, `@N` sets the time of the next event,
+/// `Name#V` enters it after a Continuation event of value `V` (the `this` the profiler records
+/// for async iterators' members and state machines' `MoveNext`), `^Name#V` is a Continuation
+/// event `V` and a Leave of `Name` that has no frame (an unselected box getter's).
 ///
 /// Aliases: a plain method `Run` (`Ns.T.Run`); for an iterator `X` declared with
 /// [`Trace::iterator`]: `X` its kickoff, `X.new` `.ctor`, `X.get` `GetEnumerator`, `X.next`
@@ -108,7 +111,13 @@ impl Trace {
     }
 
     fn bytes(&self) -> Vec<u8> {
-        let mut b = TraceBuilder::new(eltrace_trace::TraceInfo::new(7));
+        // Recorded objects carry GC epochs (the profiler's values do).
+        let mut info = eltrace_trace::TraceInfo::new(7);
+        info.extra.push((
+            eltrace_trace::protocol::info_key::GC_EPOCHS.into(),
+            "1".into(),
+        ));
+        let mut b = TraceBuilder::new(info);
         for (_, ty, m, flags, sm) in &self.funcs {
             b = b.function(
                 Function::new("App.dll", ty, m)
@@ -143,9 +152,22 @@ impl Trace {
                         let (k, f) = leave(&mut stack, Unwind);
                         evs.push((ts, k, f, 0));
                     }
+                    _ if tok.starts_with('^') => {
+                        let (name, v) = tok[1..].split_once('#').expect("^Name#V");
+                        let f = self.idx(name);
+                        evs.push((ts, Continuation, f, v.parse().unwrap()));
+                        evs.push((ts, Leave, f, 0));
+                    }
                     name => {
+                        let (name, this) = match name.split_once('#') {
+                            Some((n, v)) => (n, Some(v.parse::<u64>().unwrap())),
+                            None => (name, None),
+                        };
                         let f = self.idx(name);
                         stack.push(f);
+                        if let Some(v) = this {
+                            evs.push((ts, Continuation, f, v));
+                        }
                         evs.push((ts, Enter, f, 0));
                     }
                 }
@@ -325,6 +347,109 @@ fn an_enumerator_held_by_an_async_call_across_threads() {
     assert_eq!(its(&t, &a, "Seq"), (3, 1, 2, 0, 0, 0));
     let l = fs(&a, t.idx("Loop.next"));
     assert_eq!((l.calls, l.segments), (1, 3));
+}
+
+/// Two calls of one async method, each enumerating its own enumerator of one iterator, their
+/// resumes on a third thread, where only order would say which call a resume continues: the
+/// enumerators' objects (`this`, recorded for async iterators' members) keep each move with
+/// its own enumeration, whichever call the resume was linked to.
+#[test]
+fn enumerators_known_by_their_objects_whatever_call_a_resume_was_linked_to() {
+    let script = |x: &str| {
+        format!(
+            "Run Loop Loop.next Seq Seq.new < < Seq.get < Seq.next#{x} < Seq.cur#{x} < < < @2000 <"
+        )
+    };
+    let t = Trace::new(&["Run"])
+        .iterator("Seq")
+        .async_method("Loop")
+        .thread(&script("1024"))
+        .thread(&format!("@15 {}", script("2048")))
+        .thread(
+            "@200 Loop.next Seq.next#2048 < Seq.cur#2048 < < \
+             @300 Loop.next Seq.next#1024 < Seq.cur#1024 < < \
+             @400 Loop.next Seq.next#2048 <false < \
+             @500 Loop.next Seq.next#1024 < Seq.cur#1024 < Seq.dispose#1024 < <",
+        );
+    let a = t.run();
+    // 6 MoveNext, 2 enumerations: 2048's 3 moves (2 yields, completed), 1024's 3 (3 yields,
+    // abandoned).
+    assert_eq!(its(&t, &a, "Seq"), (6, 2, 5, 1, 0, 0));
+}
+
+/// A classic async method's `MoveNext` receives its state machine as `this`: a struct on the
+/// kickoff's stack at the first segment, inside its box at every resume. Two calls of `Loop`
+/// resumed in turn on a third thread: the first resume of each is chosen by order among the
+/// calls that received no other box (without boxes, order alone gives the second resume to the
+/// call left open last), every later one by its box.
+#[test]
+fn state_machine_resumes_known_by_their_box() {
+    let (b1, b2) = (0x7f00_0000_1000u64, 0x7f00_0000_2000u64);
+    let t = Trace::new(&["Run"])
+        .async_method("Loop")
+        .thread("Run Loop Loop.next#16 < < @2000 <")
+        .thread("@15 Run Loop Loop.next#16 < < @2000 <")
+        .thread(&format!(
+            "@200 Loop.next#{b2} < @300 Loop.next#{b1} < @400 Loop.next#{b2} < @500 Loop.next#{b1} <"
+        ));
+    let (a, frames) = analyse_records(&t.bytes(), &Options::default(), true);
+    let l = fs(&a, t.idx("Loop.next"));
+    assert_eq!((l.calls, l.segments, l.resumes), (2, 6, 4), "{l:?}");
+    // The second first resume has one candidate left: not counted as inferred.
+    assert_eq!((l.identity_resumes, l.inferred_resumes), (2, 1), "{l:?}");
+    let call_at = |start: u64| {
+        frames
+            .iter()
+            .find(|(_, f)| f.start_ns == start)
+            .and_then(|(_, f)| f.segment)
+            .map(|s| s.call)
+            .unwrap()
+    };
+    // (`@N` sets the time before the next token's 10 ns.)
+    assert_eq!(call_at(210), call_at(410));
+    assert_eq!(call_at(310), call_at(510));
+    assert_ne!(call_at(210), call_at(310));
+}
+
+/// The same with the builder's box getter recorded: each suspension gives its call the box
+/// its state machine moved into, and each resume's `this` (0x40 into its box) names the call,
+/// the first resume too.
+#[test]
+fn state_machine_resumes_known_by_the_box_of_their_suspension() {
+    let (b1, b2) = (0x7f00_0000_1000u64, 0x7f00_0000_2000u64);
+    let mut t = Trace::new(&["Run"]).async_method("Loop");
+    t.add(
+        "Box",
+        "System.Runtime.CompilerServices.AsyncTaskMethodBuilder`1",
+        "GetStateMachineBox``1",
+        F::STATE_MACHINE_BOX,
+        "",
+    );
+    let (r1, r2) = (b1 + 0x40, b2 + 0x40);
+    let t = t
+        .thread(&format!("Run Loop Loop.next#16 ^Box#{b1} < < @2000 <"))
+        .thread(&format!("@15 Run Loop Loop.next#16 ^Box#{b2} < < @2000 <"))
+        .thread(&format!(
+            "@200 Loop.next#{r2} ^Box#{b2} < @300 Loop.next#{r1} ^Box#{b1} < \
+             @400 Loop.next#{r2} < @500 Loop.next#{r1} <"
+        ));
+    let (a, frames) = analyse_records(&t.bytes(), &Options::default(), true);
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    let l = fs(&a, t.idx("Loop.next"));
+    assert_eq!((l.calls, l.segments, l.resumes), (2, 6, 4), "{l:?}");
+    assert_eq!((l.identity_resumes, l.inferred_resumes), (4, 0), "{l:?}");
+    let call_at = |start: u64| {
+        frames
+            .iter()
+            .find(|(_, f)| f.start_ns == start)
+            .and_then(|(_, f)| f.segment)
+            .map(|s| s.call)
+            .unwrap()
+    };
+    assert_eq!(call_at(10 + 20), call_at(310), "B1's call resumes at 310 and 510");
+    assert_eq!(call_at(310), call_at(510));
+    assert_eq!(call_at(210), call_at(410));
+    assert_ne!(call_at(210), call_at(310));
 }
 
 /// A MoveNext that throws: its fault handler disposes its own enumerator (a Dispose called
