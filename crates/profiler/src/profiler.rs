@@ -355,22 +355,34 @@ impl Profiler {
     /// `JITInlining(caller, callee, should_inline)`: the JIT may inline `callee` unless its
     /// calls are recorded (a selected function, or the unhandled-exception sentinel): an
     /// inlined call makes no Enter or Leave. Everything else, framework code included,
-    /// keeps the JIT's inlining (install.rs: no `COR_PRF_DISABLE_INLINING`).
+    /// keeps the JIT's inlining (install.rs: no `COR_PRF_DISABLE_INLINING`). In check mode
+    /// the experiment answers by the same rule (check/jit.rs).
     ///
     /// # Safety
     /// `should_inline` must be null or writable (the runtime passes its out parameter).
     pub unsafe fn jit_inlining(
         &self,
-        _caller: FunctionID,
+        caller: FunctionID,
         callee: FunctionID,
         should_inline: *mut BOOL,
     ) -> HRESULT {
         if should_inline.is_null() {
             return E_POINTER;
         }
-        let allow = crate::mapper::allows_inlining(callee);
+        let allow = crate::check::jit_inlining(caller, callee)
+            .unwrap_or_else(|| crate::mapper::allows_inlining(callee));
         // SAFETY: non-null and writable per the contract.
         unsafe { *should_inline = BOOL::from(allow) };
+        S_OK
+    }
+
+    /// `JITCompilationStarted(function, safe_to_block)`: nothing while recording (the mask
+    /// asks for JIT callbacks for `JITInlining`); the `jit` check experiment counts it.
+    ///
+    /// # Safety
+    /// None (the id is not dereferenced).
+    pub unsafe fn jit_compilation_started(&self, function: FunctionID, _safe: BOOL) -> HRESULT {
+        crate::check::jit_compilation_started(function);
         S_OK
     }
 

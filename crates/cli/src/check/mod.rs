@@ -51,7 +51,12 @@ pub const EXPERIMENTS: &[(&str, &str, bool)] = &[
     (experiment::SNAPSHOT, "snapshot", false),
     (experiment::FLAGS, "flags", false),
     (experiment::PINVOKE, "pinvoke", false),
+    (JIT, "jit", false),
 ];
+
+/// The `jit` experiment's name (not in `eltrace_trace::protocol::experiment`: the profiler
+/// spells it the same in crates/profiler/src/check/experiment.rs).
+pub const JIT: &str = "jit";
 
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {

@@ -23,6 +23,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("SnapshotProbe.cs", include_str!("probes/SnapshotProbe.cs")),
     ("PInvokeProbe.cs", include_str!("probes/PInvokeProbe.cs")),
     ("ValuesProbe.cs", include_str!("probes/ValuesProbe.cs")),
+    ("JitProbe.cs", include_str!("probes/JitProbe.cs")),
 ];
 
 /// How long building the probes may take.

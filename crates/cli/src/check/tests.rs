@@ -24,6 +24,7 @@ fn fixture(name: &str) -> Observations {
         "snapshot" => include_str!("fixtures/snapshot.obs"),
         "flags" => include_str!("fixtures/flags.obs"),
         "pinvoke" => include_str!("fixtures/pinvoke.obs"),
+        "jit" => include_str!("fixtures/jit.obs"),
         _ => panic!("no fixture {name}"),
     };
     Observations::parse(text)
@@ -132,6 +133,11 @@ pub const NET10: &[(&str, Verdict)] = &[
     ("flags.enterleave-after-startup", Verdict::Pass),
     ("pinvoke.stubs", Verdict::Pass),
     ("pinvoke.reverse", Verdict::Pass),
+    ("jit.inline-unselected", Verdict::Pass),
+    ("jit.inline-selected", Verdict::Pass),
+    ("jit.tiering", Verdict::Pass),
+    ("jit.r2r-unselected", Verdict::Pass),
+    ("jit.r2r-selected", Verdict::Pass),
 ];
 
 #[test]

@@ -44,6 +44,13 @@ const NET10: &[(&str, &str)] = &[
     ("flags.enterleave-after-startup", "PASS"),
     ("pinvoke.stubs", "PASS"),
     ("pinvoke.reverse", "PASS"),
+    // With ELT on: unselected callees inlined into probed callers, selected ones refused,
+    // tiering on, ReadyToRun code refused (docs/abi.md "Inlining, tiering and ReadyToRun").
+    ("jit.inline-unselected", "PASS"),
+    ("jit.inline-selected", "PASS"),
+    ("jit.tiering", "PASS"),
+    ("jit.r2r-unselected", "PASS"),
+    ("jit.r2r-selected", "PASS"),
 ];
 
 /// The verdicts on CoreCLR 11.0.0, Linux x64: as on .NET 10 but for `async.continuation-reuse`
@@ -84,6 +91,13 @@ const NET11: &[(&str, &str)] = &[
     // P/Invoke methods get no Enter/Leave on 11 either (dotnet/runtime #130639).
     ("pinvoke.stubs", "PASS"),
     ("pinvoke.reverse", "PASS"),
+    // With ELT on: unselected callees inlined into probed callers, selected ones refused,
+    // tiering on, ReadyToRun code refused (docs/abi.md "Inlining, tiering and ReadyToRun").
+    ("jit.inline-unselected", "PASS"),
+    ("jit.inline-selected", "PASS"),
+    ("jit.tiering", "PASS"),
+    ("jit.r2r-unselected", "PASS"),
+    ("jit.r2r-selected", "PASS"),
 ];
 
 /// `eltrace check --json <args>` on `rt`; returns the exit status, the JSON and stderr.

@@ -35,10 +35,17 @@ pub enum Experiment {
     Flags,
     /// Every non-framework, unnamed or IL-stub function: are P/Invoke stubs reported?
     PInvoke,
+    /// eltrace's own event mask with counting fast stubs: JIT compilations, JITInlining
+    /// questions and Enters per function (check/jit.rs).
+    Jit,
 }
 
+/// The `jit` experiment's name. Not (yet) in `eltrace_trace::protocol::experiment`: the CLI
+/// spells it the same in crates/cli/src/check/mod.rs.
+pub const JIT: &str = "jit";
+
 impl Experiment {
-    pub const ALL: [Experiment; 11] = [
+    pub const ALL: [Experiment; 12] = [
         Experiment::Info,
         Experiment::RegsSlow,
         Experiment::RegsSlowAsync,
@@ -50,6 +57,7 @@ impl Experiment {
         Experiment::Snapshot,
         Experiment::Flags,
         Experiment::PInvoke,
+        Experiment::Jit,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -65,6 +73,7 @@ impl Experiment {
             Experiment::Snapshot => experiment::SNAPSHOT,
             Experiment::Flags => experiment::FLAGS,
             Experiment::PInvoke => experiment::PINVOKE,
+            Experiment::Jit => JIT,
         }
     }
 

@@ -95,8 +95,11 @@ impl Registry {
     }
 }
 
+/// The functions of the `jit` experiment's probe that get probes (check/jit.rs).
+pub const JIT_SELECTED: &[&str] = &["Caller", "Selected", "HotProbed"];
+
 /// Whether the mapper gives probes to a function (by its resolved name) in `experiment`.
-fn selects(experiment: Experiment, f: &Func) -> bool {
+pub fn selects(experiment: Experiment, f: &Func) -> bool {
     let t = f.type_name.as_str();
     match experiment {
         Experiment::Info => t == "Probes.AsyncProbe" || t == "Probes.Emitted",
@@ -111,6 +114,10 @@ fn selects(experiment: Experiment, f: &Func) -> bool {
         Experiment::PInvoke => {
             !f.framework || !f.resolved || f.method.contains("IL_STUB") || t.contains("ILStub")
         }
+        Experiment::Jit => {
+            (t == "Probes.JitProbe" && JIT_SELECTED.contains(&f.method.as_str()))
+                || (f.framework && t == "System.Convert" && f.method == "FromBase64String")
+        }
     }
 }
 
@@ -121,10 +128,10 @@ pub fn install(st: &State) -> HRESULT {
     hr
 }
 
-fn map(function: FunctionID) -> Option<(u64, bool)> {
-    let st = experiment::state()?;
+/// Names a function (through the registry's module cache) without registering it.
+pub fn describe(st: &State, function: FunctionID) -> Func {
     let (d, failure) = REGISTRY.modules.describe(&st.info, function);
-    let f = Func {
+    Func {
         fid: function as u64,
         module: d.record.module,
         type_name: d.record.type_name,
@@ -133,7 +140,12 @@ fn map(function: FunctionID) -> Option<(u64, bool)> {
         impl_flags: d.record.impl_flags,
         framework: d.framework,
         resolved: failure.is_none(),
-    };
+    }
+}
+
+fn map(function: FunctionID) -> Option<(u64, bool)> {
+    let st = experiment::state()?;
+    let f = describe(st, function);
     if !selects(st.experiment, &f) {
         return None;
     }

@@ -11,6 +11,7 @@
 mod experiment;
 mod fast;
 mod funcs;
+mod jit;
 mod obs;
 mod slow;
 
@@ -70,6 +71,7 @@ pub unsafe fn initialize(unk: *mut IUnknown, name: &str) -> HRESULT {
         | Experiment::FastRaxAfterLeave
         | Experiment::FastRdiAfterEnter
         | Experiment::FastR14AfterEnter => fast::install(st),
+        Experiment::Jit => jit::install(st),
     };
     obs::line("init", &format!("{hr:#010x}"));
     if FAILED(hr) {
@@ -91,7 +93,27 @@ pub fn shutdown() {
         | Experiment::FastRaxAfterLeave
         | Experiment::FastRdiAfterEnter
         | Experiment::FastR14AfterEnter => fast::report_counters(),
+        Experiment::Jit => jit::report(),
         _ => {}
     }
     obs::line("shutdown", "1");
+}
+
+/// `JITCompilationStarted` in check mode: false when no experiment runs (production).
+pub fn jit_compilation_started(function: FunctionID) -> bool {
+    let Some(st) = experiment::state() else {
+        return false;
+    };
+    if st.experiment == Experiment::Jit {
+        jit::compilation_started(st, function);
+    }
+    true
+}
+
+/// `JITInlining` in check mode: whether the JIT may inline `callee` into `caller`, or `None`
+/// when no experiment runs (production decides). Only the `jit` experiment asks for JIT
+/// callbacks; the others set `COR_PRF_DISABLE_INLINING`.
+pub fn jit_inlining(caller: FunctionID, callee: FunctionID) -> Option<bool> {
+    let st = experiment::state()?;
+    Some(st.experiment == Experiment::Jit && jit::inlining(st, caller, callee))
 }

@@ -157,7 +157,7 @@ callback_table! {
     ClassUnloadStarted(a: ClassID);
     ClassUnloadFinished(a: ClassID, b: HRESULT);
     FunctionUnloadStarted(a: FunctionID);
-    JITCompilationStarted(a: FunctionID, b: BOOL);
+    JITCompilationStarted(a: FunctionID, b: BOOL) => jit_compilation_started;
     JITCompilationFinished(a: FunctionID, b: HRESULT, c: BOOL);
     JITCachedFunctionSearchStarted(a: FunctionID, b: *mut BOOL);
     JITCachedFunctionSearchFinished(a: FunctionID, b: COR_PRF_JIT_CACHE);

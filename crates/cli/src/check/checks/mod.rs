@@ -11,12 +11,14 @@ use crate::check::obs::{Event, Observations};
 
 mod asyncs;
 mod continuation;
+mod jit;
 mod runtime;
 
 use asyncs::*;
 #[cfg(test)]
 pub use asyncs::{ASYNC_METHODS, Phase, phases};
 use continuation::*;
+use jit::*;
 use runtime::*;
 
 /// PASS: as documented. DIFFERS: a documented behaviour difference (e.g. a pre-fix runtime).
@@ -237,6 +239,31 @@ pub const CHECKS: &[Check] = &[
         name: "pinvoke.reverse",
         experiment: experiment::PINVOKE,
         eval: pinvoke_reverse,
+    },
+    Check {
+        name: "jit.inline-unselected",
+        experiment: crate::check::JIT,
+        eval: jit_inline_unselected,
+    },
+    Check {
+        name: "jit.inline-selected",
+        experiment: crate::check::JIT,
+        eval: jit_inline_selected,
+    },
+    Check {
+        name: "jit.tiering",
+        experiment: crate::check::JIT,
+        eval: jit_tiering,
+    },
+    Check {
+        name: "jit.r2r-unselected",
+        experiment: crate::check::JIT,
+        eval: jit_r2r_unselected,
+    },
+    Check {
+        name: "jit.r2r-selected",
+        experiment: crate::check::JIT,
+        eval: jit_r2r_selected,
     },
 ];
 

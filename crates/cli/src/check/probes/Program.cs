@@ -32,6 +32,7 @@ namespace Probes
                 case "flags": ok = RegsProbe.Run(); break;
                 case "pinvoke": ok = PInvokeProbe.Run(); break;
                 case "values": ok = ValuesProbe.Run(); break;
+                case "jit": ok = JitProbe.Run(); break;
                 default:
                     Console.Error.WriteLine($"unknown mode '{mode}'");
                     return 2;
