@@ -1,7 +1,8 @@
 //! Iterators (`yield return`; docs/design.md "Iterators: enumerations"): an iterator's
 //! `MoveNext` is an ordinary call (one frame, one call), and its frames are grouped into
 //! *enumerations*, one per enumerator from its first `MoveNext` to its last, never merged
-//! across enumerators. The ELT stream has no `this`, so an enumerator is known by who holds it
+//! across enumerators. An async iterator's members carry their enumerator (`this`, recorded
+//! by the profiler); otherwise an enumerator is known by who holds it
 //! (its *holder*): the frame that obtained it (from the iterator's `GetEnumerator`, or from an
 //! iterator method that returns the enumerator itself), the logical call of an async method
 //! whose segment obtained it, or the enumeration of an outer iterator (a nested or recursive

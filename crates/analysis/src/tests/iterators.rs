@@ -446,7 +446,11 @@ fn state_machine_resumes_known_by_the_box_of_their_suspension() {
             .map(|s| s.call)
             .unwrap()
     };
-    assert_eq!(call_at(10 + 20), call_at(310), "B1's call resumes at 310 and 510");
+    assert_eq!(
+        call_at(10 + 20),
+        call_at(310),
+        "B1's call resumes at 310 and 510"
+    );
     assert_eq!(call_at(310), call_at(510));
     assert_eq!(call_at(210), call_at(410));
     assert_ne!(call_at(210), call_at(310));
