@@ -117,7 +117,14 @@ pub fn run_experiment(setup: &Setup, name: &str, mode: &str, record: bool) -> Ob
         .stderr(se);
     if record {
         cmd.env(env::OUTPUT, &trace)
-            .env(env::INCLUDE, "Probes!Probes.AsyncProbe.*");
+            // The probe's methods and its classic method's state machine (`+<Classic>d__N`).
+            .env(
+                env::INCLUDE,
+                format!(
+                    "Probes!Probes.AsyncProbe.*{}Probes!Probes.AsyncProbe+*",
+                    eltrace_trace::protocol::LIST_SEPARATOR
+                ),
+            );
     } else {
         cmd.env(env::CHECK, name).env(env::CHECK_OUT, &out);
     }

@@ -110,6 +110,7 @@ pub const NET10: &[(&str, Verdict)] = &[
     ("async.continuation-generic", Verdict::Pass),
     ("async.continuation-reuse", Verdict::Differs),
     ("async.continuation-alloc", Verdict::Pass),
+    ("async.state-machine-box", Verdict::Pass),
     ("async.balance", Verdict::Pass),
     ("info.enter.initial", Verdict::Pass),
     ("info.enter.resume", Verdict::Differs),
@@ -564,4 +565,28 @@ fn continuation_alloc_needs_every_resume_allocated() {
     none.lines
         .retain(|(k, v)| k != "event" || !v.contains("AsyncHelpers.AllocContinuation"));
     assert_eq!(verdict("async.continuation-alloc", &none), Verdict::Fail);
+}
+
+#[test]
+fn state_machine_box_needs_every_resume_in_a_box() {
+    let o = fixture("async");
+    assert_eq!(verdict("async.state-machine-box", &o), Verdict::Pass);
+    // One call's box never recorded: its resumes' `this` lie in no box.
+    let first = o
+        .lines
+        .iter()
+        .find(|(k, v)| k == "event" && v.contains(".GetStateMachineBox"))
+        .and_then(|(_, v)| super::obs::fields(v).get("value").cloned())
+        .expect("a box");
+    let mut lost = o.clone();
+    lost.lines.retain(|(k, v)| {
+        k != "event" || !(v.contains(".GetStateMachineBox") && v.contains(&first))
+    });
+    assert_eq!(verdict("async.state-machine-box", &lost), Verdict::Fail);
+    // No `this` recorded for the state machine.
+    let mut none = o.clone();
+    none.lines.retain(|(k, v)| {
+        k != "event" || !(v.contains("kind=continuation") && v.contains("<Classic>"))
+    });
+    assert_eq!(verdict("async.state-machine-box", &none), Verdict::Fail);
 }

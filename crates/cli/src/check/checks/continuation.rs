@@ -1,8 +1,9 @@
 //! The checks of the async continuation (async.continuation-*): what the production
 //! profiler records of a runtime-async variant's continuation argument at each Enter, and of
 //! the continuation a suspension allocates (docs/abi.md "The async continuation argument",
-//! "Continuations at suspension"); each a pure function from the async experiment's
-//! observations to a [`Row`].
+//! "Continuations at suspension"); and of a classic state machine's box and `this`
+//! (async.state-machine-box, "State machines by `this`"); each a pure function from the async
+//! experiment's observations to a [`Row`].
 
 use std::collections::BTreeSet;
 
@@ -194,4 +195,68 @@ pub(super) fn async_continuation_alloc(o: &Observations) -> Row {
 /// CoreLib's continuation allocators (`AllocContinuation`, `…Method`, `…Class`).
 fn is_allocator(name: &str) -> bool {
     name.starts_with("System.Runtime.CompilerServices.AsyncHelpers.AllocContinuation")
+}
+
+/// The probe's classic async method (a compiler state machine): its state machine's type
+/// prefix, calls, awaits per call.
+const CLASSIC: (&str, u64, u64) = ("Probes.AsyncProbe+<Classic>d__", 3, 3);
+
+/// How far into its box a resumed state machine's `this` may lie (the analysis's bound).
+const BOX_REACH: u64 = 1024;
+
+/// A classic async method's resumes: every resumed `MoveNext` receives as `this` the struct
+/// inside a box that the builder's `GetStateMachineBox` returned as the call suspended (both
+/// recorded by the production profiler), at one offset; the first segment's `this` lies in
+/// no box (the kickoff's local).
+pub(super) fn async_state_machine_box(o: &Observations) -> Row {
+    const EXP: &str = "each resume's MoveNext this lies in a box GetStateMachineBox returned \
+                       (calls×awaits), each first MoveNext's in none (calls)";
+    let (prefix, calls, awaits) = CLASSIC;
+    let events = o.events();
+    let boxes: BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e.kind == "continuation" && e.name.contains(".GetStateMachineBox"))
+        .filter_map(|e| e.num("value"))
+        .map(|v| v & !7)
+        .collect();
+    let this: Vec<u64> = events
+        .iter()
+        .filter(|e| {
+            e.kind == "continuation" && e.name.starts_with(prefix) && e.name.ends_with(".MoveNext")
+        })
+        .filter_map(|e| e.num("value"))
+        .map(|v| v & !7)
+        .collect();
+    let mut offsets = BTreeSet::new();
+    let mut in_box = 0;
+    for t in &this {
+        if let Some(b) = boxes
+            .range(..=*t)
+            .next_back()
+            .filter(|&&b| t - b < BOX_REACH)
+        {
+            in_box += 1;
+            offsets.insert(t - b);
+        }
+    }
+    let at = offsets
+        .iter()
+        .map(|d| format!("{d:#x}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let observed = format!(
+        "{} boxes; {in_box} of {} MoveNext this in a box (at {}), {} in none; {}",
+        boxes.len(),
+        this.len(),
+        if at.is_empty() { "-" } else { &at },
+        this.len() - in_box,
+        o.exit_text()
+    );
+    let ok = in_box as u64 == calls * awaits && this.len() as u64 == calls * (awaits + 1);
+    let verdict = if events.is_empty() {
+        Verdict::Fail
+    } else {
+        pass_if(ok)
+    };
+    row("async.state-machine-box", EXP, observed, verdict)
 }

@@ -73,6 +73,7 @@ pub const NEED_RUNTIME_ASYNC: &[&str] = &[
     "async.continuation-generic",
     "async.continuation-reuse",
     "async.continuation-alloc",
+    "async.state-machine-box",
     "async.balance",
     "info.enter.initial",
     "info.enter.resume",
@@ -124,6 +125,11 @@ pub const CHECKS: &[Check] = &[
         name: "async.continuation-alloc",
         experiment: experiment::ASYNC,
         eval: async_continuation_alloc,
+    },
+    Check {
+        name: "async.state-machine-box",
+        experiment: experiment::ASYNC,
+        eval: async_state_machine_box,
     },
     Check {
         name: "async.balance",

@@ -3,7 +3,9 @@
 // Main calls it 5 times. WorkVoid/WorkDouble/WorkFloat are called twice each with 2
 // iterations; WorkDouble returns 2.0, WorkFloat 2.0f. Echo<T> awaits Task.Yield() once and
 // returns its argument: called twice as Echo<int> (code for that instantiation) and twice as
-// Echo<string> (shared code, which takes its instantiation as a hidden argument).
+// Echo<string> (shared code, which takes its instantiation as a hidden argument). Classic(3)
+// is a compiler state machine (RuntimeAsyncMethodGeneration(false)) that awaits Task.Yield()
+// 3 times and returns 0+1+2 = 3: called 3 times.
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
 
@@ -66,6 +68,21 @@ namespace Probes
             return value;
         }
 
+        public const int ClassicCalls = 3;
+
+        [RuntimeAsyncMethodGeneration(false)]
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<long> Classic(int n)
+        {
+            long sum = 0;
+            for (int i = 0; i < n; i++)
+            {
+                await Task.Yield();
+                sum += i;
+            }
+            return sum;
+        }
+
         public static bool Run()
         {
             bool ok = true;
@@ -91,8 +108,25 @@ namespace Probes
                 ok &= Echo(c).GetAwaiter().GetResult() == c;
                 ok &= Echo("e").GetAwaiter().GetResult() == "e";
             }
+            for (int c = 0; c < ClassicCalls; c++)
+            {
+                ok &= Classic(3).GetAwaiter().GetResult() == 3;
+            }
             Program.Report("async.ok", ok ? 1 : 0);
             return ok;
         }
+    }
+}
+
+namespace System.Runtime.CompilerServices
+{
+    // Not in the net10.0 reference assemblies; the compiler matches the attribute by name: a
+    // method carrying it with `false` is compiled as a state machine, not runtime async.
+    [AttributeUsage(AttributeTargets.Method)]
+    internal sealed class RuntimeAsyncMethodGenerationAttribute : Attribute
+    {
+        public RuntimeAsyncMethodGenerationAttribute(bool runtimeAsync) => RuntimeAsync = runtimeAsync;
+
+        public bool RuntimeAsync { get; }
     }
 }
