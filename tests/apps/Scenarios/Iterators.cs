@@ -13,7 +13,7 @@
 //   completed = Ends;   faulted = enumerations that threw;   abandoned = the rest
 //   (the consumer stopped after a yield; LINQ and foreach dispose them).
 // The program checks these counters against the constants below (E: expected rows), which
-// crates/cli/tests/e2e/scenarios.rs checks the report against: kickoff calls, MoveNext calls,
+// crates/cli/tests/e2e/state_machines.rs checks the report against: kickoff calls, MoveNext calls,
 // enumerations, yields, abandoned, faulted.
 //
 //   iterator   kickoff calls  MoveNext  enumerations  yields  abandoned  faulted  how

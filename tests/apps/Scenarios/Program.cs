@@ -2,7 +2,7 @@
 // code. Every method that a test counts is [MethodImpl(NoInlining)] so that its call exists in
 // the JIT-compiled code (inlined calls get no probes) and uses its result, so nothing folds away.
 // The expected counts are written down beside each scenario and in
-// crates/cli/tests/e2e/scenarios.rs.
+// crates/cli/tests/e2e/scenarios/.
 using System;
 using System.Runtime.CompilerServices;
 

@@ -3,7 +3,9 @@
 //! loaded in real viewers (Chromium, installed by scripts/viewers.sh). `cargo test -p
 //! eltrace-cli --test e2e` runs them all (minutes); each module is a group (`--test e2e
 //! asyncs::`), and every test that records exists once per runtime (`…::net10`, `…::net11`;
-//! `ELTRACE_TEST_RUNTIMES` selects them, see [`common::runtimes`]).
+//! `ELTRACE_TEST_RUNTIMES` selects them, see [`common::runtimes`]). A big group is a directory
+//! whose `mod.rs` holds what its tests share and lists its submodules, each a smaller group and
+//! the next part of the test names (`asyncs::queues::`); no file here grows past ~600 lines.
 
 // Helpers.
 /// The real applications of [`apps`]: built from copies, recorded with long limits.

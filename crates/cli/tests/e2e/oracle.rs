@@ -4,12 +4,13 @@
 //! `calls` in `eltrace report --json` of a plain run with the instrumented run's counts
 //! (tests/oracle/README.md).
 //!
-//! Every program of the corpus must be exact in both modes on .NET 10, the `runtime-async` and
-//! `runtime-async-shapes` programs (the `async` and `async-shapes` programs compiled with
-//! runtime async) and the library corpus's `pipes` (System.IO.Pipelines from NuGet, instrumented
-//! too) included, and the async programs and `pipes` also on .NET 11.0.0 when the run selects
-//! it (`ELTRACE_TEST_RUNTIMES`). A failed
-//! instrumented run, a failed `eltrace`, or a dropped event fails the test as well.
+//! One test per runtime (`runtimes!`: `…::net10`, `…::net11`, each built ignored, with the
+//! reason, when `ELTRACE_TEST_RUNTIMES` leaves its runtime out). Every program of the corpus
+//! must be exact in both modes on .NET 10, the `runtime-async` and `runtime-async-shapes`
+//! programs (the `async` and `async-shapes` programs compiled with runtime async) and the
+//! library corpus's `pipes` (System.IO.Pipelines from NuGet, instrumented too) included; the
+//! async programs and `pipes` also on .NET 11.0.0. A failed instrumented run, a failed
+//! `eltrace`, or a dropped event fails the test as well.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use crate::common::processes::{ChildGuard, TempDir, eltrace, profiler_library, repo_root};
 use crate::common::runtimes::Runtime;
+use crate::runtimes;
 
 /// The corpus's programs (tests/oracle/Corpus/Program.cs, `runtime-async` and
 /// `runtime-async-shapes`, and the library corpus's); each must be exact.
@@ -101,15 +103,14 @@ fn parse(stdout: &str) -> BTreeMap<(String, String), Outcome> {
     results
 }
 
-/// Runs tests/oracle/run.sh for `programs` (all when empty) on .NET `runtime` in the fast and
-/// slow path, in a directory of its own; returns its outcomes and the run's output (for
-/// messages).
+/// Runs tests/oracle/run.sh for `programs` (all when empty) on `runtime` in the fast and slow
+/// path, in a directory of its own; returns its outcomes and the run's output (for messages).
 fn run_oracle(
     dir: &TempDir,
-    runtime: u32,
+    runtime: Runtime,
     programs: &[&str],
 ) -> (BTreeMap<(String, String), Outcome>, String) {
-    let base = dir.path().join(format!("net{runtime}"));
+    let base = dir.path().join(format!("net{}", runtime.major()));
     fs::create_dir_all(&base).expect("output directory");
     let out = base.join("run.stdout");
     let err = base.join("run.stderr");
@@ -119,7 +120,7 @@ fn run_oracle(
         .env("ELTRACE", eltrace())
         .env("ORACLE_OUT", base.join("out"))
         .env("ORACLE_MODES", MODES.join(" "))
-        .env("ORACLE_RUNTIME", runtime.to_string())
+        .env("ORACLE_RUNTIME", runtime.major().to_string())
         .env_remove("ELTRACE_HOOKS")
         .env_remove("ELTRACE_BUFFER_EVENTS")
         .env_remove("ELTRACE_LOSSY")
@@ -133,8 +134,7 @@ fn run_oracle(
     let status = ChildGuard::spawn(&mut cmd).wait(TIMEOUT, "tests/oracle/run.sh");
     let stdout = fs::read_to_string(&out).unwrap_or_default();
     let stderr = fs::read_to_string(&err).unwrap_or_default();
-    let context =
-        format!("run.sh on .NET {runtime} ({status}) stdout:\n{stdout}\nstderr:\n{stderr}");
+    let context = format!("run.sh on {runtime} ({status}) stdout:\n{stdout}\nstderr:\n{stderr}");
     (parse(&stdout), context)
 }
 
@@ -161,18 +161,20 @@ fn assert_exact(results: &BTreeMap<(String, String), Outcome>, programs: &[&str]
     assert_eq!(results.len(), expected.len(), "{context}");
 }
 
-#[test]
-fn oracle_corpus_counts_match_in_fast_and_slow_mode() {
+runtimes!(oracle_corpus_counts_match_in_fast_and_slow_mode);
+
+/// The corpus on `runtime`: on .NET 10 every program (run.sh's own list, which must be
+/// [`PROGRAMS`]), on .NET 11.0.0 those of [`ON_NET11`].
+fn oracle_corpus_counts_match_in_fast_and_slow_mode(runtime: Runtime) {
     profiler_library();
     let dir = TempDir::new("oracle");
-    let (results, context) = run_oracle(&dir, 10, &[]);
-    assert_exact(&results, PROGRAMS, &context);
-    eprintln!("oracle: {} comparisons exact on .NET 10", results.len());
-    if Runtime::Net11.selected() {
-        let (results, context) = run_oracle(&dir, 11, ON_NET11);
-        assert_exact(&results, ON_NET11, &context);
-        eprintln!("oracle: {ON_NET11:?} exact in both modes on .NET 11.0.0");
-    }
+    let (expected, asked) = match runtime {
+        Runtime::Net10 => (PROGRAMS, &[][..]),
+        Runtime::Net11 => (ON_NET11, ON_NET11),
+    };
+    let (results, context) = run_oracle(&dir, runtime, asked);
+    assert_exact(&results, expected, &context);
+    eprintln!("oracle: {} comparisons exact on {runtime}", results.len());
 }
 
 mod parsing {

@@ -2,7 +2,7 @@
 //! the data pretty-printed; `ELTRACE_BLESS=1` rewrites them), the call tree's sums against the
 //! analysis, the node cap, the page's self-containedness and a size that follows the call
 //! tree rather than the number of events. The page itself is tested in a browser by
-//! crates/cli/tests/e2e/browser_html.rs.
+//! crates/cli/tests/e2e/browser_html/.
 
 use std::path::PathBuf;
 

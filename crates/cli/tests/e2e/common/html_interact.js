@@ -1,4 +1,4 @@
-// Appended to an eltrace HTML report by the browser tests (crates/cli/tests/e2e/browser_html.rs),
+// Appended to an eltrace HTML report by the browser tests (crates/cli/tests/e2e/browser_html/),
 // after `window.eltraceTest = {zoom, search}` is set. It reads what the page rendered, then
 // uses it as a user would, through DOM events: clicks the box of `zoom` on the canvas, hovers
 // it, resets the zoom, switches to the flame-graph layout and the calls metric and zooms

@@ -43,14 +43,6 @@ impl Runtime {
         }
     }
 
-    /// Whether the tests were built to run on this runtime (see [`SELECT_VAR`]).
-    pub fn selected(self) -> bool {
-        match self {
-            Runtime::Net10 => !cfg!(eltrace_skip_net10),
-            Runtime::Net11 => !cfg!(eltrace_skip_net11),
-        }
-    }
-
     /// The `dotnet` that runs a program on this runtime: the SDK's for .NET 10, the laid-out
     /// root's own copy of the host for .NET 11 (the SDK's `dotnet` ignores `DOTNET_ROOT`).
     pub fn dotnet(self) -> PathBuf {
