@@ -36,6 +36,8 @@ public static class Program
             case "iterators": return IteratorsScenario.Run();
             case "async-shapes": return AsyncShapesScenario.Run();
             case "classic-tier": return AsyncScenarios.TierBothScenario.Run(args);
+            case "classic-queues": return AsyncScenarios.QueuesScenario.Run(false);
+            case "classic-queues-pool": return AsyncScenarios.QueuesScenario.Run(true);
             case "osr-sync": return OsrSyncScenario.Run(args);
             case "soak": return SoakScenario.Run(args);
             case "many-threads": return MemoryScenario.ManyThreads(args);
@@ -48,7 +50,7 @@ public static class Program
                 Console.Error.WriteLine(
                     "usage: Scenarios <fib|calltree|exceptions|threads|deep|exit|unhandled|fp|args|structs|async|" +
                     "classic-work|classic-nested|classic-exception|classic-configureawait|tailcalls|soak [SECONDS]|" +
-                    "tail-loop [N]|classic-tier [N]|osr-sync [N]|iterators|async-shapes|many-threads [N] [STEPS]|" +
+                    "tail-loop [N]|classic-tier [N]|classic-queues|classic-queues-pool|osr-sync [N]|iterators|async-shapes|many-threads [N] [STEPS]|" +
                     "busy [SECONDS] [THREADS]|cpu [ROUNDS]|simd|signals>");
                 return 2;
         }
