@@ -156,7 +156,7 @@ impl Mapper {
         // Only eltrace's own hooks record allocators (not the benchmark's empty ones).
         let allocator =
             if described.framework && matches!(rec.config.hooks, HookMode::Fast | HookMode::Slow) {
-                allocator_kind(&record)
+                allocator_kind(&record).filter(|&k| self.wanted_allocator(k, function))
             } else {
                 None
             };
@@ -271,9 +271,32 @@ impl Mapper {
                 && record.module == SENTINEL_MODULE
                 && record.type_name == SENTINEL_TYPE
                 && record.method == SENTINEL_METHOD)
-            && !(described.framework && allocator_kind(record).is_some());
+            && !(described.framework
+                && allocator_kind(record).is_some_and(|k| self.wanted_allocator(k, callee)));
         lock(&self.inlining).insert(callee as u64, allow);
         allow
+    }
+}
+
+impl Mapper {
+    /// Whether an allocator-like function gets probes: every continuation allocator; a box
+    /// getter's instantiation only for a selected struct state machine (its `MoveNext`
+    /// selected), so that unselected code's suspensions, the framework's included, pay
+    /// nothing.
+    fn wanted_allocator(&self, kind: Allocator, function: FunctionID) -> bool {
+        match kind {
+            Allocator::Continuation => true,
+            Allocator::Box => {
+                crate::com::continuation::boxed_machine(self.modules, self.info, function)
+                    .is_some_and(|(module, ty, framework)| {
+                        self.rec.config.selection.selects(
+                            &module,
+                            &format!("{ty}.MoveNext"),
+                            framework,
+                        )
+                    })
+            }
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Where a runtime-async variant receives its continuation at Enter (docs/abi.md "The async
 //! continuation argument"): from the method's signature ([`continuation_register`]) and, for
 //! generic code, from the FunctionID's instantiation ([`register`]: shared code takes a
-//! generic context first; a value type or a struct result may make it uncertain).
+//! generic context first; a value type or a struct result may make it uncertain). And which
+//! state machine a box getter's instantiation boxes ([`boxed_machine`]).
 
 use std::sync::atomic::Ordering;
 
@@ -230,6 +231,31 @@ fn compressed(sig: &[u8], i: &mut usize) -> Option<u32> {
     };
     *i += n;
     Some(v)
+}
+
+/// The state machine a `GetStateMachineBox<TStateMachine>` instantiation boxes: `(module's glob
+/// name, type name, framework module)` of its struct type argument; `None` for shared code
+/// (a class state machine, whose `MoveNext` gets the class object itself as `this` at every
+/// segment: no box needed) or where the runtime does not say.
+pub fn boxed_machine(
+    modules: &Modules,
+    info: &Info,
+    function: FunctionID,
+) -> Option<(String, String, bool)> {
+    let args = info.method_type_args(function)?;
+    let &machine = args.first()?;
+    let canon = modules.canon.load(Ordering::Relaxed);
+    if canon != 0 && machine == canon {
+        return None;
+    }
+    let c = info.class_info(machine).ok()?;
+    let entry = modules.get(info, c.module).ok()?;
+    let name = type_name(entry.import.as_ref()?, c.token).ok()?;
+    if entry.file.eq_ignore_ascii_case(CORELIB) && name == "System.__Canon" {
+        modules.canon.store(machine, Ordering::Relaxed);
+        return None;
+    }
+    Some((entry.glob_name.clone(), name, entry.framework))
 }
 
 #[cfg(test)]
