@@ -1,8 +1,9 @@
 //! Async methods (docs/design.md "Async methods: segments and logical calls"): what a
 //! function is ([`roles`]), the logical calls its segments form ([`calls`]), what a thread's
 //! stack and events show about its segments ([`evidence`]), the rules that link segments
-//! into calls and tell when a segment suspended ([`link`], the replay's one way in), and
-//! what a segment's end means for its call ([`ending`]). The rules see only what
+//! into calls and tell when a segment suspended ([`link`], the replay's one way in), how a
+//! call is known by identity ([`identity`]: continuations, state-machine boxes), and what a
+//! segment's end means for its call ([`ending`]). The rules see only what
 //! [`env`](mod@env) gives them: an [`Env`] of roles, calls and tables the replay builds for
 //! each event, and the statistics behind the small trait [`AsyncStats`]. Nothing here
 //! imports the replay.
@@ -18,6 +19,7 @@ mod calls;
 mod ending;
 mod env;
 mod evidence;
+mod identity;
 pub(crate) mod link;
 mod roles;
 #[cfg(test)]
