@@ -29,6 +29,7 @@ mod ahead;
 mod allocations;
 mod context;
 mod quick;
+mod values;
 
 use context::Ctx;
 
@@ -44,6 +45,8 @@ pub(crate) struct Replay {
     calls: Calls,
     /// The runtime reports a Leave when a runtime-async method suspends.
     suspend_leaves: bool,
+    /// Value events come before their Enter or Leave (INFO `values_first`).
+    values_first: bool,
     /// Iterators' enumerations.
     iters: Iterators,
     /// `(thread, function)`: runtime-async frames of unknown role waiting for their thread's
@@ -59,6 +62,7 @@ impl Replay {
     /// The trace's INFO record was read.
     pub fn info_read(&mut self, info: &TraceInfo) {
         self.suspend_leaves = info.async_suspend_leaves();
+        self.values_first = info.values_first();
         // Continuations name calls across threads only where the threads' events come in
         // time order: in a timeless trace a resume may be replayed before the suspension
         // that allocated its continuation, on another thread.
@@ -85,6 +89,7 @@ impl Replay {
             roles: &mut self.roles,
             calls: &mut self.calls,
             suspend_leaves: self.suspend_leaves,
+            values_first: self.values_first,
             thread,
             iters: &mut self.iters,
             unresolved: &mut self.unresolved,
@@ -236,6 +241,7 @@ fn dropped<S: FrameSink + ?Sized>(
     let lost = close_all(st, cx, sink, at, EndKind::Lost)?;
     st.after_completion = None;
     st.last_left = None;
+    st.pending_value = None;
     cx.stats.count(cx.thread, Count::Lost, lost);
     sink.dropped(cx.tables, cx.thread, at, count)
         .map_err(AnalysisError::Sink)
@@ -252,9 +258,7 @@ fn step<S: FrameSink + ?Sized>(
     ahead: Ahead<'_>,
 ) -> Result<(), AnalysisError> {
     if e.kind == EventKind::Value {
-        if !std::mem::take(&mut st.skip_value) {
-            attach_value(st, cx, e.func.0);
-        }
+        values::read(st, cx, e.func.0);
         return Ok(());
     }
     if e.kind == EventKind::Continuation {
@@ -262,6 +266,8 @@ fn step<S: FrameSink + ?Sized>(
         return Ok(());
     }
     st.skip_value = false;
+    // The value held for this event (INFO `values_first`); other kinds drop it.
+    let held = st.pending_value.take();
     // The activity before this event: when this event shows frames gone without a Leave,
     // they ended no later than that.
     let before = st.last_ns;
@@ -276,6 +282,9 @@ fn step<S: FrameSink + ?Sized>(
             // Selected (`--include '*'`): a frame of its own, whose callees nest under it.
             allocations::reveal_gone(st, cx, sink, e, before)?;
             enter(st, cx, e, ns, None, None, ahead);
+            if let Some(id) = held {
+                values::args(st, cx, id);
+            }
             return Ok(());
         }
         let framed = st
@@ -325,6 +334,9 @@ fn step<S: FrameSink + ?Sized>(
                 None => None,
             };
             enter(st, cx, e, ns, after_completion, prefer, ahead);
+            if let Some(id) = held {
+                values::args(st, cx, id);
+            }
         }
         EventKind::Leave | EventKind::Tailcall | EventKind::Unwind => {
             if e.sp != 0 {
@@ -335,12 +347,12 @@ fn step<S: FrameSink + ?Sized>(
                 EventKind::Tailcall => EndKind::Tailcall,
                 _ => EndKind::Unwind,
             };
-            // A return value follows its Leave directly (record --values).
-            let value = ahead
-                .next_event()
-                .filter(|v| v.kind == EventKind::Value)
-                .map(|v| v.func.0);
-            st.skip_value = value.is_some();
+            // The return value came just before (record --values), or follows in older traces.
+            let value = if cx.values_first {
+                held
+            } else {
+                values::ahead(st, ahead)
+            };
             leave(st, cx, sink, e.func, ns, kind, value)?;
         }
         EventKind::Catch => {
@@ -354,38 +366,6 @@ fn step<S: FrameSink + ?Sized>(
         EventKind::Value | EventKind::Continuation => {}
     }
     Ok(())
-}
-
-/// A Value event: arguments of the frame just entered, or the return value of the frame the
-/// previous event closed.
-fn attach_value(st: &mut ThreadState, cx: &mut Ctx<'_>, id: u32) {
-    if let Some((func, call)) = st.last_left.take() {
-        // Shown only at a completion: on a runtime that reports suspension Leaves a later
-        // resume of the call takes it back (see `link::link_resume`).
-        if let Some(c) = call {
-            if let Some(l) = cx.calls.live.get_mut(&c) {
-                l.leave_value = Some(id);
-            } else {
-                // Already settled (a completion on .NET 10): patch its sample.
-                cx.stats.patch_leave_sample(func, c, id);
-            }
-        } else {
-            cx.stats.patch_leave_sample(func, u64::MAX, id);
-        }
-        return;
-    }
-    if let Some(top) = st.stack.last_mut() {
-        if top.enter_value.is_none() {
-            top.enter_value = Some(id);
-            if let Some(seg) = top.segment {
-                if seg.index == 0 {
-                    if let Some(l) = cx.calls.live.get_mut(&seg.call) {
-                        l.enter_value = Some(id);
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Pops the frames that `gone(frame sp)` says the stack has left behind, as ended without a
@@ -485,7 +465,7 @@ fn leave<S: FrameSink + ?Sized>(
         if top.func == func.0 {
             let closed = close_top(st, cx, sink, ns, kind, value)?;
             if kind == EndKind::Leave {
-                if value.is_none() {
+                if value.is_none() && !cx.values_first {
                     st.last_left = Some((func.0, closed.segment.map(|s| s.call)));
                 }
                 if let (Some(seg), Some(caller)) = (closed.segment, closed.caller) {

@@ -84,14 +84,18 @@ pub(crate) struct ThreadState {
     /// The logical call whose segment the previous event completed with a Leave, and that
     /// segment's sp: a dispatcher resumes the caller of a completed call next, at that sp.
     pub after_completion: Option<Completed>,
-    /// What the previous event closed by a Leave, for a return value that follows it:
-    /// `(function, logical call)`.
+    /// What the previous event closed by a Leave, for a return value that follows it (a
+    /// trace without INFO `values_first`): `(function, logical call)`.
     pub last_left: Option<(u32, Option<u64>)>,
     /// The indices of the stack's segment frames, lowest first (the async rules look at
     /// these few frames instead of the whole stack).
     segments: Vec<u32>,
-    /// The next Value event was taken by the Leave before it (its return value).
+    /// The next Value event was taken by the Leave before it (its return value; a trace
+    /// without INFO `values_first`).
     pub skip_value: bool,
+    /// A Value event waiting for the Enter (its arguments) or Leave (its return value) that
+    /// follows it (INFO `values_first`).
+    pub pending_value: Option<u32>,
     /// Stack pointers at which a runtime-async variant was resumed with nothing below it on
     /// this thread: where the thread's dispatchers (thread pool, timer queue) call
     /// continuations. The latest few kept (see `asyncs::link`).

@@ -253,7 +253,8 @@ impl Stats {
     }
 
     /// Sets the return value of the newest sample of `func` that belongs to `call` (or, for
-    /// an ordinary function, `u64::MAX`) and has none.
+    /// an ordinary function, `u64::MAX`) and has none: a return value read after its Leave
+    /// was replayed, in a trace without INFO `values_first` (replay/values.rs).
     pub fn patch_leave_sample(&mut self, func: u32, call: u64, id: u32) {
         if let Some(v) = self.samples.get_mut(func) {
             if let Some(s) = v.iter_mut().rev().find(|s| s.call == call) {

@@ -120,6 +120,8 @@ fn trace_info(config: &Config, info: &Info, pid: u32, ppid: u32, clock_desc: Str
             ),
             (info_key::FLUSH_MS.into(), config.flush_ms.to_string()),
             (info_key::VALUES.into(), u8::from(config.values).to_string()),
+            // values/mod.rs pushes a Value event before the Enter or Leave it belongs to.
+            (info_key::VALUES_FIRST.into(), info_key::YES.into()),
             (info_key::LOSSY.into(), u8::from(config.lossy).to_string()),
             (info_key::TIMING.into(), config.timing.name().into()),
             (info_key::SAMPLE_HZ.into(), config.sample_hz.to_string()),

@@ -65,8 +65,9 @@ impl EventKind {
         })
     }
 
-    /// Whether the event annotates a neighbouring event (Value: the one before it;
-    /// Continuation: the Enter after it) rather than opening or ending a frame itself.
+    /// Whether the event annotates a neighbouring event (Value: the Enter or Leave after it,
+    /// or before it in a trace without INFO `values_first`; Continuation: the Enter or
+    /// allocator Leave after it) rather than opening or ending a frame itself.
     pub const fn is_annotation(self) -> bool {
         matches!(self, EventKind::Value | EventKind::Continuation)
     }
@@ -194,6 +195,12 @@ impl TraceInfo {
     /// the runtime's version decides nothing.
     pub fn async_suspend_leaves(&self) -> bool {
         self.flag(info_key::ASYNC_SUSPEND_LEAVE)
+    }
+
+    /// INFO `values_first`: whether a Value event comes just before the Enter or Leave it
+    /// belongs to; else (a trace written before the key) just after it.
+    pub fn values_first(&self) -> bool {
+        self.flag(info_key::VALUES_FIRST)
     }
 
     /// Converts a tick count to nanoseconds.

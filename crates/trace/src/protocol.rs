@@ -178,6 +178,10 @@ pub mod info_key {
     pub const FLUSH_MS: &str = "flush_ms";
     /// Flag: arguments and return values were captured (`record --values`).
     pub const VALUES: &str = "values";
+    /// Flag: a Value event comes just before the Enter or Leave it belongs to (Continuation
+    /// events may come between); without it (traces of older profilers) it comes just after.
+    /// eltrace's profiler writes it set in every trace.
+    pub const VALUES_FIRST: &str = "values_first";
     /// Flag: a thread whose buffer was full dropped events instead of waiting
     /// (`record --lossy`).
     pub const LOSSY: &str = "lossy";

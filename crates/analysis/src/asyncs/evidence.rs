@@ -221,7 +221,7 @@ fn resumed_below_caller(cx: &mut Env<'_>, e: &Event, top: &Open, ahead: Ahead<'_
 /// ```
 fn dispatch_sp_ahead(cx: &mut Env<'_>, e: &Event, ahead: Ahead<'_>) -> bool {
     let mut left = false;
-    for next in ahead.events().take(LOOK_AHEAD) {
+    for next in program_events(ahead) {
         if next.sp == 0 || next.sp < e.sp {
             continue;
         }
@@ -249,9 +249,7 @@ fn dispatch_sp_ahead(cx: &mut Env<'_>, e: &Event, ahead: Ahead<'_>) -> bool {
 /// T1 leave  L4  sp=0x290     which returns: L3's direct calls go 0x120 deep
 /// ```
 fn call_delta_ahead(calls: &Calls, e: &Event, ahead: Ahead<'_>, f: u32) -> Option<u64> {
-    let events: Vec<&Event> = std::iter::once(e)
-        .chain(ahead.events().take(LOOK_AHEAD))
-        .collect();
+    let events: Vec<&Event> = std::iter::once(e).chain(program_events(ahead)).collect();
     for (i, e) in events.iter().enumerate() {
         if e.kind != EventKind::Enter || e.func.0 != f || e.sp == 0 {
             continue;
@@ -283,6 +281,16 @@ fn call_delta_ahead(calls: &Calls, e: &Event, ahead: Ahead<'_>, f: u32) -> Optio
         }
     }
     None
+}
+
+/// The thread's next queued events (up to [`LOOK_AHEAD`]) but the captured values, which
+/// stand before or after an event depending on the trace (INFO `values_first`) and say
+/// nothing about the stack.
+fn program_events(ahead: Ahead<'_>) -> impl Iterator<Item = &Event> {
+    ahead
+        .events()
+        .take(LOOK_AHEAD)
+        .filter(|n| n.kind != EventKind::Value)
 }
 
 /// Remembers a dispatch stack pointer of a thread, and its distances to the others in `calls`.

@@ -26,6 +26,9 @@ pub(crate) struct Ctx<'a> {
     pub calls: &'a mut Calls,
     /// The runtime reports a Leave when a runtime-async method suspends.
     pub suspend_leaves: bool,
+    /// A Value event comes before the Enter or Leave it belongs to (INFO `values_first`),
+    /// not after it.
+    pub values_first: bool,
     pub thread: ThreadIdx,
     /// The iterator model's enumerations (`iterators`).
     pub iters: &'a mut Iterators,

@@ -1,8 +1,10 @@
 //! The replay's quick path: the events that need none of the rules, taken with the fewest
 //! lookups and no copy of the frame. An Enter of an ordinary function (no async role, not an
-//! iterator's member) below the top frame, on a stack with no frame the async rules look at;
-//! the Leave of the top frame, an ordinary one with no values. Anything else goes to
-//! `replay::step`, and the results are the same either way (tests/quick.rs).
+//! iterator's member) below the top frame, on a stack with no frame the async rules look at
+//! (with the arguments held for it, INFO `values_first`); the Leave of the top frame, an
+//! ordinary one with no values. Anything else goes to `replay::step`, and the results are the
+//! same either way (tests/quick.rs). Only a trace without INFO `values_first` makes it look at
+//! the next event (a return value after the Leave).
 //!
 //! ```text
 //! enter  A       sp=0x9000   quick: pushed
@@ -62,6 +64,8 @@ pub(super) fn step<S: FrameSink + ?Sized>(
                 return Ok(false);
             }
             st.skip_value = false;
+            // Arguments held for this Enter (values_first): an ordinary frame's own.
+            let held = st.pending_value.take();
             st.last_ns = ns;
             st.after_completion = None;
             st.last_left = None;
@@ -72,6 +76,7 @@ pub(super) fn step<S: FrameSink + ?Sized>(
             st.push(e.func.0, ns, e.sp, node);
             if let Some(top) = st.stack.last_mut() {
                 top.lnode = lnode;
+                top.enter_value = held;
             }
             cx.stats.reached_depth(cx.thread, st.stack.len() as u32);
             Ok(true)
@@ -82,16 +87,19 @@ pub(super) fn step<S: FrameSink + ?Sized>(
             };
             // Not the top frame's (mismatched frames), a continuation allocator's (a
             // Continuation event came just before), frames above its sp gone (`reveal`), a
-            // segment, an iterator's frame, values (arguments, or a return value next).
+            // segment, an iterator's frame, values (arguments, a return value held for it or,
+            // in older traces, next).
             if o.func != e.func.0
                 || st.pending_cont.is_some()
                 || (e.sp != 0 && o.sp != 0 && o.sp < e.sp)
                 || o.segment.is_some()
                 || o.iter.any()
                 || o.enter_value.is_some()
-                || ahead
-                    .next_event()
-                    .is_some_and(|v| v.kind == EventKind::Value)
+                || st.pending_value.is_some()
+                || (!cx.values_first
+                    && ahead
+                        .next_event()
+                        .is_some_and(|v| v.kind == EventKind::Value))
             {
                 return Ok(false);
             }

@@ -119,6 +119,42 @@ pub fn flagged_trace_with(
 /// One event of a synthetic thread: `(ts, kind, func, sp)`.
 pub type Ev = (u64, EventKind, u32, u64);
 
+/// An INFO record (pid 7) that says Value events come before their Enter or Leave.
+pub fn values_first_info() -> TraceInfo {
+    let mut info = TraceInfo::new(7);
+    info.extra.push((
+        eltrace_trace::protocol::info_key::VALUES_FIRST.into(),
+        eltrace_trace::protocol::info_key::YES.into(),
+    ));
+    info
+}
+
+/// A thread's events written with each Value event after the event it belongs to (traces
+/// without INFO `values_first`) rewritten as the profiler writes them now: each Value moved
+/// before that event and before the Continuation events just before it.
+pub fn values_moved_first(evs: &[Ev]) -> Vec<Ev> {
+    let mut out: Vec<Ev> = Vec::with_capacity(evs.len());
+    // Where the last event that is not an annotation begins, with its Continuations.
+    let mut owner = 0;
+    for &e in evs {
+        match e.1 {
+            EventKind::Value => {
+                out.insert(owner, e);
+                owner += 1;
+            }
+            EventKind::Continuation => out.push(e),
+            _ => {
+                owner = out.len();
+                while owner > 0 && out[owner - 1].1 == EventKind::Continuation {
+                    owner -= 1;
+                }
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
 /// Function flags of a runtime-async method's two FunctionIDs.
 pub const THUNK: u32 = FunctionFlags::ASYNC_THUNK;
 pub const VARIANT: u32 = FunctionFlags::ASYNC_VARIANT;

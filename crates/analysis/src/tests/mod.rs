@@ -31,3 +31,5 @@ mod sync;
 mod tiering;
 /// Timeless traces (`record --timing none|sampled`) and the sampled-time estimator.
 mod timing;
+/// Captured values before or after their event (INFO `values_first` or not).
+mod values;

@@ -3,7 +3,8 @@
 //! state machines, runtime-async thunks and variants, roles undecided, iterators), with frames
 //! gone by their stack pointer, mismatched and unmatched Leaves, tail calls, exceptions,
 //! values and drops, analysed both ways: the same statistics (and, for the quick path, the
-//! same frames).
+//! same frames). Values come after their event, as in traces without INFO `values_first`, or
+//! before it, as the profiler writes them now: the same results either way.
 
 use eltrace_trace::EventKind::{self, Catch, Enter, Leave, Tailcall, Throw, Unwind, Value};
 use eltrace_trace::{FunctionFlags, TraceInfo, ValueStatus};
@@ -30,11 +31,17 @@ const FUNCS: [(&str, &str, u32, u32, u32); 12] = [
 /// A random trace of three threads; `async_fns`: the runtime-async functions (8-11) take
 /// part (else no function is a variant, and the rules about variants stay quiet);
 /// `overlap`: each thread keeps its own clock, so that the threads' times overlap (else each
-/// chunk starts where the one before ended).
-fn random_trace(seed: u64, async_fns: bool, overlap: bool) -> Vec<u8> {
+/// chunk starts where the one before ended); `values_first`: Value events come before their
+/// Enter or Leave (INFO `values_first`), else after it (the same trace otherwise).
+fn random_trace(seed: u64, async_fns: bool, overlap: bool, values_first: bool) -> Vec<u8> {
     let mut rng = Lcg(seed);
     let funcs = if async_fns { 12 } else { 8 };
-    let mut t = TraceBuilder::new(TraceInfo::new(7)).functions(FUNCS[..funcs].iter().map(
+    let info = if values_first {
+        values_first_info()
+    } else {
+        TraceInfo::new(7)
+    };
+    let mut t = TraceBuilder::new(info).functions(FUNCS[..funcs].iter().map(
         |&(ty, m, token, impl_flags, flags)| {
             Function::new("App.dll", ty, m)
                 .token(0x0600_0000 | token)
@@ -119,6 +126,9 @@ fn random_trace(seed: u64, async_fns: bool, overlap: bool) -> Vec<u8> {
                 _ => {}
             }
         }
+        if values_first {
+            evs = values_moved_first(&evs);
+        }
         if !evs.is_empty() {
             t = t.events_sp(th as u32, &evs);
         }
@@ -158,17 +168,49 @@ fn summary(a: &Analysis) -> String {
 fn the_quick_path_gives_what_the_full_rules_give() {
     let mut quick_frames = 0;
     for seed in 1..=300 {
-        let bytes = random_trace(seed, seed % 3 == 0, false);
-        let (quick, quick_fr) = analyse(&bytes, true);
-        let (full, full_fr) = analyse(&bytes, false);
-        assert_eq!(summary(&quick), summary(&full), "seed {seed}");
-        assert_eq!(quick_fr.len(), full_fr.len(), "seed {seed}");
-        for (a, b) in quick_fr.iter().zip(&full_fr) {
-            assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed}");
+        for values_first in [false, true] {
+            let bytes = random_trace(seed, seed % 3 == 0, false, values_first);
+            let (quick, quick_fr) = analyse(&bytes, true);
+            let (full, full_fr) = analyse(&bytes, false);
+            let at = format!("seed {seed} values_first {values_first}");
+            assert_eq!(summary(&quick), summary(&full), "{at}");
+            assert_same_frames(&quick_fr, &full_fr, &at);
+            quick_frames += quick.totals.frames;
         }
-        quick_frames += quick.totals.frames;
     }
-    assert!(quick_frames > 10_000, "{quick_frames} frames");
+    assert!(quick_frames > 20_000, "{quick_frames} frames");
+}
+
+#[track_caller]
+fn assert_same_frames(a: &[(ThreadIdx, Frame)], b: &[(ThreadIdx, Frame)], at: &str) {
+    assert_eq!(a.len(), b.len(), "{at}");
+    for (a, b) in a.iter().zip(b) {
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{at}");
+    }
+}
+
+/// The same random traces with each Value event after its event (older traces) and before it
+/// (INFO `values_first`): the same statistics, value samples and frames, by the quick path
+/// and by the full rules.
+#[test]
+fn values_before_or_after_their_event_give_the_same_results() {
+    let mut values = 0;
+    for seed in 1..=300 {
+        let after = random_trace(seed, seed % 3 == 0, seed % 2 == 0, false);
+        let before = random_trace(seed, seed % 3 == 0, seed % 2 == 0, true);
+        for quick in [true, false] {
+            let (a, a_fr) = analyse(&after, quick);
+            let (b, b_fr) = analyse(&before, quick);
+            let at = format!("seed {seed} quick {quick}");
+            assert_eq!(summary(&a), summary(&b), "{at}");
+            assert_same_frames(&a_fr, &b_fr, &at);
+            values += a_fr
+                .iter()
+                .filter(|(_, f)| f.enter_value.is_some() || f.leave_value.is_some())
+                .count();
+        }
+    }
+    assert!(values > 1_000, "{values} frames with values");
 }
 
 /// A Leave replayed before its return value was read (the Value is in the thread's next
@@ -222,7 +264,7 @@ fn threads_replayed_ahead_give_what_the_time_order_gives() {
     let mut frames = 0;
     for seed in 1..=300 {
         for overlap in [true, false] {
-            let bytes = random_trace(seed, seed % 3 == 0, overlap);
+            let bytes = random_trace(seed, seed % 3 == 0, overlap, seed % 2 == 0);
             let ahead = analyse_unordered(&bytes, true);
             let ordered = analyse_unordered(&bytes, false);
             assert_eq!(summary(&ahead), summary(&ordered), "seed {seed} {overlap}");

@@ -87,7 +87,8 @@ fn with_suspension_leaves(records: Vec<Record>, suspended: &[(ThreadIdx, Frame)]
             .unwrap_or_else(|| panic!("no Enter for the suspended segment {f:?}"));
         // The first later event outside the segment: one after its end, an Enter at or
         // above its sp, or a Leave of a frame below it (a Leave inserted for a frame above
-        // it is inside, whatever its time). Value events stay with their event.
+        // it is inside, whatever its time). Value events stay with their event (after it,
+        // or before it with INFO values_first).
         let mut at = enter + 1;
         while let Some(&(_, e, inserted)) = list.get(at) {
             let outside = (!inserted && to_ns(e.ts) > f.end_ns)
@@ -100,6 +101,11 @@ fn with_suspension_leaves(records: Vec<Record>, suspended: &[(ThreadIdx, Frame)]
                 break;
             }
             at += 1;
+        }
+        // With INFO values_first the Value events just before that event (and the
+        // Continuation events between) belong to it: the Leave goes before them.
+        while info.values_first() && at > enter + 1 && list[at - 1].1.kind.is_annotation() {
+            at -= 1;
         }
         let (chunk, prev, _) = list[at - 1];
         let leave = Event {

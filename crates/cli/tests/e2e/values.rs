@@ -19,7 +19,8 @@ use eltrace_trace::{
 };
 
 /// A trace read back: functions, values, and each thread's events paired with the value of
-/// the Value event that follows them.
+/// their Value event (just before the event with INFO `values_first`, which eltrace's profiler
+/// writes; just after it in older traces).
 struct Trace {
     functions: HashMap<u32, FunctionRecord>,
     /// Per thread: (event, captured value) for every non-Value event, in order.
@@ -35,8 +36,12 @@ impl Trace {
         let mut values: HashMap<u32, ValueRecord> = HashMap::new();
         let mut threads: HashMap<ThreadIdx, Vec<(Event, Option<ValueRecord>)>> = HashMap::new();
         let mut value_events = 0;
+        let mut first = false;
+        // values_first: a Value event waiting for its Enter or Leave, per thread.
+        let mut held: HashMap<ThreadIdx, (Event, ValueRecord)> = HashMap::new();
         while let Some(rec) = r.next_record().expect("readable trace") {
             match rec {
+                Record::Info(info) => first = info.values_first(),
                 Record::Function(f) => {
                     functions.insert(f.idx.0, f);
                 }
@@ -53,12 +58,28 @@ impl Trace {
                             let v = values.get(&e.func.0).unwrap_or_else(|| {
                                 panic!("Value event #{} before its VALUE record", e.func.0)
                             });
+                            if first {
+                                let old = held.insert(thread, (e, v.clone()));
+                                assert!(old.is_none(), "one value per event: {old:?}");
+                                continue;
+                            }
                             let last = list.last_mut().expect("a Value event follows an event");
                             assert_eq!(last.0.sp, e.sp, "a Value event repeats the sp");
                             assert!(last.1.is_none(), "one value per event");
                             last.1 = Some(v.clone());
-                        } else {
+                        } else if e.kind == EventKind::Continuation {
                             list.push((e, None));
+                        } else {
+                            let v = held.remove(&thread).map(|(ve, v)| {
+                                assert!(
+                                    matches!(e.kind, EventKind::Enter | EventKind::Leave),
+                                    "a Value event before a {:?}",
+                                    e.kind
+                                );
+                                assert_eq!(ve.sp, e.sp, "a Value event has its event's sp");
+                                v
+                            });
+                            list.push((e, v));
                         }
                     }
                 }
@@ -66,6 +87,10 @@ impl Trace {
             }
         }
         assert!(r.ended(), "the trace is complete");
+        assert!(
+            held.is_empty(),
+            "Value events with no event after them: {held:?}"
+        );
         Trace {
             functions,
             threads,
@@ -131,11 +156,14 @@ fn record(rt: Runtime, mode: &str, args: &[&str]) -> (TempDir, PathBuf) {
     );
     let mut reader = TraceReader::new(BufReader::new(File::open(&trace).expect("trace"))).unwrap();
     match reader.next_record().expect("readable trace") {
-        Some(Record::Info(info)) => assert!(
-            info.runtime.starts_with(&rt.description_prefix()),
-            "recorded on {:?}, not {rt}",
-            info.runtime
-        ),
+        Some(Record::Info(info)) => {
+            assert!(
+                info.runtime.starts_with(&rt.description_prefix()),
+                "recorded on {:?}, not {rt}",
+                info.runtime
+            );
+            assert!(info.values_first(), "the profiler writes values first");
+        }
         other => panic!("the trace starts with {other:?}"),
     }
     (dir, trace)

@@ -2,9 +2,10 @@
 //! the slow path only. At mapper time ([`prepare`]) a selected function's signature is parsed
 //! once into a [`ValueFunc`] (parameter names, one [`Slot`] per argument, the Leave plan
 //! from the return type and the runtime-async role). In the WithInfo hooks
-//! ([`enter_hook`], [`leave_hook`]) the Enter/Leave event is recorded first, then the value is
-//! queried (`GetFunctionEnter3Info` / `GetFunctionLeave3Info`), rendered, queued as a VALUE
-//! record (`Recorder::add_value`) and only then its Value event is pushed into the ring.
+//! ([`enter_hook`], [`leave_hook`]) the value is queried first (`GetFunctionEnter3Info` /
+//! `GetFunctionLeave3Info`), rendered, queued as a VALUE record (`Recorder::add_value`) and
+//! only then its Value event is pushed into the ring, just before the Enter/Leave event it
+//! belongs to (INFO `values_first`: the replay holds the value until that event comes).
 //!
 //! The signature parser ([`sig`]) and the plans and rendering ([`render`]) are pure; this
 //! module is what talks to the runtime, through the Info and module cache handed to
@@ -392,8 +393,9 @@ fn capture(kind: EventKind, client_id: usize, elt: usize, sp: u64) {
 pub unsafe extern "C" fn enter_hook(id: FunctionIDOrClientID, elt: COR_PRF_ELT_INFO) {
     let _ = std::panic::catch_unwind(|| {
         let sp = hooks::profiled_sp(elt);
-        hooks::slow_enter(id.value(), elt, sp);
+        // The Value event first (INFO `values_first`), then the Continuation and the Enter.
         capture(EventKind::Enter, id.value(), elt, sp);
+        hooks::slow_enter(id.value(), elt, sp);
     });
 }
 
@@ -413,7 +415,9 @@ crate::hooks::leave_hook_rcx0! {
 extern "C" fn leave_inner(client_id: usize, elt: usize) {
     let _ = std::panic::catch_unwind(|| {
         let sp = hooks::profiled_sp(elt);
-        hooks::slow_leave(client_id, elt, sp);
+        // The Value event first (INFO `values_first`), then an allocator's Continuation and
+        // the Leave.
         capture(EventKind::Leave, client_id, elt, sp);
+        hooks::slow_leave(client_id, elt, sp);
     });
 }
