@@ -125,6 +125,7 @@ class Crate:
             text = mask(file.read_text())
             self.texts[file] = text
             no_use = USE.sub(lambda m: " " * len(m.group(0)), text)
+            no_use = MOD_DECL.sub(" ", no_use)  # `mod skim;` names no item `skim`
             self.used[file] = set(IDENT.findall(no_use))
             span = (0, len(text))
         m = self.mods[path] = Module(path, file, dir, span)
