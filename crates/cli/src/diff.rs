@@ -9,6 +9,7 @@
 //! either side each row names its command. Timeless traces (`--timing none`) compare counts
 //! only.
 
+mod change;
 mod gate;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use serde_json::{Value, json};
 use crate::report::counted;
 use crate::session;
 use crate::util::{Fail, fmt_ns, print_stdout};
+use change::{Change, Side};
 pub use gate::Gate;
 
 #[derive(Debug, Clone)]
@@ -35,45 +37,6 @@ pub struct DiffOptions {
     pub top: Option<usize>,
     pub json: bool,
     pub gates: Vec<Gate>,
-}
-
-/// One function's values in one trace (zeros when absent).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Side {
-    pub calls: u64,
-    pub inclusive_ns: u64,
-    pub exclusive_ns: u64,
-    pub present: bool,
-}
-
-/// One function in both traces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// The command line of its processes (empty when both sessions have one command).
-    pub process: String,
-    pub name: String,
-    pub module: String,
-    pub base: Side,
-    pub new: Side,
-}
-
-impl Change {
-    fn status(&self) -> &'static str {
-        match (self.base.present, self.new.present) {
-            (false, _) => "new",
-            (_, false) => "gone",
-            _ if self.base == self.new => "same",
-            _ => "changed",
-        }
-    }
-
-    fn calls_delta(&self) -> i128 {
-        i128::from(self.new.calls) - i128::from(self.base.calls)
-    }
-
-    fn time_delta(&self) -> i128 {
-        i128::from(self.new.inclusive_ns) - i128::from(self.base.inclusive_ns)
-    }
 }
 
 /// The rows of one side: (command, name, module) → values; whether every trace has times;

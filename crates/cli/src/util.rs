@@ -1,5 +1,5 @@
 //! Shared helpers of the commands: the error type, opening a trace (with a progress line for
-//! big files on a terminal), human-friendly units, and writing to stdout without panicking.
+//! big files on a terminal), human-friendly units, word wrap, and writing to stdout without panicking.
 
 use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Read, Write};
@@ -194,6 +194,25 @@ pub fn warn_truncated(path: &Path, a: &Analysis) {
             path.display()
         );
     }
+}
+
+/// Greedy word wrap to `width` columns (a longer word gets a line of its own).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
 }
 
 /// Writes `text` to stdout; a closed pipe (`| head`) is not an error.

@@ -240,6 +240,9 @@ pub mod experiment {
     pub const FLAGS: &str = "flags";
     /// Are P/Invoke stubs and reverse P/Invokes reported?
     pub const PINVOKE: &str = "pinvoke";
+    /// eltrace's own event mask with counting fast stubs: JIT compilations, JITInlining
+    /// questions and Enters per function.
+    pub const JIT: &str = "jit";
 }
 
 #[cfg(test)]

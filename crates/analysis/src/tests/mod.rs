@@ -23,6 +23,8 @@ mod records;
 mod reorder;
 /// The sampled-time estimator against the whole-stack rule, and its work bound.
 mod sampled;
+/// The sink: what it gets, in which order.
+mod sink;
 /// The statistics' counters.
 mod stats;
 /// The synchronous replay of one thread's stack, the sink and the call tree.

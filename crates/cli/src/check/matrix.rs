@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::checks::{Row, Verdict};
+use crate::util::wrap;
 
 /// The checks on one runtime.
 #[derive(Debug, Clone)]
@@ -186,7 +187,7 @@ pub fn render_table(cols: &[Column]) -> String {
             if matches!(cell.verdict, Verdict::Pass | Verdict::NotApplicable) {
                 continue;
             }
-            let text = super::wrap(&cell.observed, 90).join(&format!(
+            let text = wrap(&cell.observed, 90).join(&format!(
                 "\n      {}",
                 " ".repeat(ver_w + cell.verdict.name().len() + 2)
             ));

@@ -25,7 +25,7 @@ use eltrace_trace::glob;
 use eltrace_trace::protocol::{env, experiment};
 use serde_json::json;
 
-use crate::util::{Fail, print_stdout};
+use crate::util::{Fail, print_stdout, wrap};
 use checks::{CHECKS, NEED_RUNTIME_ASYNC, Row, Verdict};
 use matrix::Column;
 use obs::Observations;
@@ -51,12 +51,8 @@ pub const EXPERIMENTS: &[(&str, &str, bool)] = &[
     (experiment::SNAPSHOT, "snapshot", false),
     (experiment::FLAGS, "flags", false),
     (experiment::PINVOKE, "pinvoke", false),
-    (JIT, "jit", false),
+    (experiment::JIT, "jit", false),
 ];
-
-/// The `jit` experiment's name (not in `eltrace_trace::protocol::experiment`: the profiler
-/// spells it the same in crates/profiler/src/check/experiment.rs).
-pub const JIT: &str = "jit";
 
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
@@ -346,25 +342,6 @@ pub fn render_json(runtime: &str, dotnet: &Path, rows: &[Row]) -> serde_json::Va
         })).collect::<Vec<_>>(),
         "summary": {"pass": c[0].1, "differs": c[1].1, "fail": c[2].1},
     })
-}
-
-/// Greedy word wrap to `width` columns (a longer word gets a line of its own).
-pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split_whitespace() {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() || lines.is_empty() {
-        lines.push(cur);
-    }
-    lines
 }
 
 pub fn render_table(runtime: &str, dotnet: &Path, rows: &[Row]) -> String {

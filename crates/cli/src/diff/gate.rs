@@ -6,7 +6,7 @@
 
 use eltrace_trace::glob;
 
-use super::Change;
+use super::change::Change;
 
 /// What a gate measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +147,7 @@ fn parse_duration(s: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::{Change, Side};
+    use crate::diff::change::{Change, Side};
 
     fn change(name: &str, base: u64, new: u64) -> Change {
         Change {

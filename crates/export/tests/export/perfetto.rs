@@ -212,30 +212,50 @@ struct Read {
     counters: Vec<(u64, String, u64, u64)>,
 }
 
+/// The Perfetto export of `trace` read back: see [`Read`].
 fn read(trace: &Msg) -> Read {
-    // Interned names are per packet sequence: (sequence, iid) → name.
-    let mut names: HashMap<(u64, u64), String> = HashMap::new();
-    let mut annotation_names: HashMap<(u64, u64), String> = HashMap::new();
-    // Track uuids are global: uuid → (pid, tid), tid 0 for a process's track.
-    let mut tracks: HashMap<u64, (u64, u64)> = HashMap::new();
-    // Counter tracks: uuid → (tid of the thread track it is under, name).
-    let mut counter_tracks: HashMap<u64, (u64, String)> = HashMap::new();
-    let mut counters = Vec::new();
-    let mut thread_names = BTreeMap::new();
-    let mut processes = BTreeMap::new();
-    let mut sequences: Vec<u64> = Vec::new();
-    // (ts, file order, tid, begin?, name, flows)
-    let mut events = Vec::new();
-    let mut instants = Vec::new();
+    let mut r = Reader::default();
     for (i, p) in trace.msgs("packet").enumerate() {
+        let seq = r.sequence(i, p);
+        r.interned(seq, p);
+        r.track(seq, p);
+        r.event(i, seq, p);
+    }
+    r.finish()
+}
+
+/// An event as the export wrote it: (ts, file order, tid, begin?, name, flows).
+type Event = (u64, usize, u64, bool, String, Vec<u64>);
+
+/// What [`read`] gathers packet by packet, checking each as trace_processor would.
+#[derive(Default)]
+struct Reader {
+    // Interned names are per packet sequence: (sequence, iid) → name.
+    names: HashMap<(u64, u64), String>,
+    annotation_names: HashMap<(u64, u64), String>,
+    // Track uuids are global: uuid → (pid, tid), tid 0 for a process's track.
+    tracks: HashMap<u64, (u64, u64)>,
+    // Counter tracks: uuid → (tid of the thread track it is under, name).
+    counter_tracks: HashMap<u64, (u64, String)>,
+    counters: Vec<(u64, String, u64, u64)>,
+    thread_names: BTreeMap<u64, String>,
+    processes: BTreeMap<u64, (String, u64)>,
+    sequences: Vec<u64>,
+    events: Vec<Event>,
+    instants: Vec<(u64, u64, String)>,
+}
+
+impl Reader {
+    /// The sequence of packet `i` (`p`): a process's packets are one sequence, after the
+    /// previous process's, and only a sequence's first packet clears its state.
+    fn sequence(&mut self, i: usize, p: &Msg) -> u64 {
         let seq = p.uint("trusted_packet_sequence_id").expect("a sequence");
-        // A process's packets are one sequence, after the previous process's.
-        if sequences.last() != Some(&seq) {
+        if self.sequences.last() != Some(&seq) {
             assert!(
-                !sequences.contains(&seq),
+                !self.sequences.contains(&seq),
                 "sequence {seq} resumed at packet {i}"
             );
-            sequences.push(seq);
+            self.sequences.push(seq);
             assert_eq!(p.uint("sequence_flags"), Some(1), "{p:?}");
         } else {
             assert_eq!(
@@ -244,10 +264,15 @@ fn read(trace: &Msg) -> Read {
                 "only a sequence's first packet clears its state: {p:?}"
             );
         }
+        seq
+    }
+
+    /// The names `p` interns, each once per sequence.
+    fn interned(&mut self, seq: u64, p: &Msg) {
         if let Some(interned) = p.msg("interned_data") {
             for (field, map) in [
-                ("event_names", &mut names),
-                ("debug_annotation_names", &mut annotation_names),
+                ("event_names", &mut self.names),
+                ("debug_annotation_names", &mut self.annotation_names),
             ] {
                 for e in interned.msgs(field) {
                     let iid = e.uint("iid").unwrap();
@@ -256,117 +281,141 @@ fn read(trace: &Msg) -> Read {
                 }
             }
         }
-        if let Some(d) = p.msg("track_descriptor")
-            && d.msg("counter").is_some()
-        {
-            let uuid = d.uint("uuid").unwrap();
+    }
+
+    /// The track `p` describes: a counter under a thread's track, a process's or a thread's.
+    fn track(&mut self, seq: u64, p: &Msg) {
+        let Some(d) = p.msg("track_descriptor") else {
+            return;
+        };
+        let uuid = d.uint("uuid").unwrap();
+        if d.msg("counter").is_some() {
             let parent = d.uint("parent_uuid").expect("a counter under a thread");
-            let (_, tid) = tracks[&parent];
+            let (_, tid) = self.tracks[&parent];
             assert!(tid != 0, "a counter under a process track");
             assert!(
-                !tracks.contains_key(&uuid),
+                !self.tracks.contains_key(&uuid),
                 "counter {uuid} is a track's uuid"
             );
             let name = d.str("name").unwrap().to_owned();
-            assert!(counter_tracks.insert(uuid, (tid, name)).is_none());
-        } else if let Some(d) = p.msg("track_descriptor") {
-            let uuid = d.uint("uuid").unwrap();
-            assert!(
-                !counter_tracks.contains_key(&uuid),
-                "track {uuid} is a counter's"
-            );
-            let owner = if let Some(pr) = d.msg("process") {
-                let pid = pr.uint("pid").unwrap();
-                let name = pr.str("process_name").unwrap().to_owned();
-                assert!(processes.insert(pid, (name, seq)).is_none(), "{pid} twice");
-                (pid, 0)
-            } else {
-                let t = d.msg("thread").expect("a process or a thread track");
-                let pid = t.uint("pid").unwrap();
-                assert_eq!(processes.get(&pid).map(|p| p.1), Some(seq), "{t:?}");
-                let tid = t.uint("tid").unwrap();
-                assert!(tid <= i32::MAX as u64);
-                thread_names.insert(tid, t.str("thread_name").unwrap().to_owned());
-                (pid, tid)
-            };
-            let old = tracks.insert(uuid, owner);
-            assert!(
-                old.is_none_or(|o| o == owner),
-                "track {uuid} of {old:?} and {owner:?}"
-            );
+            assert!(self.counter_tracks.insert(uuid, (tid, name)).is_none());
+            return;
         }
-        if let Some(e) = p.msg("track_event")
-            && e.uint("type") == Some(4)
-        {
+        assert!(
+            !self.counter_tracks.contains_key(&uuid),
+            "track {uuid} is a counter's"
+        );
+        let owner = if let Some(pr) = d.msg("process") {
+            let pid = pr.uint("pid").unwrap();
+            let name = pr.str("process_name").unwrap().to_owned();
+            assert!(
+                self.processes.insert(pid, (name, seq)).is_none(),
+                "{pid} twice"
+            );
+            (pid, 0)
+        } else {
+            let t = d.msg("thread").expect("a process or a thread track");
+            let pid = t.uint("pid").unwrap();
+            assert_eq!(self.processes.get(&pid).map(|p| p.1), Some(seq), "{t:?}");
+            let tid = t.uint("tid").unwrap();
+            assert!(tid <= i32::MAX as u64);
+            self.thread_names
+                .insert(tid, t.str("thread_name").unwrap().to_owned());
+            (pid, tid)
+        };
+        let old = self.tracks.insert(uuid, owner);
+        assert!(
+            old.is_none_or(|o| o == owner),
+            "track {uuid} of {old:?} and {owner:?}"
+        );
+    }
+
+    /// The track event of packet `i` (`p`), if any: a counter sample, a slice's begin or
+    /// end, or an instant, on a track described before.
+    fn event(&mut self, i: usize, seq: u64, p: &Msg) {
+        let Some(e) = p.msg("track_event") else {
+            return;
+        };
+        if e.uint("type") == Some(4) {
             let uuid = e.uint("track_uuid").unwrap();
-            let (tid, name) = counter_tracks
+            let (tid, name) = self
+                .counter_tracks
                 .get(&uuid)
                 .unwrap_or_else(|| panic!("counter {uuid} used before it is described"));
             let ts = p
                 .uint("timestamp")
                 .expect("a counter sample has a timestamp");
-            counters.push((*tid, name.clone(), ts, e.uint("counter_value").unwrap()));
-        } else if let Some(e) = p.msg("track_event") {
-            let ts = p.uint("timestamp").expect("an event has a timestamp");
-            let uuid = e.uint("track_uuid").unwrap();
-            let (_, tid) = *tracks
-                .get(&uuid)
-                .unwrap_or_else(|| panic!("track {uuid} used before it is described"));
-            assert!(tid != 0, "an event on a process track");
-            for a in e.msgs("debug_annotations") {
-                assert!(annotation_names.contains_key(&(seq, a.uint("name_iid").unwrap())));
+            let sample = (*tid, name.clone(), ts, e.uint("counter_value").unwrap());
+            self.counters.push(sample);
+            return;
+        }
+        let ts = p.uint("timestamp").expect("an event has a timestamp");
+        let uuid = e.uint("track_uuid").unwrap();
+        let (_, tid) = *self
+            .tracks
+            .get(&uuid)
+            .unwrap_or_else(|| panic!("track {uuid} used before it is described"));
+        assert!(tid != 0, "an event on a process track");
+        for a in e.msgs("debug_annotations") {
+            assert!(
+                self.annotation_names
+                    .contains_key(&(seq, a.uint("name_iid").unwrap()))
+            );
+        }
+        let name = e.uint("name_iid").map(|iid| {
+            self.names
+                .get(&(seq, iid))
+                .unwrap_or_else(|| panic!("name {iid} used before it is interned"))
+                .clone()
+        });
+        let flows: Vec<u64> = e
+            .fields
+            .iter()
+            .filter_map(|(n, v)| match (n, v) {
+                (&"flow_ids", Val::Uint(id)) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        match e.uint("type") {
+            Some(1) => self.events.push((ts, i, tid, true, name.unwrap(), flows)),
+            Some(2) => {
+                assert!(name.is_none() && flows.is_empty());
+                self.events.push((ts, i, tid, false, String::new(), flows))
             }
-            let name = e.uint("name_iid").map(|iid| {
-                names
-                    .get(&(seq, iid))
-                    .unwrap_or_else(|| panic!("name {iid} used before it is interned"))
-                    .clone()
-            });
-            let flows: Vec<u64> = e
-                .fields
-                .iter()
-                .filter_map(|(n, v)| match (n, v) {
-                    (&"flow_ids", Val::Uint(id)) => Some(*id),
-                    _ => None,
-                })
-                .collect();
-            match e.uint("type") {
-                Some(1) => events.push((ts, i, tid, true, name.unwrap(), flows)),
-                Some(2) => {
-                    assert!(name.is_none() && flows.is_empty());
-                    events.push((ts, i, tid, false, String::new(), flows))
+            Some(3) => self.instants.push((tid, ts, name.unwrap())),
+            t => panic!("event type {t:?}"),
+        }
+    }
+
+    /// The slices, each begin paired with its end on the same thread, and the flows of each.
+    fn finish(mut self) -> Read {
+        // trace_processor sorts by timestamp and keeps the file's order among equal ones.
+        self.events.sort_by_key(|e| (e.0, e.1));
+        let mut open: HashMap<u64, Vec<(u64, String)>> = HashMap::new();
+        let mut slices = Vec::new();
+        let mut flows: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for (ts, _, tid, begin, name, f) in self.events {
+            let stack = open.entry(tid).or_default();
+            if begin {
+                for id in f {
+                    flows.entry(id).or_default().push(ts);
                 }
-                Some(3) => instants.push((tid, ts, name.unwrap())),
-                t => panic!("event type {t:?}"),
+                stack.push((ts, name));
+            } else {
+                let (start, name) = stack.pop().expect("an end without a begin");
+                slices.push((tid, start, ts - start, name));
             }
         }
-    }
-    // trace_processor sorts by timestamp and keeps the file's order among equal ones.
-    events.sort_by_key(|e| (e.0, e.1));
-    let mut open: HashMap<u64, Vec<(u64, String)>> = HashMap::new();
-    let mut slices = Vec::new();
-    let mut flows: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    for (ts, _, tid, begin, name, f) in events {
-        let stack = open.entry(tid).or_default();
-        if begin {
-            for id in f {
-                flows.entry(id).or_default().push(ts);
-            }
-            stack.push((ts, name));
-        } else {
-            let (start, name) = stack.pop().expect("an end without a begin");
-            slices.push((tid, start, ts - start, name));
+        assert!(open.values().all(Vec::is_empty), "slices left open");
+        slices.sort();
+        Read {
+            slices,
+            flows,
+            instants: self.instants,
+            thread_names: self.thread_names,
+            processes: self.processes,
+            counters: self.counters,
         }
-    }
-    assert!(open.values().all(Vec::is_empty), "slices left open");
-    slices.sort();
-    Read {
-        slices,
-        flows,
-        instants,
-        thread_names,
-        processes,
-        counters,
     }
 }
 

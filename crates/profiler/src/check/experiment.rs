@@ -40,10 +40,6 @@ pub enum Experiment {
     Jit,
 }
 
-/// The `jit` experiment's name. Not (yet) in `eltrace_trace::protocol::experiment`: the CLI
-/// spells it the same in crates/cli/src/check/mod.rs.
-pub const JIT: &str = "jit";
-
 impl Experiment {
     pub const ALL: [Experiment; 12] = [
         Experiment::Info,
@@ -73,7 +69,7 @@ impl Experiment {
             Experiment::Snapshot => experiment::SNAPSHOT,
             Experiment::Flags => experiment::FLAGS,
             Experiment::PInvoke => experiment::PINVOKE,
-            Experiment::Jit => JIT,
+            Experiment::Jit => experiment::JIT,
         }
     }
 

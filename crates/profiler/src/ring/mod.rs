@@ -559,4 +559,6 @@ impl Drop for Ring {
 }
 
 #[cfg(test)]
+mod bench;
+#[cfg(test)]
 mod tests;

@@ -2,7 +2,10 @@
 //! and of the info queries at each kind of probe (info.*): each a pure function from an
 //! experiment's observations to a [`Row`].
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::row::*;
+use crate::check::obs::{Event, Observations};
 
 // ---- 1. Async pairing --------------------------------------------------------------------
 

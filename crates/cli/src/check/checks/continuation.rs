@@ -5,10 +5,11 @@
 //! (async.state-machine-box, "State machines by `this`"); each a pure function from the async
 //! experiment's observations to a [`Row`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::asyncs::{ASYNC_METHODS, async_pair, short};
-use super::*;
+use super::row::*;
+use crate::check::obs::Observations;
 
 /// What the production profiler recorded of each variant Enter's hidden continuation
 /// argument (a Continuation event before the Enter: docs/abi.md "The async continuation

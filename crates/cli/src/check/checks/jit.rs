@@ -3,7 +3,10 @@
 //! ELT"); each a pure function from the `jit` experiment's observations (the probe
 //! check/probes/JitProbe.cs, the profiler's crates/profiler/src/check/jit.rs) to a [`Row`].
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::row::*;
+use crate::check::obs::Observations;
 
 const PROBE: &str = "Probes.JitProbe.";
 

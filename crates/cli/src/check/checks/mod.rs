@@ -3,15 +3,14 @@
 //! from the probe program's code (check/probes/) and the contract sources cited in
 //! docs/abi.md.
 
-use std::collections::BTreeMap;
-
 use eltrace_trace::protocol::experiment;
 
-use crate::check::obs::{Event, Observations};
+use crate::check::obs::Observations;
 
 mod asyncs;
 mod continuation;
 mod jit;
+mod row;
 mod runtime;
 
 use asyncs::*;
@@ -19,38 +18,9 @@ use asyncs::*;
 pub use asyncs::{ASYNC_METHODS, Phase, phases};
 use continuation::*;
 use jit::*;
+use row::row;
+pub use row::{Row, Verdict};
 use runtime::*;
-
-/// PASS: as documented. DIFFERS: a documented behaviour difference (e.g. a pre-fix runtime).
-/// FAIL: neither. N/A: the check needs runtime async, which the runtime does not have
-/// (.NET 8 and 9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    Fail,
-    Differs,
-    NotApplicable,
-}
-
-impl Verdict {
-    pub const fn name(self) -> &'static str {
-        match self {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-            Verdict::Differs => "DIFFERS",
-            Verdict::NotApplicable => "N/A",
-        }
-    }
-}
-
-/// One line of the `check` table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub name: &'static str,
-    pub expected: String,
-    pub observed: String,
-    pub verdict: Verdict,
-}
 
 /// A check: its name, the experiment whose observations it reads, and its function.
 pub struct Check {
@@ -58,11 +28,6 @@ pub struct Check {
     pub experiment: &'static str,
     pub eval: fn(&Observations) -> Row,
 }
-
-pub const S_OK: u32 = 0;
-pub const E_FAIL: u32 = 0x8000_4005;
-pub const CORPROF_E_INCONSISTENT_WITH_FLAGS: u32 = 0x8013_1374;
-pub const CORPROF_E_UNSUPPORTED_CALL_SEQUENCE: u32 = 0x8013_1363;
 
 /// The checks that need runtime-async methods (the probes in check/probes/RuntimeAsync/):
 /// N/A on a runtime without runtime async, whose probe build leaves those probes out.
@@ -248,74 +213,27 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         name: "jit.inline-unselected",
-        experiment: crate::check::JIT,
+        experiment: experiment::JIT,
         eval: jit_inline_unselected,
     },
     Check {
         name: "jit.inline-selected",
-        experiment: crate::check::JIT,
+        experiment: experiment::JIT,
         eval: jit_inline_selected,
     },
     Check {
         name: "jit.tiering",
-        experiment: crate::check::JIT,
+        experiment: experiment::JIT,
         eval: jit_tiering,
     },
     Check {
         name: "jit.r2r-unselected",
-        experiment: crate::check::JIT,
+        experiment: experiment::JIT,
         eval: jit_r2r_unselected,
     },
     Check {
         name: "jit.r2r-selected",
-        experiment: crate::check::JIT,
+        experiment: experiment::JIT,
         eval: jit_r2r_selected,
     },
 ];
-
-pub(super) fn row(name: &'static str, expected: &str, observed: String, verdict: Verdict) -> Row {
-    Row {
-        name,
-        expected: expected.to_string(),
-        observed,
-        verdict,
-    }
-}
-
-pub(super) fn pass_if(ok: bool) -> Verdict {
-    if ok { Verdict::Pass } else { Verdict::Fail }
-}
-
-/// `0x80004005 (E_FAIL)` and friends.
-pub fn hr_text(hr: Option<u32>) -> String {
-    let Some(hr) = hr else { return "none".into() };
-    let name = match hr {
-        S_OK => "S_OK",
-        E_FAIL => "E_FAIL",
-        CORPROF_E_INCONSISTENT_WITH_FLAGS => "CORPROF_E_INCONSISTENT_WITH_FLAGS",
-        CORPROF_E_UNSUPPORTED_CALL_SEQUENCE => "CORPROF_E_UNSUPPORTED_CALL_SEQUENCE",
-        0x8007_0057 => "E_INVALIDARG",
-        0x8013_136F => "CORPROF_E_STACKSNAPSHOT_UNSAFE",
-        0x8000_4001 => "E_NOTIMPL",
-        _ => return format!("{hr:#010x}"),
-    };
-    if hr == S_OK {
-        name.into()
-    } else {
-        format!("{name} ({hr:#010x})")
-    }
-}
-
-/// A setup failure or crash before any observation, in words (for FAIL rows).
-pub(super) fn not_run(o: &Observations) -> Option<String> {
-    if o.initialized() {
-        None
-    } else if let Some(e) = o.get("error") {
-        Some(format!("experiment not set up: {e}; {}", o.exit_text()))
-    } else {
-        Some(format!(
-            "experiment not set up (no `init` line); {}",
-            o.exit_text()
-        ))
-    }
-}

@@ -2,7 +2,9 @@
 //! (flags.*) and P/Invoke (pinvoke.*): each a pure function from an experiment's observations
 //! to a [`Row`].
 
-use super::*;
+use super::asyncs::distinct;
+use super::row::*;
+use crate::check::obs::Observations;
 
 // ---- 3./4. Registers ---------------------------------------------------------------------
 
