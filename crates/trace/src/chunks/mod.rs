@@ -15,12 +15,9 @@
 //! each chunk's prediction stack empty, so a chunk closed early decodes the same.
 
 use crate::crc::crc32_parts;
-use crate::events::Shadow;
+use crate::events::{SEARCH, Shadow};
 use crate::model::ThreadIdx;
 use crate::{MAX_EVENTS_PER_CHUNK, tag};
-
-mod put;
-use put::{ends_frame, put_full, put_head, put_run, put_var, unwind_to, zigzag};
 
 /// Header space an open chunk keeps in front of its events: the 12-byte chunk head and the
 /// payload's prefix at its longest (thread and count varints, first and last time).
@@ -62,6 +59,31 @@ pub trait RunSource {
                 .event(j + 1)
                 .is_some_and(|b| self.event(k + 1) == Some(b))
     }
+}
+
+/// `Leave`, `Tailcall` or `Unwind`: the codes that end a frame.
+#[inline(always)]
+fn ends_frame(code: u8) -> bool {
+    matches!(code, 1..=3)
+}
+
+/// Writes `v` as a varint at `p`; returns the bytes written (at most 10).
+///
+/// # Safety
+/// `p` must be valid for 10 bytes of writes.
+#[inline(always)]
+unsafe fn put_var(p: *mut u8, mut v: u64) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        // SAFETY: n < 10 while v >= 0x80 (a u64 has at most ten 7-bit groups); the caller
+        // gave 10 bytes.
+        unsafe { p.add(n).write((v as u8) | 0x80) };
+        v >>= 7;
+        n += 1;
+    }
+    // SAFETY: as above.
+    unsafe { p.add(n).write(v as u8) };
+    n + 1
 }
 
 /// Encodes one thread's events into chunks in place (see the module doc).
@@ -210,13 +232,11 @@ impl ChunkBuilder {
     }
 
     /// [`ChunkBuilder::push_run`]'s loop over an open chunk, from event `from` to `n`: the
-    /// bytes of `push`, with the builder's state (the prediction stack's depth too) in locals
-    /// ([`Regs`]), the limits checked once per batch, the one-byte heads of the common events
-    /// (a predicted end, a repeated Enter, a small time delta) written without the varint
-    /// loop, and a leaf call (an Enter and the Leave of the same frame right after it) taken
-    /// as one step that leaves the stack as it was. Returns the events taken. The steps are
-    /// `#[inline(always)]` helpers: one loop in the generated code, as when it was written
-    /// out here.
+    /// bytes of `push`, with the builder's state (the prediction stack's depth too) in locals,
+    /// the limits checked once per batch, the one-byte heads of the common events (a predicted
+    /// end, a repeated Enter, a small time delta) written without the varint loop, and a leaf
+    /// call (an Enter and the Leave of the same frame right after it) taken as one step that
+    /// leaves the stack as it was. Returns the events taken.
     #[inline(always)]
     fn run<const TIMELESS: bool>(
         &mut self,
@@ -227,12 +247,24 @@ impl ChunkBuilder {
     ) -> usize {
         debug_assert!(self.count > 0);
         let cap = buf.capacity();
-        let mut r = self.regs(buf);
+        let base = buf.as_mut_ptr();
+        let mut len = buf.len();
+        let mut count = self.count as usize;
+        let mut prev_ts = self.prev_ts;
+        let mut prev_sp = self.prev_sp;
+        // The last frame-ending event; no function has index u32::MAX (28-bit indices), so
+        // that value stands for "none".
+        let (mut end_func, mut end_sp) = self.last_end.unwrap_or((u32::MAX, 0));
+        let (frames, mut depth, frames_cap) = self.shadow.raw_parts();
+        debug_assert!(frames_cap >= SHADOW_CAP);
+        // Timeless: repeated leaf calls (a repeated Enter and its predicted Leave) not yet
+        // written; a run head writes them all at the end of the batch or before the next event.
+        let mut pairs = 0u64;
         let mut i = from;
         'batches: while i < n {
             // Events that fit whatever their size, within the chunk's count limit.
-            let room = ((cap - r.len) / MAX_EVENT_BYTES)
-                .min(MAX_EVENTS_PER_CHUNK.saturating_sub(r.count))
+            let room = ((cap - len) / MAX_EVENT_BYTES)
+                .min(MAX_EVENTS_PER_CHUNK.saturating_sub(count))
                 .min(n - i);
             if room == 0 {
                 break;
@@ -244,105 +276,156 @@ impl ChunkBuilder {
                 };
                 if TIMELESS
                     && code == ENTER
-                    && r.end_func == func
-                    && r.end_sp == sp
+                    && end_func == func
+                    && end_sp == sp
                     && i + 1 < stop
-                    && r.depth < SHADOW_CAP
+                    && depth < SHADOW_CAP
                     && src.leaf(i, func, sp)
                 {
-                    i += r.repeated_leaves(src, i, stop, sp);
+                    // The last ended frame again, entered and left: one more of a run, and so
+                    // are the pairs after it that repeat it word for word.
+                    pairs += 1;
+                    prev_sp = sp;
+                    count += 2;
+                    i += 2;
+                    while i + 1 < stop && src.same_pair(i, i - 2) {
+                        pairs += 1;
+                        count += 2;
+                        i += 2;
+                    }
                     continue;
+                }
+                if TIMELESS && pairs > 0 {
+                    // SAFETY: the run's events reserved 2 × MAX_EVENT_BYTES each in this batch
+                    // and wrote nothing; its head takes at most 11.
+                    len += unsafe { put_run(base.add(len), pairs) };
+                    pairs = 0;
                 }
                 // Every write below ("see above"): `room` events of MAX_EVENT_BYTES fit in the
                 // spare capacity from where the batch began (each `put_var` gets its 10 bytes
                 // within an event's 32, a leaf call's two events their 64); frames are written
                 // below `frames_cap` (an Enter at SHADOW_CAP frames stops the run) and read
                 // below `depth`.
-                if TIMELESS {
-                    // SAFETY: the run's events reserved 2 × MAX_EVENT_BYTES each in this batch
-                    // and wrote nothing; its head takes at most 11.
-                    unsafe { r.put_pairs() };
-                }
+                // SAFETY: `len` is within the buffer's capacity (see above).
+                let p = unsafe { base.add(len) };
                 if code == ENTER {
-                    if r.depth >= SHADOW_CAP {
+                    if depth >= SHADOW_CAP {
                         break 'batches;
                     }
-                    // SAFETY: see above; `i + 1 < stop` before event `i + 1` is read.
-                    i += unsafe { r.enter::<TIMELESS>(src, i, stop, func, sp) };
+                    // A leaf call: the next event leaves this frame.
+                    let leaf = i + 1 < stop && src.leaf(i, func, sp);
+                    let mut k;
+                    let repeat = end_func == func && end_sp == sp;
+                    if TIMELESS {
+                        // SAFETY: see above.
+                        unsafe { p.write(u8::from(repeat) << 4) };
+                        k = 1;
+                    } else {
+                        let ts = src.ts(i);
+                        let delta = ts.saturating_sub(prev_ts);
+                        prev_ts = prev_ts.max(ts);
+                        // SAFETY: see above.
+                        k = unsafe { put_head(p, (delta << 4) | u64::from(repeat)) };
+                    }
+                    if !repeat {
+                        // SAFETY: see above.
+                        k += unsafe { put_full(p.add(k), func, sp, prev_sp) };
+                    }
+                    prev_sp = sp;
+                    if leaf {
+                        // The Leave, predicted by the frame just entered.
+                        (end_func, end_sp) = (func, sp);
+                        if TIMELESS {
+                            // SAFETY: see above.
+                            unsafe { p.add(k).write(1 | (LEAVE << 1)) };
+                            k += 1;
+                        } else {
+                            let ts = src.ts(i + 1);
+                            let delta = ts.saturating_sub(prev_ts);
+                            prev_ts = prev_ts.max(ts);
+                            // SAFETY: see above.
+                            k += unsafe {
+                                put_head(p.add(k), (delta << 4) | u64::from(1 | (LEAVE << 1)))
+                            };
+                        }
+                        count += 2;
+                        i += 2;
+                    } else {
+                        // SAFETY: see above.
+                        unsafe { frames.add(depth).write((func, sp)) };
+                        depth += 1;
+                        count += 1;
+                        i += 1;
+                    }
+                    len += k;
                     continue;
                 }
-                // SAFETY: see above.
-                unsafe { r.other::<TIMELESS>(src, i, code, func, sp) };
+                let mut head_bits = u64::from(code) << 1;
+                let mut full = true;
+                if ends_frame(code) {
+                    // SAFETY: see above.
+                    let predicted =
+                        depth > 0 && unsafe { frames.add(depth - 1).read() } == (func, sp);
+                    if predicted {
+                        depth -= 1;
+                        full = false;
+                        head_bits |= 1;
+                    } else {
+                        // SAFETY: `depth` frames are initialised.
+                        depth = unsafe { unwind_to(frames, depth, func, sp) };
+                    }
+                    (end_func, end_sp) = (func, sp);
+                }
+                let mut k;
+                if TIMELESS {
+                    // Every timeless head is below 0x80: one byte.
+                    // SAFETY: see above.
+                    unsafe { p.write(head_bits as u8) };
+                    k = 1;
+                } else {
+                    let ts = src.ts(i);
+                    let delta = ts.saturating_sub(prev_ts);
+                    prev_ts = prev_ts.max(ts);
+                    // SAFETY: see above.
+                    k = unsafe { put_head(p, (delta << 4) | head_bits) };
+                }
+                if full {
+                    // SAFETY: see above.
+                    k += unsafe { put_full(p.add(k), func, sp, prev_sp) };
+                }
+                prev_sp = sp;
+                len += k;
+                count += 1;
                 i += 1;
             }
-            if TIMELESS {
+            if TIMELESS && pairs > 0 {
                 // SAFETY: as above, within the batch that took the run's events.
-                unsafe { r.put_pairs() };
+                len += unsafe { put_run(base.add(len), pairs) };
+                pairs = 0;
             }
         }
-        if TIMELESS {
+        if TIMELESS && pairs > 0 {
             // A run cut short by the end of the events or by an event this loop does not take:
             // as above, within the batch that took them.
             // SAFETY: as above.
-            unsafe { r.put_pairs() };
+            len += unsafe { put_run(base.add(len), pairs) };
         }
-        // SAFETY: `r` was taken from this builder and `buf` above, and `run` wrote within
-        // the limits above.
-        unsafe { self.store::<TIMELESS>(buf, r, src, from, i) };
-        i - from
-    }
-
-    /// The builder's state, and `buf`'s, in locals for [`ChunkBuilder::run`].
-    #[inline(always)]
-    fn regs(&mut self, buf: &mut Vec<u8>) -> Regs {
-        // The last frame-ending event; no function has index u32::MAX (28-bit indices), so
-        // that value stands for "none".
-        let (end_func, end_sp) = self.last_end.unwrap_or((u32::MAX, 0));
-        let (frames, depth, frames_cap) = self.shadow.raw_parts();
-        debug_assert!(frames_cap >= SHADOW_CAP);
-        Regs {
-            base: buf.as_mut_ptr(),
-            len: buf.len(),
-            count: self.count as usize,
-            prev_ts: self.prev_ts,
-            prev_sp: self.prev_sp,
-            end_func,
-            end_sp,
-            frames,
-            depth,
-            pairs: 0,
-        }
-    }
-
-    /// Puts [`ChunkBuilder::run`]'s locals back into the builder and `buf`, after events
-    /// `from..i`.
-    ///
-    /// # Safety
-    /// `r` comes from [`ChunkBuilder::regs`] on this builder and `buf`, and was written only
-    /// within `buf`'s capacity and below [`SHADOW_CAP`] frames.
-    #[inline(always)]
-    unsafe fn store<const TIMELESS: bool>(
-        &mut self,
-        buf: &mut Vec<u8>,
-        r: Regs,
-        src: &mut impl RunSource,
-        from: usize,
-        i: usize,
-    ) {
-        // SAFETY: the bytes up to `len` were written, within the capacity; the first `depth`
-        // frames were written (in `run` or before) and `depth <= SHADOW_CAP <= frames_cap`.
+        // SAFETY: the bytes up to `len` were written above, within the capacity; the first
+        // `depth` frames were written (here or before) and `depth <= SHADOW_CAP <= frames_cap`.
         unsafe {
-            buf.set_len(r.len);
-            self.shadow.set_len(r.depth);
+            buf.set_len(len);
+            self.shadow.set_len(depth);
         }
         if TIMELESS && i > from {
             self.last_ts = src.ts(i - 1).max(self.first_ts);
         }
-        self.count = r.count as u32;
-        self.prev_ts = r.prev_ts;
-        self.prev_sp = r.prev_sp;
-        self.last_end = (r.end_func != u32::MAX).then_some((r.end_func, r.end_sp));
+        self.count = count as u32;
+        self.prev_ts = prev_ts;
+        self.prev_sp = prev_sp;
+        self.last_end = (end_func != u32::MAX).then_some((end_func, end_sp));
+        i - from
     }
+
     /// Closes the open chunk (no effect if none is): writes its header and prefix and moves
     /// its events down behind them, so that `buf` ends with the whole chunk. Returns the
     /// number of events it holds.
@@ -385,179 +468,76 @@ impl ChunkBuilder {
     }
 }
 
-/// [`ChunkBuilder::run`]'s state, kept in registers: the buffer's end, the builder's fields
-/// and the prediction stack's raw parts. Its steps below are `#[inline(always)]`, so that the
-/// loop keeps it in registers as one function would.
-struct Regs {
-    base: *mut u8,
-    len: usize,
-    count: usize,
-    prev_ts: u64,
-    prev_sp: u64,
-    /// The last frame-ending event (`u32::MAX`: none).
-    end_func: u32,
-    end_sp: u64,
-    frames: *mut (u32, u64),
-    depth: usize,
-    /// Timeless: repeated leaf calls (a repeated Enter and its predicted Leave) not yet
-    /// written; a run head writes them all at the end of the batch or before the next event.
-    pairs: u64,
+/// The stack change of a frame-ending event that did not match the top (an exception's
+/// unwind, a frame the chunk did not see enter): truncates to the matching frame among the top
+/// [`SEARCH`] ones, as [`Shadow::apply_code`](crate::events) does; returns the new depth.
+///
+/// # Safety
+/// `frames` must hold `depth` initialised frames.
+#[cold]
+#[inline(never)]
+unsafe fn unwind_to(frames: *const (u32, u64), depth: usize, func: u32, sp: u64) -> usize {
+    // SAFETY: the caller's promise.
+    let stack = unsafe { std::slice::from_raw_parts(frames, depth) };
+    let lo = depth.saturating_sub(SEARCH);
+    match stack[lo..].iter().rposition(|&e| e == (func, sp)) {
+        Some(i) => lo + i,
+        None => depth,
+    }
 }
 
-impl Regs {
-    /// Timeless: a repeated leaf call at `i` (the last ended frame, at `sp`, again entered and
-    /// left; the caller checked): one more of a run, and so are the pairs after it that repeat
-    /// it word for word, up to `stop`. Returns the events taken; writes nothing yet.
-    #[inline(always)]
-    fn repeated_leaves(
-        &mut self,
-        src: &mut impl RunSource,
-        i: usize,
-        stop: usize,
-        sp: u64,
-    ) -> usize {
-        self.pairs += 1;
-        self.prev_sp = sp;
-        self.count += 2;
-        let mut j = i + 2;
-        while j + 1 < stop && src.same_pair(j, j - 2) {
-            self.pairs += 1;
-            self.count += 2;
-            j += 2;
-        }
-        j - i
+/// Writes a timeless run head at `p`: the last ended frame `pairs` more times entered and
+/// left (docs/trace-format.md, TIMELESS_EVENTS); returns its bytes (at most 11).
+///
+/// # Safety
+/// `p` must be valid for 11 bytes of writes.
+#[inline(always)]
+unsafe fn put_run(p: *mut u8, pairs: u64) -> usize {
+    // SAFETY: the caller's promise: one byte, then a varint of at most 10.
+    unsafe {
+        p.write(crate::events::TIMELESS_RUN as u8);
+        1 + put_var(p.add(1), pairs)
     }
+}
 
-    /// Timeless: writes the run head of the pairs not yet written, if any.
-    ///
-    /// # Safety
-    /// 11 bytes from `len` are within the buffer's capacity.
-    #[inline(always)]
-    unsafe fn put_pairs(&mut self) {
-        if self.pairs > 0 {
-            // SAFETY: the caller's promise.
-            self.len += unsafe { put_run(self.base.add(self.len), self.pairs) };
-            self.pairs = 0;
-        }
-    }
-
-    /// The Enter at `i` of `func` at `sp`, with its Leave when it is a leaf call (event
-    /// `i + 1`, before `stop`, leaves the frame); returns the events taken (1 or 2).
-    ///
-    /// # Safety
-    /// 2 × [`MAX_EVENT_BYTES`] from `len` are within the buffer's capacity, and `depth` is
-    /// below [`SHADOW_CAP`].
-    #[inline(always)]
-    unsafe fn enter<const TIMELESS: bool>(
-        &mut self,
-        src: &mut impl RunSource,
-        i: usize,
-        stop: usize,
-        func: u32,
-        sp: u64,
-    ) -> usize {
-        // SAFETY: `len` is within the buffer's capacity (the caller's promise).
-        let p = unsafe { self.base.add(self.len) };
-        // A leaf call: the next event leaves this frame.
-        let leaf = i + 1 < stop && src.leaf(i, func, sp);
-        let mut k;
-        let repeat = self.end_func == func && self.end_sp == sp;
-        if TIMELESS {
-            // SAFETY: the caller's promise (as every write below).
-            unsafe { p.write(u8::from(repeat) << 4) };
-            k = 1;
-        } else {
-            let ts = src.ts(i);
-            let delta = ts.saturating_sub(self.prev_ts);
-            self.prev_ts = self.prev_ts.max(ts);
-            // SAFETY: as above.
-            k = unsafe { put_head(p, (delta << 4) | u64::from(repeat)) };
-        }
-        if !repeat {
-            // SAFETY: as above.
-            k += unsafe { put_full(p.add(k), func, sp, self.prev_sp) };
-        }
-        self.prev_sp = sp;
-        let taken = if leaf {
-            // The Leave, predicted by the frame just entered.
-            (self.end_func, self.end_sp) = (func, sp);
-            if TIMELESS {
-                // SAFETY: as above.
-                unsafe { p.add(k).write(1 | (LEAVE << 1)) };
-                k += 1;
-            } else {
-                let ts = src.ts(i + 1);
-                let delta = ts.saturating_sub(self.prev_ts);
-                self.prev_ts = self.prev_ts.max(ts);
-                // SAFETY: as above.
-                k += unsafe { put_head(p.add(k), (delta << 4) | u64::from(1 | (LEAVE << 1))) };
-            }
+/// Writes an event head (a varint, most of them one or two bytes) at `p`; returns its bytes.
+///
+/// # Safety
+/// `p` must be valid for 10 bytes of writes.
+#[inline(always)]
+unsafe fn put_head(p: *mut u8, head: u64) -> usize {
+    // SAFETY: the caller's promise (at most 10 bytes are written).
+    unsafe {
+        if head < 0x80 {
+            p.write(head as u8);
+            1
+        } else if head < 0x4000 {
+            p.write((head as u8) | 0x80);
+            p.add(1).write((head >> 7) as u8);
             2
         } else {
-            // SAFETY: `depth < SHADOW_CAP <= frames_cap` (the caller's promise).
-            unsafe { self.frames.add(self.depth).write((func, sp)) };
-            self.depth += 1;
-            1
-        };
-        self.count += taken;
-        self.len += k;
-        taken
+            put_var(p, head)
+        }
     }
+}
 
-    /// Any event at `i` but an Enter (`code`): a frame's end, predicted by the top frame or
-    /// unwinding to the one it ends, or an event that leaves the stack alone.
-    ///
-    /// # Safety
-    /// [`MAX_EVENT_BYTES`] from `len` are within the buffer's capacity, and `depth` frames
-    /// are initialised.
-    #[inline(always)]
-    unsafe fn other<const TIMELESS: bool>(
-        &mut self,
-        src: &mut impl RunSource,
-        i: usize,
-        code: u8,
-        func: u32,
-        sp: u64,
-    ) {
-        // SAFETY: `len` is within the buffer's capacity (the caller's promise).
-        let p = unsafe { self.base.add(self.len) };
-        let mut head_bits = u64::from(code) << 1;
-        let mut full = true;
-        if ends_frame(code) {
-            // SAFETY: `depth` frames are initialised (the caller's promise).
-            let predicted =
-                self.depth > 0 && unsafe { self.frames.add(self.depth - 1).read() } == (func, sp);
-            if predicted {
-                self.depth -= 1;
-                full = false;
-                head_bits |= 1;
-            } else {
-                // SAFETY: as above.
-                self.depth = unsafe { unwind_to(self.frames, self.depth, func, sp) };
-            }
-            (self.end_func, self.end_sp) = (func, sp);
-        }
-        let mut k;
-        if TIMELESS {
-            // Every timeless head is below 0x80: one byte.
-            // SAFETY: the caller's promise (as every write below).
-            unsafe { p.write(head_bits as u8) };
-            k = 1;
-        } else {
-            let ts = src.ts(i);
-            let delta = ts.saturating_sub(self.prev_ts);
-            self.prev_ts = self.prev_ts.max(ts);
-            // SAFETY: as above.
-            k = unsafe { put_head(p, (delta << 4) | head_bits) };
-        }
-        if full {
-            // SAFETY: as above.
-            k += unsafe { put_full(p.add(k), func, sp, self.prev_sp) };
-        }
-        self.prev_sp = sp;
-        self.len += k;
-        self.count += 1;
+/// Writes the function and stack-pointer varints of an unpredicted event at `p`; returns
+/// their bytes.
+///
+/// # Safety
+/// `p` must be valid for 20 bytes of writes.
+#[inline(always)]
+unsafe fn put_full(p: *mut u8, func: u32, sp: u64, prev_sp: u64) -> usize {
+    // SAFETY: the caller's promise: 10 bytes for each varint.
+    unsafe {
+        let k = put_var(p, u64::from(func));
+        k + put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64))
     }
+}
+
+#[inline(always)]
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Appends a DROPPED chunk (`count` events of `thread` lost here) to `buf`; returns false,
