@@ -442,14 +442,15 @@ fn allocator_kind(r: &FunctionRecord) -> Option<Allocator> {
 
 /// A selected function whose `this` (RDI) the analysis takes as its identity: `MoveNext` of a
 /// compiler-generated async state machine (a boxed struct's interior, or the class object,
-/// from its first resume on), and an async iterator's `MoveNextAsync`, `get_Current` and
-/// `DisposeAsync` (the enumerator). Instance methods all: `this` is the first argument.
+/// from its first resume on), and an async iterator's `MoveNextAsync`, `get_Current`,
+/// `DisposeAsync` and body `MoveNext` (the enumerator). Instance methods all: `this` is the first argument.
 fn receives_this(r: &FunctionRecord) -> bool {
     let m = r.method.as_str();
     match (r.flags.async_state_machine(), r.flags.iterator()) {
         (true, false) => m == "MoveNext",
         (true, true) => {
-            m.ends_with("MoveNextAsync")
+            m == "MoveNext"
+                || m.ends_with("MoveNextAsync")
                 || m.ends_with("get_Current")
                 || m.ends_with("DisposeAsync")
         }

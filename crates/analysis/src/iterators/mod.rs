@@ -490,7 +490,17 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
                 top.iter.enumeration = id;
             }
         }
-        // `<>m__Finally1` and the like: the holders below it are found by the search.
-        Member::Other => {}
+        // An async iterator's body `MoveNext` with its enumerator recorded (`this`): it works
+        // for that enumeration wherever it runs (also resumed after an await, with no
+        // `MoveNextAsync` below it), so what it obtains is held by the enumeration. Other
+        // members (`<>m__Finally1` and the like): the holders below are found by the search.
+        Member::Other => {
+            let id = this
+                .and_then(|t| it.by_object.get(&t).copied())
+                .filter(|id| it.live.get(id).is_some_and(|e| e.family == info.family));
+            if let (Some(id), Some(top)) = (id, st.stack.last_mut()) {
+                top.iter.enumeration = id;
+            }
+        }
     }
 }

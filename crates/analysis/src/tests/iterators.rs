@@ -98,6 +98,41 @@ impl Trace {
         self
     }
 
+    /// Async iterator `name` (`IAsyncEnumerable`): `X` its kickoff, `X.get`
+    /// `GetAsyncEnumerator`, `X.anext` `MoveNextAsync`, `X.body` the body's `MoveNext`,
+    /// `X.cur` `get_Current`, `X.dispose` `DisposeAsync`.
+    fn async_iterator(mut self, name: &str) -> Self {
+        let sm = format!("Ns.T+<{name}>d__{}", self.funcs.len());
+        let both = F::ASYNC_STATE_MACHINE | F::ITERATOR;
+        self.add(
+            name,
+            "Ns.T",
+            name,
+            F::ASYNC_KICKOFF | F::ITERATOR_KICKOFF,
+            &sm,
+        );
+        let members = [
+            (
+                "get",
+                "System.Collections.Generic.IAsyncEnumerable<System.Int32>.GetAsyncEnumerator",
+            ),
+            (
+                "anext",
+                "System.Collections.Generic.IAsyncEnumerator<System.Int32>.MoveNextAsync",
+            ),
+            ("body", "MoveNext"),
+            (
+                "cur",
+                "System.Collections.Generic.IAsyncEnumerator<System.Int32>.get_Current",
+            ),
+            ("dispose", "System.IAsyncDisposable.DisposeAsync"),
+        ];
+        for (short, method) in members {
+            self.add(&format!("{name}.{short}"), &sm, method, both, "");
+        }
+        self
+    }
+
     fn thread(mut self, script: &str) -> Self {
         self.threads.push(script.into());
         self
@@ -571,4 +606,30 @@ fn async_lambdas_local_functions_and_generic_methods_find_their_kickoffs() {
             );
         }
     }
+}
+
+/// An async iterator `G` whose body enumerates an iterator `Seq` it got after an await (as
+/// System.Linq.AsyncEnumerable's `GroupBy` does over its lookup): the body's resume that
+/// obtains and first moves `Seq`'s enumerator runs from the awaited call's completion (a
+/// segment of `Look`), with no `MoveNextAsync` below it; the later moves run under
+/// `MoveNextAsync`. The body's recorded `this` keeps the enumerator with `G`'s enumeration:
+/// one enumeration of `Seq`, not two.
+#[test]
+fn an_async_iterator_body_resumed_elsewhere_holds_what_it_obtains() {
+    let g = 0x7f00_0000_3000u64;
+    let t = Trace::new(&["Run", "Cb"])
+        .iterator("Seq")
+        .async_iterator("G")
+        .async_method("Look")
+        .thread(&format!(
+            "Run G < G.get < G.anext#{g} G.body#{g} Look Look.next#16 < < < < \
+             @100 Cb Look.next#{b} G.body#{g} Seq.get < Seq.next < Seq.cur < < < < \
+             @200 G.cur#{g} < G.anext#{g} G.body#{g} Seq.next < Seq.cur < < < G.cur#{g} < \
+             G.anext#{g} G.body#{g} Seq.next <false < < G.dispose#{g} < @300 <",
+            b = 0x7f00_0000_4040u64
+        ));
+    let a = t.run();
+    assert_eq!(a.totals.unmatched_leaves, 0);
+    // 3 MoveNext of Seq, one enumeration: 2 yields, completed.
+    assert_eq!(its(&t, &a, "Seq"), (3, 1, 2, 0, 0, 0));
 }

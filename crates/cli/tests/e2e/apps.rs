@@ -67,123 +67,20 @@ enum Timing {
 /// [`CONNECTIONS`] connections, stops it with POST /shutdown, and checks the handler's calls
 /// against the requests answered; a sampled trace's HTML report also in Chromium.
 fn web_under_load(mode: Mode, timing: Timing) {
-    let web = web_dll();
-    let load = load_dll();
+    // The apps are built (once, cached) before the clock starts.
+    let _ = (web_dll(), load_dll());
     // Printed with the counts (not asserted): how long the recording and its checks took,
     // the apps' build excluded.
     let started = Instant::now();
     let dir = TempDir::new(&format!("web-{mode:?}-{timing:?}"));
     let trace = dir.path().join("web.eltrace");
-    let out = dir.path().join("record.stdout");
-    let err = dir.path().join("record.stderr");
-
-    let mut cmd = record_command(mode);
-    // The app's own code (Web.dll, the default selection's) and all of ASP.NET Core, so that
-    // a request runs through about 1,200 probed frames on pool threads: Kestrel's connection
-    // and request loops (async state machines), hosting, routing, the endpoint.
-    cmd.args(["--include", "Web!*", "--include", "Microsoft.AspNetCore*!*"])
-        .args(match timing {
-            Timing::Exact => &[][..],
-            Timing::Sampled => &["--timing", "sampled"][..],
-        })
-        .arg("-o")
-        .arg(&trace)
-        .arg("--")
-        .arg("dotnet")
-        .arg(web)
-        .current_dir(dir.path())
-        .env("ELTRACE_BUFFER_EVENTS", WEB_RING_EVENTS)
-        .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
-        .env("DOTNET_NOLOGO", "1")
-        .stdin(Stdio::null())
-        .stdout(fs::File::create(&out).expect("stdout file"))
-        .stderr(fs::File::create(&err).expect("stderr file"));
-    let server = ChildGuard::spawn(&mut cmd);
-    let url = wait_for_line(&out, "listening=", SDK_TIMEOUT, &err);
-
-    let mut client = dotnet_command();
-    client
-        .arg(load)
-        .arg(format!("{url}/"))
-        .args(["--requests", &REQUESTS.to_string()])
-        .args(["--connections", &CONNECTIONS.to_string()])
-        .args(["--expect", "Hello, World!"])
-        // A request fails only on an error, not because a loaded machine was slow (2 of 2,000
-        // requests once took over the default 30 s with the load average at 45).
-        .args(["--timeout-ms", &SDK_TIMEOUT.as_millis().to_string()])
-        .arg("--shutdown")
-        .arg(format!("{url}/shutdown"));
-    let (load_status, load_out, load_err) = run_for(&mut client, dir.path(), "load", SDK_TIMEOUT);
-    let status = server.wait(SDK_TIMEOUT, "eltrace record of the web app");
-    let server_out = fs::read_to_string(&out).unwrap_or_default();
-    let server_err = fs::read_to_string(&err).unwrap_or_default();
-    assert!(
-        load_status.success(),
-        "the load client failed ({load_status}):\n{load_out}\n{load_err}\nserver:\n{server_err}"
-    );
-    assert!(
-        status.success(),
-        "web app exit ({status}); stderr:\n{server_err}"
-    );
-
-    let answered = field(&load_out, "answered").expect("answered= in the client's output");
-    assert_eq!(field(&load_out, "failed"), Some(0), "client: {load_out}");
-    assert_eq!(answered, REQUESTS, "client: {load_out}");
-    assert_eq!(
-        field(&load_out, "connections"),
-        Some(CONNECTIONS),
-        "client: {load_out}"
-    );
-    // The app counted its own handler runs (Interlocked), independently of the profiler.
-    let stopped = server_out
-        .lines()
-        .find(|l| l.starts_with("stopped "))
-        .unwrap_or_else(|| panic!("no `stopped` line from the app:\n{server_out}"));
-    assert_eq!(field(stopped, "hello"), Some(answered), "app: {stopped}");
-    assert_eq!(field(stopped, "shutdown"), Some(1), "app: {stopped}");
+    let (answered, load_out) = serve_under_load(mode, timing, dir.path(), &trace);
 
     let r = Report {
         json: report_json(dir.path(), "report", &[trace.as_os_str()]),
     };
     assert_eq!(string(r.trace(), "hook_mode"), mode.hook_mode());
-    // Frames open when the trace ended. ASP.NET Core's routing compiles its jump table
-    // (`ILEmitTrieJumpTable.InitializeILDelegate` → `ILEmitTrieFactory.*`, IL emit) in the
-    // background once enough requests came in; under the suite's load that work can still be
-    // running when the app shuts down (seen twice in CI, 5-6 frames on one pool thread, every
-    // one of them in that chain): the program's state, not a lost Leave. Any other open frame
-    // fails, named with its thread.
-    let background =
-        |name: &str| name.starts_with("Microsoft.AspNetCore.Routing.Matching.ILEmitTrie");
-    let open: Vec<String> = r
-        .functions()
-        .iter()
-        .filter(|f| uint(f, "open_at_end") > 0)
-        .map(|f| format!("{} ×{}", string(f, "name"), uint(f, "open_at_end")))
-        .collect();
-    let unexpected = r
-        .functions()
-        .iter()
-        .filter(|f| uint(f, "open_at_end") > 0 && !background(string(f, "name")))
-        .count();
-    if unexpected > 0 {
-        let threads: Vec<String> = r.json["threads"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| t["open_frames_at_end"].as_u64().unwrap_or(0) > 0)
-            .map(|t| t.to_string())
-            .collect();
-        panic!(
-            "frames open at the end: {open:?}\nthreads: {threads:?}\n{}",
-            r.trace()
-        );
-    }
-    let open_background: u64 = r
-        .functions()
-        .iter()
-        .filter(|f| background(string(f, "name")))
-        .map(|f| uint(f, "open_at_end"))
-        .sum();
+    let open_background = background_frames_only(&r);
     // No drop, no unmatched Leave, no mismatched or other open frame, not truncated; every
     // function's calls are its incoming edges' calls.
     r.check_invariants(open_background, true);
@@ -231,6 +128,121 @@ fn web_under_load(mode: Mode, timing: Timing) {
         uint(t, "threads"),
         started.elapsed().as_secs(),
     );
+}
+
+/// Runs the web app under `eltrace record` into `trace` (in `dir`), drives it with the load
+/// client and stops it; checks that every request was answered, by the client's count and
+/// the app's own. Returns the requests answered and the client's output.
+fn serve_under_load(mode: Mode, timing: Timing, dir: &Path, trace: &Path) -> (u64, String) {
+    let (web, load) = (web_dll(), load_dll());
+    let out = dir.join("record.stdout");
+    let err = dir.join("record.stderr");
+
+    let mut cmd = record_command(mode);
+    // The app's own code (Web.dll, the default selection's) and all of ASP.NET Core, so that
+    // a request runs through about 1,200 probed frames on pool threads: Kestrel's connection
+    // and request loops (async state machines), hosting, routing, the endpoint.
+    cmd.args(["--include", "Web!*", "--include", "Microsoft.AspNetCore*!*"])
+        .args(match timing {
+            Timing::Exact => &[][..],
+            Timing::Sampled => &["--timing", "sampled"][..],
+        })
+        .arg("-o")
+        .arg(trace)
+        .arg("--")
+        .arg("dotnet")
+        .arg(web)
+        .current_dir(dir)
+        .env("ELTRACE_BUFFER_EVENTS", WEB_RING_EVENTS)
+        .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
+        .env("DOTNET_NOLOGO", "1")
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out).expect("stdout file"))
+        .stderr(fs::File::create(&err).expect("stderr file"));
+    let server = ChildGuard::spawn(&mut cmd);
+    let url = wait_for_line(&out, "listening=", SDK_TIMEOUT, &err);
+
+    let mut client = dotnet_command();
+    client
+        .arg(load)
+        .arg(format!("{url}/"))
+        .args(["--requests", &REQUESTS.to_string()])
+        .args(["--connections", &CONNECTIONS.to_string()])
+        .args(["--expect", "Hello, World!"])
+        // A request fails only on an error, not because a loaded machine was slow (2 of 2,000
+        // requests once took over the default 30 s with the load average at 45).
+        .args(["--timeout-ms", &SDK_TIMEOUT.as_millis().to_string()])
+        .arg("--shutdown")
+        .arg(format!("{url}/shutdown"));
+    let (load_status, load_out, load_err) = run_for(&mut client, dir, "load", SDK_TIMEOUT);
+    let status = server.wait(SDK_TIMEOUT, "eltrace record of the web app");
+    let server_out = fs::read_to_string(&out).unwrap_or_default();
+    let server_err = fs::read_to_string(&err).unwrap_or_default();
+    assert!(
+        load_status.success(),
+        "the load client failed ({load_status}):\n{load_out}\n{load_err}\nserver:\n{server_err}"
+    );
+    assert!(
+        status.success(),
+        "web app exit ({status}); stderr:\n{server_err}"
+    );
+
+    let answered = field(&load_out, "answered").expect("answered= in the client's output");
+    assert_eq!(field(&load_out, "failed"), Some(0), "client: {load_out}");
+    assert_eq!(answered, REQUESTS, "client: {load_out}");
+    assert_eq!(
+        field(&load_out, "connections"),
+        Some(CONNECTIONS),
+        "client: {load_out}"
+    );
+    // The app counted its own handler runs (Interlocked), independently of the profiler.
+    let stopped = server_out
+        .lines()
+        .find(|l| l.starts_with("stopped "))
+        .unwrap_or_else(|| panic!("no `stopped` line from the app:\n{server_out}"));
+    assert_eq!(field(stopped, "hello"), Some(answered), "app: {stopped}");
+    assert_eq!(field(stopped, "shutdown"), Some(1), "app: {stopped}");
+    (answered, load_out)
+}
+
+/// Frames open when the trace ended. ASP.NET Core's routing compiles its jump table
+/// (`ILEmitTrieJumpTable.InitializeILDelegate` → `ILEmitTrieFactory.*`, IL emit) in the
+/// background once enough requests came in; under the suite's load that work can still be
+/// running when the app shuts down (seen twice in CI, 5-6 frames on one pool thread, every
+/// one of them in that chain): the program's state, not a lost Leave. Any other open frame
+/// fails, named with its thread. Returns the background chain's open frames.
+fn background_frames_only(r: &Report) -> u64 {
+    let background =
+        |name: &str| name.starts_with("Microsoft.AspNetCore.Routing.Matching.ILEmitTrie");
+    let open: Vec<String> = r
+        .functions()
+        .iter()
+        .filter(|f| uint(f, "open_at_end") > 0)
+        .map(|f| format!("{} ×{}", string(f, "name"), uint(f, "open_at_end")))
+        .collect();
+    let unexpected = r
+        .functions()
+        .iter()
+        .filter(|f| uint(f, "open_at_end") > 0 && !background(string(f, "name")))
+        .count();
+    if unexpected > 0 {
+        let threads: Vec<String> = r.json["threads"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["open_frames_at_end"].as_u64().unwrap_or(0) > 0)
+            .map(|t| t.to_string())
+            .collect();
+        panic!(
+            "frames open at the end: {open:?}\nthreads: {threads:?}\n{}",
+            r.trace()
+        );
+    }
+    r.functions()
+        .iter()
+        .filter(|f| background(string(f, "name")))
+        .map(|f| uint(f, "open_at_end"))
+        .sum()
 }
 
 /// The HTML report of a sampled web trace in headless Chromium: rendered with no error or

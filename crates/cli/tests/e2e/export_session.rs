@@ -56,15 +56,13 @@ fn u(v: &Value) -> u64 {
         .unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-#[test]
-fn a_recorded_session_exports_to_one_perfetto_trace() {
-    let Some(v) = viewers("a_recorded_session_exports_to_one_perfetto_trace") else {
-        return;
-    };
+/// Records Scenarios' `calltree` and `exceptions` at once, as two processes under one shell,
+/// into `dir`: the session's trace name and each process's trace (by pid), which name one
+/// session.
+fn record_session(dir: &Path) -> (PathBuf, Vec<(PathBuf, TraceInfo)>) {
     profiler_library();
     let dll = scenarios_dll();
-    let dir = TempDir::new("export-session");
-    let trace = dir.path().join("s.eltrace");
+    let trace = dir.join("s.eltrace");
     let script = format!(
         "dotnet '{0}' calltree & dotnet '{0}' exceptions; wait",
         dll.display()
@@ -74,18 +72,18 @@ fn a_recorded_session_exports_to_one_perfetto_trace() {
         .arg("-o")
         .arg(&trace)
         .args(["--", "sh", "-c", &script])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env_remove("ELTRACE_HOOKS")
         .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
         .env("DOTNET_NOLOGO", "1");
-    let (status, stdout, stderr) = run_captured(&mut cmd, dir.path(), "record");
+    let (status, stdout, stderr) = run_captured(&mut cmd, dir, "record");
     assert!(status.success(), "{status}\n{stdout}\n{stderr}");
     assert!(stdout.contains("calltree total = 1724"), "{stdout}");
     assert!(stdout.contains("caught=5 cleanups=5"), "{stdout}");
 
     // The shell wrote no trace; each dotnet process wrote s.<pid>.eltrace.
     assert!(!trace.exists(), "the shell wrote a trace");
-    let mut processes: Vec<(PathBuf, TraceInfo)> = std::fs::read_dir(dir.path())
+    let mut processes: Vec<(PathBuf, TraceInfo)> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
@@ -102,6 +100,16 @@ fn a_recorded_session_exports_to_one_perfetto_trace() {
     let session = |i: &TraceInfo| i.session().map(str::to_owned);
     assert!(session(&processes[0].1).is_some());
     assert_eq!(session(&processes[0].1), session(&processes[1].1));
+    (trace, processes)
+}
+
+#[test]
+fn a_recorded_session_exports_to_one_perfetto_trace() {
+    let Some(v) = viewers("a_recorded_session_exports_to_one_perfetto_trace") else {
+        return;
+    };
+    let dir = TempDir::new("export-session");
+    let (trace, processes) = record_session(dir.path());
 
     // Exported from the session's name: one Perfetto trace of both processes.
     let out = dir.path().join("s.pftrace");
