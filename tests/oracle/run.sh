@@ -11,11 +11,11 @@
 #
 # `runtime-async` (`runtime-async-shapes`) is the corpus's `async` (`async-shapes`) program
 # compiled with runtime async (CorpusRA.dll) and run with DOTNET_RuntimeAsync=1. The library
-# corpus (CorpusLibs.dll: `pipes`) uses System.IO.Pipelines from NuGet; that assembly is
-# instrumented and compared too. On .NET 11 the package's net11.0 build replaces the net10.0 one
-# the build copied, and the app's deps.json gives it a file version above the shared framework's
-# own System.IO.Pipelines (same assembly version: the framework's copy would win), so that the
-# package's code is what runs.
+# corpus (CorpusLibs.dll: `pipes`, `async-linq`) uses System.IO.Pipelines and
+# System.Linq.AsyncEnumerable from NuGet; those assemblies are instrumented and compared too. On
+# .NET 11 each package's net11.0 build replaces the net10.0 one the build copied, and the app's
+# deps.json gives it a file version above the shared framework's own copy (same assembly
+# version: the framework's copy would win), so that the package's code is what runs.
 #
 # Environment: ELTRACE (default target/debug/eltrace; build the workspace first),
 # ORACLE_OUT (default out/oracle), ORACLE_MODES (default "fast slow"; also "trash": the fast
@@ -52,20 +52,30 @@ ORACLE=(dotnet "$OUT/build/bin/Oracle/release/Oracle.dll")
 for asm in Corpus CorpusRA; do
     "${ORACLE[@]}" instrument "$OUT/build/bin/$asm/release/$asm.dll" "$OUT/instrumented/$asm"
 done
-# The library corpus's plain build: as built on 10; on 11 with the package's net11.0 assembly.
+# The library corpus's libraries (NuGet packages 11.0.0, CorpusLibs.csproj), instrumented with
+# it, and its plain build: as built on 10; on 11 with each package's net11.0 assembly.
+LIBS=(System.IO.Pipelines System.Linq.AsyncEnumerable)
 LIBS_PLAIN="$OUT/build/bin/CorpusLibs/release"
 if [ "${ORACLE_RUNTIME:-10}" = 11 ]; then
-    pkg="${NUGET_PACKAGES:-$HOME/.nuget/packages}/system.io.pipelines/11.0.0/lib/net11.0/System.IO.Pipelines.dll"
-    [ -f "$pkg" ] || die "no $pkg (the build restores System.IO.Pipelines 11.0.0)"
     rm -rf "$OUT/plain11"
     cp -r "$LIBS_PLAIN" "$OUT/plain11"
     LIBS_PLAIN="$OUT/plain11"
-    cp "$pkg" "$LIBS_PLAIN/"
-    sed -i -E '/System\.IO\.Pipelines\.dll/,/fileVersion/ s/"fileVersion": "[^"]*"/"fileVersion": "11.0.65535.0"/' \
-        "$LIBS_PLAIN/CorpusLibs.deps.json"
+    for lib in "${LIBS[@]}"; do
+        pkg="${NUGET_PACKAGES:-$HOME/.nuget/packages}/${lib,,}/11.0.0/lib/net11.0/$lib.dll"
+        [ -f "$pkg" ] || die "no $pkg (the build restores $lib 11.0.0)"
+        cp "$pkg" "$LIBS_PLAIN/"
+        sed -i -E "/${lib//./[.]}[.]dll/,/fileVersion/ s/\"fileVersion\": \"[^\"]*\"/\"fileVersion\": \"11.0.65535.0\"/" \
+            "$LIBS_PLAIN/CorpusLibs.deps.json"
+    done
 fi
-"${ORACLE[@]}" instrument "$LIBS_PLAIN/CorpusLibs.dll" "$OUT/instrumented/CorpusLibs" \
-    "$LIBS_PLAIN/System.IO.Pipelines.dll"
+lib_dlls=()
+for lib in "${LIBS[@]}"; do lib_dlls+=("$LIBS_PLAIN/$lib.dll"); done
+"${ORACLE[@]}" instrument "$LIBS_PLAIN/CorpusLibs.dll" "$OUT/instrumented/CorpusLibs" "${lib_dlls[@]}"
+lib_modules="CorpusLibs.dll$(printf ',%s.dll' "${LIBS[@]}")"
+# The library corpus's programs (the usage line of `CorpusLibs` without arguments).
+read -r -a lib_programs <<<"$(dotnet "$LIBS_PLAIN/CorpusLibs.dll" 2>&1 |
+    sed -n 's/^usage: CorpusLibs <\(.*\)>$/\1/p' | tr '|' ' ')"
+[ "${#lib_programs[@]}" -gt 0 ] || die "CorpusLibs.dll printed no program list"
 note "oracle: built and instrumented in $((SECONDS - start)) s"
 
 if [ $# -gt 0 ]; then
@@ -73,8 +83,7 @@ if [ $# -gt 0 ]; then
 else
     # The program list is the corpus's own (the usage line of `Corpus` without arguments).
     read -r -a programs <<<"$(dotnet "$OUT/build/bin/Corpus/release/Corpus.dll" 2>&1 |
-        sed -n 's/^usage: Corpus <\(.*\)>$/\1/p' | tr '|' ' ') runtime-async runtime-async-shapes $(
-        dotnet "$LIBS_PLAIN/CorpusLibs.dll" 2>&1 | sed -n 's/^usage: CorpusLibs <\(.*\)>$/\1/p' | tr '|' ' ')"
+        sed -n 's/^usage: Corpus <\(.*\)>$/\1/p' | tr '|' ' ') runtime-async runtime-async-shapes ${lib_programs[*]}"
 fi
 
 passed=0
@@ -85,8 +94,8 @@ for p in "${programs[@]}"; do
     if [ "$p" = runtime-async ] || [ "$p" = runtime-async-shapes ]; then
         asm=CorpusRA arg="${p#runtime-}" penv=(DOTNET_RuntimeAsync=1) modules=CorpusRA.dll
         plain_dir="$OUT/build/bin/CorpusRA/release"
-    elif [ "$p" = pipes ]; then
-        asm=CorpusLibs modules=CorpusLibs.dll,System.IO.Pipelines.dll plain_dir="$LIBS_PLAIN"
+    elif [[ " ${lib_programs[*]} " == *" $p "* ]]; then
+        asm=CorpusLibs modules="$lib_modules" plain_dir="$LIBS_PLAIN"
     fi
     plain="$plain_dir/$asm.dll"
     counts="$OUT/$p.oracle.tsv"

@@ -14,6 +14,7 @@ public static class Program
         switch (name)
         {
             case "pipes": return Pipes.Run();
+            case "async-linq": return AsyncLinq.Run();
             default:
                 Console.Error.WriteLine("usage: CorpusLibs <" + string.Join("|", Names) + ">");
                 return 2;
@@ -21,7 +22,7 @@ public static class Program
     }
 
     /// The programs, in the order the oracle script runs them.
-    public static readonly string[] Names = { "pipes" };
+    public static readonly string[] Names = { "pipes", "async-linq" };
 
     /// Prints `program: result` and returns 0 when it is the expected one, 1 otherwise.
     public static int Expect(string program, string actual, string expected)

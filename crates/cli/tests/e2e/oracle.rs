@@ -8,9 +8,10 @@
 //! reason, when `ELTRACE_TEST_RUNTIMES` leaves its runtime out). Every program of the corpus
 //! must be exact in both modes on .NET 10, the `runtime-async` and `runtime-async-shapes`
 //! programs (the `async` and `async-shapes` programs compiled with runtime async) and the
-//! library corpus's `pipes` (System.IO.Pipelines from NuGet, instrumented too) included; the
-//! async programs and `pipes` also on .NET 11.0.0. A failed instrumented run, a failed
-//! `eltrace`, or a dropped event fails the test as well.
+//! library corpus's `pipes` and `async-linq` (System.IO.Pipelines and
+//! System.Linq.AsyncEnumerable from NuGet, instrumented too) included; the async programs and
+//! the library corpus also on .NET 11.0.0. A failed instrumented run, a failed `eltrace`, or a
+//! dropped event fails the test as well.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -37,24 +38,26 @@ const PROGRAMS: &[&str] = &[
     "runtime-async",
     "runtime-async-shapes",
     "pipes",
+    "async-linq",
 ];
 
 /// The programs that also run on .NET 11.0.0: the async programs (CoreLib's own async code is
-/// runtime-async there; the runtime-async builds as written), and the library corpus
-/// (System.IO.Pipelines from NuGet, its net11.0 build, read by CoreLib's runtime-async
-/// StreamReader through Stream overrides).
+/// runtime-async there; the runtime-async builds as written), and the library corpus (the
+/// packages' net11.0 builds: System.IO.Pipelines read by CoreLib's runtime-async StreamReader
+/// through Stream overrides; System.Linq.AsyncEnumerable's operators over our async iterator).
 const ON_NET11: &[&str] = &[
     "async",
     "runtime-async",
     "async-shapes",
     "runtime-async-shapes",
     "pipes",
+    "async-linq",
 ];
 
 const MODES: &[&str] = &["fast", "slow"];
 
 /// The build (the tool and two compilations of the corpus, Mono.Cecil restored from NuGet)
-/// and 2 × 12 recordings, on a loaded machine (per runtime).
+/// and 2 × 14 recordings, on a loaded machine (per runtime).
 const TIMEOUT: Duration = Duration::from_secs(900);
 
 /// One program's result in one mode, as run.sh printed it.
