@@ -476,6 +476,9 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
         }
         Member::Current => {
             let found = it.find(st, thread, parent, info.family, Member::Current, this);
+            if let Some(id) = found {
+                it.bind(id, this);
+            }
             if let Some(e) = found.and_then(|id| it.live.get_mut(&id)) {
                 e.current_after = true;
             }
@@ -495,11 +498,28 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
         // `MoveNextAsync` below it), so what it obtains is held by the enumeration. Other
         // members (`<>m__Finally1` and the like): the holders below are found by the search.
         Member::Other => {
-            let id = this
-                .and_then(|t| it.by_object.get(&t).copied())
-                .filter(|id| it.live.get(id).is_some_and(|e| e.family == info.family));
-            if let (Some(id), Some(top)) = (id, st.stack.last_mut()) {
-                top.iter.enumeration = id;
+            let Some(t) = this else {
+                return;
+            };
+            let family_of = |id: &u64| it.live.get(id).is_some_and(|e| e.family == info.family);
+            // Known by its object, else the enumeration of the move it runs under (its
+            // `MoveNextAsync`, a few frames down at most), which learns its object here (a
+            // runtime-async consumer calls `MoveNextAsync`'s variant, whose recorded argument
+            // is its continuation, not the enumerator).
+            let id = it.by_object.get(&t).copied().filter(family_of).or_else(|| {
+                st.stack[..n - 1]
+                    .iter()
+                    .rev()
+                    .take(4)
+                    .map(|o| o.iter.enumeration)
+                    .find(|&id| id != 0)
+                    .filter(family_of)
+            });
+            if let Some(id) = id {
+                it.bind(id, Some(t));
+                if let Some(top) = st.stack.last_mut() {
+                    top.iter.enumeration = id;
+                }
             }
         }
     }

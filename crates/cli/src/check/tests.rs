@@ -111,6 +111,7 @@ pub const NET10: &[(&str, Verdict)] = &[
     ("async.continuation-reuse", Verdict::Differs),
     ("async.continuation-alloc", Verdict::Pass),
     ("async.state-machine-box", Verdict::Pass),
+    ("async.iterator-this", Verdict::Pass),
     ("async.balance", Verdict::Pass),
     ("info.enter.initial", Verdict::Pass),
     ("info.enter.resume", Verdict::Differs),
@@ -589,4 +590,30 @@ fn state_machine_box_needs_every_resume_in_a_box() {
         k != "event" || !(v.contains("kind=continuation") && v.contains("<Classic>"))
     });
     assert_eq!(verdict("async.state-machine-box", &none), Verdict::Fail);
+}
+
+#[test]
+fn iterator_this_needs_one_object_per_enumeration() {
+    let o = fixture("async");
+    assert_eq!(verdict("async.iterator-this", &o), Verdict::Pass);
+    // One get_Current's `this` another object: it names no enumerator.
+    let mut other = o.clone();
+    let i = other
+        .lines
+        .iter()
+        .position(|(k, v)| {
+            k == "event"
+                && v.contains("kind=continuation")
+                && v.contains("<Count3>")
+                && v.contains("get_Current")
+        })
+        .expect("a get_Current this");
+    other.lines[i].1 = other.lines[i].1.replacen("value=0x", "value=0x1", 1);
+    assert_eq!(verdict("async.iterator-this", &other), Verdict::Fail);
+    // No `this` recorded for the iterator's members.
+    let mut none = o.clone();
+    none.lines.retain(|(k, v)| {
+        k != "event" || !(v.contains("kind=continuation") && v.contains("<Count3>"))
+    });
+    assert_eq!(verdict("async.iterator-this", &none), Verdict::Fail);
 }

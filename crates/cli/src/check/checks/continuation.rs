@@ -261,3 +261,80 @@ pub(super) fn async_state_machine_box(o: &Observations) -> Row {
     };
     row("async.state-machine-box", EXP, observed, verdict)
 }
+
+/// The probe's async iterator: its state machine's type prefix, enumerations, elements each.
+const ASYNC_ITERATOR: (&str, u64, u64) = ("Probes.AsyncProbe+<Count3>d__", 2, 3);
+
+/// An async iterator's members receive the enumerator as `this`: its body's `MoveNext` and
+/// `get_Current` at every call of one enumeration, one object per enumeration; its
+/// `MoveNextAsync` and `DisposeAsync` where called directly (runtime-async consumers call
+/// their async variants, whose recorded argument is the continuation, null at a first call:
+/// on .NET 11 the variant runs the method's code, so no direct call is left). Recorded by the
+/// production profiler (docs/abi.md "State machines by `this`").
+pub(super) fn async_iterator_this(o: &Observations) -> Row {
+    const EXP: &str = "an async iterator's body MoveNext, get_Current and direct MoveNextAsync, \
+                       DisposeAsync calls: this = its enumerator, one per enumeration (2)";
+    let (prefix, enumerations, elements) = ASYNC_ITERATOR;
+    let events = o.events();
+    let values: Vec<(&str, u64, u64)> = events
+        .iter()
+        .filter(|e| e.kind == "continuation" && e.name.starts_with(prefix))
+        .filter_map(|e| Some((e.name.as_str(), e.fid, e.num("value")?)))
+        .collect();
+    // A variant's argument is its continuation: null at every first call.
+    let variants: BTreeSet<u64> = values
+        .iter()
+        .filter(|&&(_, _, v)| v == 0)
+        .map(|&(_, f, _)| f)
+        .collect();
+    let member = |name: &str| {
+        ["MoveNextAsync", "get_Current", "DisposeAsync", ".MoveNext"]
+            .iter()
+            .position(|m| name.ends_with(m))
+    };
+    let objects: BTreeSet<u64> = values
+        .iter()
+        .filter(|&&(n, _, _)| member(n) == Some(3))
+        .map(|&(_, _, v)| v & !7)
+        .collect();
+    let mut per: BTreeMap<u64, [u64; 4]> = objects.iter().map(|&x| (x, [0; 4])).collect();
+    let mut strays = 0;
+    for &(name, _, v) in values.iter().filter(|(_, f, _)| !variants.contains(f)) {
+        match (member(name), per.get_mut(&(v & !7))) {
+            (Some(m), Some(c)) => c[m] += 1,
+            (Some(_), None) => strays += 1,
+            _ => {}
+        }
+    }
+    let text = per
+        .values()
+        .map(|c| {
+            format!(
+                "MoveNextAsync {} get_Current {} DisposeAsync {} MoveNext {}",
+                c[0], c[1], c[2], c[3]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let observed = format!(
+        "{} enumerators ({}); {} values naming none; {} variant functions; {}",
+        per.len(),
+        if text.is_empty() { "-" } else { &text },
+        strays,
+        variants.len(),
+        o.exit_text()
+    );
+    let ok = per.len() as u64 == enumerations
+        && strays == 0
+        && per.values().all(|c| {
+            c[1] == elements
+                && c[3] > elements
+                && ((c[0] == elements + 1 && c[2] == 1) || (c[0] == 0 && c[2] == 0))
+        });
+    let verdict = if events.is_empty() {
+        Verdict::Fail
+    } else {
+        pass_if(ok)
+    };
+    row("async.iterator-this", EXP, observed, verdict)
+}

@@ -39,6 +39,7 @@ pub const NEED_RUNTIME_ASYNC: &[&str] = &[
     "async.continuation-reuse",
     "async.continuation-alloc",
     "async.state-machine-box",
+    "async.iterator-this",
     "async.balance",
     "info.enter.initial",
     "info.enter.resume",
@@ -95,6 +96,11 @@ pub const CHECKS: &[Check] = &[
         name: "async.state-machine-box",
         experiment: experiment::ASYNC,
         eval: async_state_machine_box,
+    },
+    Check {
+        name: "async.iterator-this",
+        experiment: experiment::ASYNC,
+        eval: async_iterator_this,
     },
     Check {
         name: "async.balance",

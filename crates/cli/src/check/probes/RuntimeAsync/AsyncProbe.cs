@@ -5,7 +5,10 @@
 // returns its argument: called twice as Echo<int> (code for that instantiation) and twice as
 // Echo<string> (shared code, which takes its instantiation as a hidden argument). Classic(3)
 // is a compiler state machine (RuntimeAsyncMethodGeneration(false)) that awaits Task.Yield()
-// 3 times and returns 0+1+2 = 3: called 3 times.
+// 3 times and returns 0+1+2 = 3: called 3 times. Count3() is an async iterator (a state
+// machine in any build) that awaits Task.Yield() before each of its 3 elements; it is
+// enumerated twice, to its end.
+using System.Collections.Generic;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
 
@@ -83,6 +86,26 @@ namespace Probes
             return sum;
         }
 
+        public static async IAsyncEnumerable<int> Count3()
+        {
+            for (int i = 0; i < 3; i++)
+            {
+                await Task.Yield();
+                yield return i;
+            }
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public static async Task<int> SumCount3()
+        {
+            int sum = 0;
+            await foreach (int x in Count3())
+            {
+                sum += x;
+            }
+            return sum;
+        }
+
         public static bool Run()
         {
             bool ok = true;
@@ -111,6 +134,10 @@ namespace Probes
             for (int c = 0; c < ClassicCalls; c++)
             {
                 ok &= Classic(3).GetAwaiter().GetResult() == 3;
+            }
+            for (int c = 0; c < 2; c++)
+            {
+                ok &= SumCount3().GetAwaiter().GetResult() == 3;
             }
             Program.Report("async.ok", ok ? 1 : 0);
             return ok;
