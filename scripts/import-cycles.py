@@ -179,10 +179,12 @@ class Crate:
                 elif top:
                     m.imports[alias] = (segs, bool(u.group(1)))
                 self.uses.append((path, segs, alias, file))
+        # the spans of `use` items: a path inside one is resolved above, as an import
+        use_spans = [(u.start(), u.end()) for u in USE.finditer(text, lo, hi)]
         for p in PATH.finditer(text, lo, hi):
             if any(a <= p.start() < b for a, b in inner):
                 continue
-            if any(u.start() <= p.start() < u.end() for u in USE.finditer(text, max(lo, p.start() - 2000), p.end())):
+            if any(a <= p.start() < b for a, b in use_spans):
                 continue
             segs = p.group(1).split("::")
             if segs[0] in KEYWORDS or segs[0] in m.children:
