@@ -37,12 +37,17 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from importlib import import_module  # noqa: E402
 
 mask = import_module("long-fns").mask
+functions = import_module("long-fns").functions
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 USE = re.compile(r"(?<![A-Za-z0-9_])(pub(?:\s*\([^)]*\))?\s+)?use\s+([^;]+);")
 ITEM = re.compile(r"(?<!')\b(?:fn|struct|enum|trait|type|const|static|union|mod)\s+([A-Za-z_][A-Za-z0-9_]*)|\bmacro_rules!\s*([A-Za-z_][A-Za-z0-9_]*)")
 INLINE_MOD = re.compile(r"\bmod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
 MOD_DECL = re.compile(r"\bmod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;")
+# names a function binds itself: `let [mut] x`, its parameters, a closure's `|x, y|`, `for x in`
+LET = re.compile(r"\blet\s+(?:mut\s+)?([A-Za-z_][A-Za-z0-9_]*)|\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b")
+PARAM = re.compile(r"[(,]\s*(?:mut\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*:(?!:)")
+CLOSURE = re.compile(r"(?<![|])\|([A-Za-z0-9_,\s]*)\|(?![|])")
 PATH = re.compile(r"(?<![A-Za-z0-9_:])((?:[A-Za-z_][A-Za-z0-9_]*::)+[A-Za-z_][A-Za-z0-9_]*)")
 KEYWORDS = {"crate", "super", "self"}
 
@@ -100,6 +105,30 @@ def parse_tree(s):
     return tree([])
 
 
+def named(text):
+    """The identifiers `text` names, leaving out, inside each function, the names the function
+    binds itself (a local `report` names no item `report` that a glob brings in) unless called
+    or followed by `::` there (`let mut b = b(…)` still names the function `b`)."""
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    spans = []  # (start, end, names bound) per function
+    for _, first, last in functions(text):
+        a, b = starts[first - 1], starts[last] if last < len(starts) else len(text)
+        body = text[a:b]
+        bound = {m.group(1) or m.group(2) for m in LET.finditer(body)}
+        sig = body[: body.find("{")]
+        bound |= {m.group(1) for m in PARAM.finditer(sig)}
+        for c in CLOSURE.finditer(body):
+            bound |= set(IDENT.findall(c.group(1))) - {"mut"}
+        spans.append((a, b, bound))
+    out = set()
+    for m in IDENT.finditer(text):
+        name, i = m.group(0), m.start()
+        called = re.match(r"\s*(?:\(|::)", text[m.end():m.end() + 40])  # `b(…)`, `x::y`: an item
+        if called or not any(a <= i < b and name in bound for a, b, bound in spans):
+            out.add(name)
+    return out
+
+
 class Module:
     def __init__(self, path, file, dir, span):
         self.path, self.file, self.dir, self.span = path, file, dir, span
@@ -126,7 +155,7 @@ class Crate:
             self.texts[file] = text
             no_use = USE.sub(lambda m: " " * len(m.group(0)), text)
             no_use = MOD_DECL.sub(" ", no_use)  # `mod skim;` names no item `skim`
-            self.used[file] = set(IDENT.findall(no_use))
+            self.used[file] = named(no_use)
             span = (0, len(text))
         m = self.mods[path] = Module(path, file, dir, span)
         lo, hi = span
@@ -179,10 +208,12 @@ class Crate:
                 elif top:
                     m.imports[alias] = (segs, bool(u.group(1)))
                 self.uses.append((path, segs, alias, file))
+        # the spans of `use` items: a path inside one is resolved above, as an import
+        use_spans = [(u.start(), u.end()) for u in USE.finditer(text, lo, hi)]
         for p in PATH.finditer(text, lo, hi):
             if any(a <= p.start() < b for a, b in inner):
                 continue
-            if any(u.start() <= p.start() < u.end() for u in USE.finditer(text, max(lo, p.start() - 2000), p.end())):
+            if any(a <= p.start() < b for a, b in use_spans):
                 continue
             segs = p.group(1).split("::")
             if segs[0] in KEYWORDS or segs[0] in m.children:

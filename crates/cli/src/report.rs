@@ -3,11 +3,9 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use eltrace_analysis::rows::{Split, method_rows};
-use eltrace_analysis::{Analysis, FunctionIdx, FunctionStats, Options, analyze};
+use eltrace_analysis::{Analysis, FunctionIdx, Options, analyze};
 use serde_json::{Value, json};
 
 use crate::session;
@@ -16,115 +14,17 @@ use crate::util::{Fail, analysis_fail, fmt_ns, open_trace, print_stdout, warn_in
 mod iterators;
 mod json;
 mod logical;
+mod options;
+mod rows;
 mod timing;
 use iterators::{iterator_json, iterator_table};
 use json::json_report;
+pub use options::{ReportOptions, SortBy};
+use rows::{Row, display_name, fit, mean, rows, share};
 use timing::Timing;
-
-/// The sort key of the function list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortBy {
-    Inclusive,
-    Exclusive,
-    Calls,
-}
-
-#[derive(Debug, Clone)]
-pub struct ReportOptions {
-    /// The traces given (each one expands to its recording session's traces).
-    pub paths: Vec<PathBuf>,
-    /// Only the processes with these pids (`None`: every process).
-    pub pids: Option<Vec<u32>>,
-    /// The trace being reported (set per process).
-    pub path: PathBuf,
-    /// Rows to show (default: 25 in the table, all in JSON).
-    pub top: Option<usize>,
-    pub by: SortBy,
-    /// OS tids to keep (`None`: all threads).
-    pub threads: Option<Vec<u64>>,
-    pub json: bool,
-    /// Add the logical call tree (report/logical.rs).
-    pub logical: bool,
-}
 
 /// Rows shown in the table when `--top` is not given.
 const DEFAULT_TOP: usize = 25;
-
-/// One function of the report: functions with the same name and module are merged.
-struct Row {
-    name: String,
-    module: String,
-    s: FunctionStats,
-    /// The functions merged into this row.
-    idxs: Vec<FunctionIdx>,
-    /// A method entered by its thunk and its async variant: how its calls came in.
-    split: Option<Split>,
-    /// An async iterator's MoveNextAsync row: its body's runs that were resumes (awaits that
-    /// suspended).
-    awaits_suspended: Option<u64>,
-    /// `"runtime"` (a runtime-async method's code), `"thunk"`, `"state_machine"` or `""`.
-    async_kind: &'static str,
-    /// For a state machine's MoveNext (async or iterator): the user method it runs
-    /// (`Ns.T.Work`).
-    async_method: Option<String>,
-    /// An iterator's MoveNext (its enumerations are in `s`).
-    iterator: bool,
-}
-
-impl Row {
-    fn key(&self, by: SortBy) -> u64 {
-        match by {
-            SortBy::Inclusive => self.s.inclusive_ns,
-            SortBy::Exclusive => self.s.exclusive_ns,
-            SortBy::Calls => self.s.calls,
-        }
-    }
-}
-
-fn rows(a: &Analysis, by: SortBy) -> Vec<Row> {
-    let mut rows: Vec<Row> = method_rows(a, &[])
-        .into_iter()
-        .map(|m| Row {
-            iterator: m.kind.iterator(),
-            async_kind: m.kind.json_name(),
-            name: m.name,
-            module: m.module,
-            s: m.s,
-            idxs: m.idxs,
-            split: m.split,
-            awaits_suspended: m.awaits_suspended,
-            async_method: m.method,
-        })
-        .collect();
-    let timing = Timing::of(a);
-    for r in &mut rows {
-        timing.adjust(&mut r.s, &r.idxs);
-    }
-    let by = if timing.has_times() {
-        by
-    } else {
-        SortBy::Calls
-    };
-    rows.sort_by(|x, y| {
-        y.key(by)
-            .cmp(&x.key(by))
-            .then_with(|| x.name.cmp(&y.name))
-            .then_with(|| x.module.cmp(&y.module))
-    });
-    rows
-}
-
-fn share(part: u64, total: u64) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        part as f64 / total as f64
-    }
-}
-
-fn mean(total: u64, n: u64) -> u64 {
-    total.checked_div(n).unwrap_or(0)
-}
 
 pub fn report(opts: ReportOptions) -> Result<ExitCode, Fail> {
     let traces = session::select(&opts.paths, opts.pids.as_deref())?;
@@ -237,7 +137,6 @@ fn check_threads(opts: &ReportOptions, a: &Analysis, tids: &[u64]) -> Result<(),
     Ok(())
 }
 
-/// A row's name in the table: a state machine's MoveNext shows the user method it runs.
 /// One function of a process's trace as `report` counts it: its displayed name, module,
 /// calls and times (`timed`: the trace has times, measured or sampled).
 pub(crate) struct Counted {
@@ -277,25 +176,6 @@ pub(crate) fn counted(
         })
         .collect();
     Ok((out, timed))
-}
-
-fn display_name(r: &Row) -> String {
-    match &r.async_method {
-        Some(m) if r.iterator => format!("{m} (iterator: {})", r.name),
-        Some(m) => format!("{m} (async: {})", r.name),
-        None => r.name.clone(),
-    }
-}
-
-/// Cuts a long name from the left, keeping the method.
-fn fit(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n <= width {
-        s.to_owned()
-    } else {
-        let tail: String = s.chars().skip(n - (width - 1)).collect();
-        format!("…{tail}")
-    }
 }
 
 fn text_report(opts: &ReportOptions, a: &Analysis, rows: &[Row]) -> String {

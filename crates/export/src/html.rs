@@ -35,6 +35,7 @@
 //! A process adds its rows, threads and tree when its analysis ends ([`Exporter::end_process`]);
 //! the page is written at [`Exporter::finish`].
 
+mod columns;
 mod functions;
 mod tree;
 
@@ -48,13 +49,13 @@ use serde_json::{Map, Value, json};
 
 use crate::labels::thread_label;
 use crate::{Exporter, ProcessMeta};
+use columns::{Strings, column};
+pub use functions::MAX_FUNCTIONS;
 use functions::{FnRow, add_function_rows, functions_json, keep_functions};
 use tree::{Acc, KeyMap, ThreadRow, path_key};
 
 /// Most nodes of the embedded call tree ("other" nodes included): 25-30 bytes each in the file.
 pub const MAX_NODES: usize = 30_000;
-/// Functions kept per sort key (inclusive, exclusive, calls) when there are more.
-pub const MAX_FUNCTIONS: usize = 2_000;
 
 const TEMPLATE: &str = include_str!("html/report.html");
 const CSS: &str = include_str!("html/report.css");
@@ -225,29 +226,6 @@ fn page_title(processes: &[ProcessMeta]) -> String {
             )
         }
     }
-}
-
-/// Every string once.
-#[derive(Default)]
-struct Strings {
-    list: Vec<String>,
-    index: HashMap<String, u32>,
-}
-
-impl Strings {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.index.get(s) {
-            return i;
-        }
-        let i = self.list.len() as u32;
-        self.list.push(s.to_owned());
-        self.index.insert(s.to_owned(), i);
-        i
-    }
-}
-
-fn column<T: Into<Value>>(values: impl Iterator<Item = T>) -> Value {
-    Value::Array(values.map(Into::into).collect())
 }
 
 /// The JSON object the page reads (see the module documentation).

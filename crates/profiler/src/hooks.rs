@@ -40,7 +40,7 @@ pub fn record(kind: u32, func: u32, sp: u64) {
 }
 
 /// The ring is half full: encode its records into trace chunks here, on the thread that wrote
-/// them (ring/outbox.rs), and wake the writer if a buffer of chunks is ready for it. Nothing
+/// them (ring/consumer.rs), and wake the writer if a buffer of chunks is ready for it. Nothing
 /// happens while another thread (the writer) holds the ring's consumer lock. No lock is
 /// taken, nothing allocated, no system call but the writer's wake-up (once per writer sleep).
 #[cold]

@@ -5,7 +5,7 @@
 use eltrace_abi::*;
 
 use crate::com::info::Info;
-use crate::com::resolve::Modules;
+use crate::com::modules::Modules;
 use crate::config::{Config, HookMode};
 use crate::{fast, hooks, values};
 

@@ -12,7 +12,7 @@ use eltrace_abi::*;
 use eltrace_trace::{FunctionFlags, FunctionIdx, FunctionRecord};
 
 use crate::com::info::Info;
-use crate::com::resolve::Modules;
+use crate::com::modules::Modules;
 use crate::config::HookMode;
 use crate::hooks::Allocator;
 use crate::recorder::Recorder;

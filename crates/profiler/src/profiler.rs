@@ -14,7 +14,7 @@ use eltrace_trace::protocol::info_key;
 use eltrace_trace::{EndReason, TraceInfo, protocol};
 
 use crate::com::info::Info;
-use crate::com::resolve::Modules;
+use crate::com::modules::Modules;
 use crate::config::Config;
 use crate::install::{event_mask, hook_mode_name, install_hooks};
 use crate::recorder::{RECORDER, Recorder};

@@ -5,8 +5,8 @@
 
 use eltrace_trace::Event;
 
+use super::close::reveal;
 use super::context::Ctx;
-use super::reveal;
 use crate::asyncs::Role;
 use crate::sink::{AnalysisError, FrameSink};
 use crate::stack::ThreadState;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use eltrace_analysis::FunctionStats;
 use serde_json::{Value, json};
 
-use super::{Row, fit, mean};
+use super::rows::{Row, fit, mean};
 
 /// The calls of a row's kickoff method (the rows of that name in the same module).
 pub(super) fn kickoff_calls(r: &Row, rows: &[Row]) -> u64 {

@@ -7,7 +7,10 @@ use eltrace_analysis::rows::{FunctionKind, method_rows};
 use eltrace_analysis::{Analysis, FunctionIdx, FunctionStats};
 use serde_json::{Value, json};
 
-use super::{MAX_FUNCTIONS, Strings, column};
+use super::columns::{Strings, column};
+
+/// Functions kept per sort key (inclusive, exclusive, calls) when there are more.
+pub const MAX_FUNCTIONS: usize = 2_000;
 
 /// One row of the function table: the functions of one name and module, merged.
 pub(super) struct FnRow {

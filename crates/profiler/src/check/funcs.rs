@@ -12,7 +12,7 @@ use eltrace_abi::*;
 
 use super::experiment::{self, Experiment, State};
 use super::obs;
-use crate::com::resolve::Modules;
+use crate::com::modules::Modules;
 use crate::names;
 use crate::sys::lock;
 

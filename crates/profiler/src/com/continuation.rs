@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use eltrace_abi::*;
 
 use super::info::Info;
-use super::resolve::{CORELIB, Modules, type_name};
+use super::modules::{CORELIB, Modules, type_name};
 
 /// The integer argument register that holds the continuation of `function`'s variant (whose
 /// signature is `sig`; `generic_type`: its type is generic), or `None` where that is not

@@ -2,7 +2,7 @@
 //! of a method of a compiler-generated async state machine or iterator type (from the
 //! interfaces the type implements), and of a kickoff method (from its `AsyncStateMachine` /
 //! `IteratorStateMachine` attribute, whose argument is the state machine type). Pure decisions
-//! here; the lookups are in com/metadata.rs and the per-module cache in com/resolve.rs. Runs
+//! here; the lookups are in com/metadata.rs and the per-module cache in com/modules.rs. Runs
 //! at mapper time, never on the hot path.
 //!
 //! ```text

@@ -7,4 +7,5 @@ pub(crate) mod factory;
 pub(crate) mod info;
 pub(crate) mod machines;
 pub(crate) mod metadata;
+pub(crate) mod modules;
 pub(crate) mod resolve;

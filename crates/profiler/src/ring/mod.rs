@@ -2,7 +2,7 @@
 //! [`RawRecord`]s. The producer is the thread the ring belongs to (ELT hooks, exception
 //! callbacks); the consumer is whoever holds the ring's consumer lock: the same thread, which
 //! encodes its own records into trace chunks when the ring is half full, or the writer thread
-//! for a ring that fills slowly or whose thread exited (outbox.rs).
+//! for a ring that fills slowly or whose thread exited (consumer.rs, outbox.rs).
 //!
 //! The layout of [`RawRecord`] and of [`Ring`]'s first cache lines is a contract with the
 //! hand-written fast-path stubs (fast.rs), which write records exactly like [`Ring::push`];
@@ -34,7 +34,7 @@
 //! `{ts, sp: pending_drops, func: u32::MAX, kind: KIND_DROPPED}` at `h`, the record at `h + 1`,
 //! set `pending_drops = 0`, `head.store(h + 2, Release)`. Otherwise the ring is full
 //! ([`Ring::try_push`] returns false). Recording is lossless by default: the producer then
-//! first encodes what it can itself (outbox.rs), and when every outbox buffer waits for the
+//! first encodes what it can itself (consumer.rs), and when every outbox buffer waits for the
 //! writer it waits (`writer::wait_for_room`: [`Ring::prepare_wait`], a futex sleep on the
 //! `waiting` word, which the writer clears and wakes after it wrote outbox buffers or moved the
 //! tail) and pushes again. When it may not wait (`record --lossy`, or the writer has
@@ -56,6 +56,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use eltrace_trace::{EventKind, ThreadIdx};
 
+mod consumer;
 mod outbox;
 use outbox::Encoder;
 pub use outbox::{BUF_BYTES, BUFFERS, MIN_BUFFERS, Outbox};
@@ -182,7 +183,7 @@ pub struct Ring {
     /// Producer-written: how many times it waited for room, and for how many ns in all.
     waits: AtomicU64,
     wait_ns: AtomicU64,
-    /// The consumer lock (1 while held): who may encode the ring (outbox.rs).
+    /// The consumer lock (1 while held): who may encode the ring (consumer.rs).
     consumer: AtomicU32,
     /// The encoder, used only by the consumer lock's holder.
     encoder: UnsafeCell<Encoder>,

@@ -30,7 +30,7 @@ use sig::SigType;
 
 use crate::com::info::{ClassInfo, Info};
 use crate::com::metadata::MetaImport;
-use crate::com::resolve::{self, Modules};
+use crate::com::modules::{self, Modules};
 use crate::hooks;
 use crate::recorder::Recorder;
 use crate::sys::lock;
@@ -86,7 +86,7 @@ fn role(record: &FunctionRecord) -> AsyncRole {
 /// A type token's name for placeholders and the Task check.
 fn token_name(md: &MetaImport, tok: u32) -> String {
     match tok >> 24 {
-        0x02 => resolve::type_name(md, tok).unwrap_or_else(|_| "?".into()),
+        0x02 => modules::type_name(md, tok).unwrap_or_else(|_| "?".into()),
         0x01 => md.type_ref_name(tok).unwrap_or_else(|_| "?".into()),
         0x1b => match md
             .type_spec(tok)
@@ -213,7 +213,7 @@ impl Runtime {
             .and_then(|m| {
                 m.import
                     .as_ref()
-                    .and_then(|md| resolve::type_name(md, td).ok())
+                    .and_then(|md| modules::type_name(md, td).ok())
             })
             .unwrap_or_else(|| "<object>".into());
         if args.is_empty() {

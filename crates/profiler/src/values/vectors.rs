@@ -12,7 +12,7 @@ use super::sig::{self, SigType};
 use super::token_name;
 use crate::com::info::Info;
 use crate::com::metadata::MetaImport;
-use crate::com::resolve::Modules;
+use crate::com::modules::Modules;
 
 /// SIMD types the JIT holds in one vector register wider than 64 bits (namespace and name
 /// without the generic arity). `Vector64<T>` and `System.Numerics.Vector2` are 8 bytes: the

@@ -1,0 +1,252 @@
+//! A ring's consumer lock and what its holder does (the protocol is outbox.rs's module doc):
+//! [`Consumer::encode`] turns the ring's records into whole chunks in the outbox through the
+//! ring's [`Encoder`], reading them in place ([`Records`]), and [`Consumer::seal`] hands the
+//! buffer being filled to the writer.
+
+use std::sync::atomic::Ordering;
+
+use eltrace_trace::EventKind;
+use eltrace_trace::chunks;
+
+use super::outbox::{Encoder, Outbox};
+use super::{KIND_DROPPED, RawRecord, Ring, extend_ticks};
+use crate::clock;
+
+/// The highest event kind code a record may hold (higher: a drop marker or unknown).
+const MAX_KIND: u32 = EventKind::Continuation.code() as u32;
+
+/// A run of a ring's records, as the chunk builder reads them (`j` counts from `tail`).
+struct Records {
+    records: *mut RawRecord,
+    mask: u64,
+    tail: u64,
+    /// A clock read after every record was written: the ticks' high bits.
+    now: u64,
+    conv: clock::Converter,
+    /// Timeless records: times spread evenly, `from` for the run's first, `step` apart.
+    timeless: bool,
+    from: u64,
+    step: u64,
+}
+
+impl Records {
+    #[inline(always)]
+    fn get(&self, j: usize) -> RawRecord {
+        let at = self.tail + j as u64;
+        // SAFETY: the encoder asks only for `j < upto - tail` with `upto <= head` (published
+        // with Release, read with Acquire by the caller), so the slot holds a whole record the
+        // producer will not touch until `tail` moves past it; `at & mask` indexes the buffer.
+        unsafe { self.records.add((at & self.mask) as usize).read() }
+    }
+}
+
+impl chunks::RunSource for Records {
+    #[inline(always)]
+    fn event(&mut self, j: usize) -> Option<(u8, u32, u64)> {
+        let r = self.get(j);
+        let kind = r.kind();
+        // A drop marker or an unknown kind: the encoder's own loop handles it.
+        (kind <= MAX_KIND).then(|| (kind as u8, r.func(), r.sp()))
+    }
+
+    #[inline(always)]
+    fn leaf(&mut self, j: usize, _func: u32, _sp: u64) -> bool {
+        self.get(j + 1).is_leave_of(self.get(j))
+    }
+
+    #[inline(always)]
+    fn same_pair(&mut self, j: usize, k: usize) -> bool {
+        self.get(j).same_event(self.get(k)) && self.get(j + 1).same_event(self.get(k + 1))
+    }
+
+    #[inline(always)]
+    fn ts(&mut self, j: usize) -> u64 {
+        if self.timeless {
+            self.from + self.step * j as u64
+        } else {
+            self.conv
+                .to_ns(extend_ticks(self.get(j).ticks48(), self.now))
+        }
+    }
+}
+
+/// What one [`Consumer::encode`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Encoded {
+    /// Records taken out of the ring.
+    pub records: u64,
+    /// Buffers sealed for the writer.
+    pub sealed: u64,
+    /// It stopped early: every outbox buffer waits for the writer.
+    pub blocked: bool,
+}
+
+/// The consumer lock of a ring, held ([`Ring::try_consume`]); released on drop, waking a
+/// producer that waits for room.
+pub struct Consumer<'a> {
+    ring: &'a Ring,
+}
+
+impl Ring {
+    /// Takes the consumer lock unless another thread holds it.
+    #[inline]
+    pub fn try_consume(&self) -> Option<Consumer<'_>> {
+        // `then`, not `then_some`: a guard built for a failed attempt would release the
+        // holder's lock when dropped.
+        self.consumer
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then(|| Consumer { ring: self })
+    }
+
+    /// Whether some thread holds the consumer lock.
+    pub fn is_consumed(&self) -> bool {
+        self.consumer.load(Ordering::Relaxed) != 0
+    }
+
+    /// The ring's outbox.
+    pub fn outbox(&self) -> &Outbox {
+        &self.outbox
+    }
+}
+
+impl Drop for Consumer<'_> {
+    fn drop(&mut self) {
+        self.ring.consumer.store(0, Ordering::Release);
+        core::sync::atomic::fence(Ordering::SeqCst);
+        if self.ring.waiting_word().load(Ordering::Relaxed) != 0 {
+            self.ring.wake_producer();
+        }
+    }
+}
+
+impl Consumer<'_> {
+    fn encoder(&mut self) -> &mut Encoder {
+        // SAFETY: the consumer lock is held by this guard, so no other thread touches the
+        // encoder, and `&mut self` keeps this reference unique on this thread.
+        unsafe { &mut *self.ring.encoder.get() }
+    }
+
+    /// Encodes the records `[tail, upto)` (`upto` a value [`Ring::published`] returned) into
+    /// the outbox, as far as its buffers allow, and frees their ring slots.
+    pub fn encode(&mut self, upto: u64) -> Encoded {
+        let ring = self.ring;
+        let mut tail = ring.tail.load(Ordering::Relaxed);
+        let mut done = Encoded::default();
+        if upto <= tail || ring.capacity == 0 {
+            return done;
+        }
+        let total = upto - tail;
+        let enc = self.encoder();
+        // How the records get their `ts`: ticks extended from a clock read now (every record
+        // was written before it), or, for timeless records, times spread evenly between the
+        // last encode and now (an ordering estimate: docs/trace-format.md).
+        let now = clock::now();
+        let (from, step) = if enc.timeless {
+            let to = clock::to_ns(now).max(enc.anchor_ns);
+            let from = enc.anchor_ns;
+            enc.anchor_ns = to;
+            (from, (to - from) / total)
+        } else {
+            (0, 0)
+        };
+        let mut i = 0u64;
+        'buffers: while tail < upto {
+            // SAFETY: this guard holds the consumer lock.
+            let Some(slot) = (unsafe { ring.outbox.current() }) else {
+                done.blocked = true;
+                break;
+            };
+            let buf = &mut slot.bytes;
+            debug_assert!(
+                enc.builder
+                    .open_at()
+                    .is_none_or(|at| at + chunks::RESERVE <= buf.len()),
+                "open chunk at {:?} but the buffer holds {} bytes (sealed {} written {})",
+                enc.builder.open_at(),
+                buf.len(),
+                ring.outbox.sealed.load(Ordering::Relaxed),
+                ring.outbox.written.load(Ordering::Relaxed)
+            );
+            while tail < upto {
+                // The ordinary records, as one run through the builder's loop.
+                let mut src = Records {
+                    records: ring.records,
+                    mask: ring.mask,
+                    tail,
+                    now,
+                    conv: clock::Converter::new(),
+                    timeless: enc.timeless,
+                    from: from + step * (i + 1),
+                    step,
+                };
+                let taken = enc.builder.push_run(buf, (upto - tail) as usize, &mut src) as u64;
+                tail += taken;
+                i += taken;
+                if tail == upto {
+                    break;
+                }
+                // SAFETY: as above, for `tail < upto`.
+                let r = unsafe { ring.records.add((tail & ring.mask) as usize).read() };
+                let kind = r.kind();
+                if kind == KIND_DROPPED {
+                    slot.events += enc.builder.close(buf);
+                    if !chunks::put_dropped(buf, enc.thread, r.sp()) {
+                        break; // the buffer is full: seal it and go on in the next
+                    }
+                    ring.note_marked_drops(r.sp());
+                } else if kind > MAX_KIND {
+                    enc.bad += 1;
+                } else if enc.builder.is_open() {
+                    // Refused by the open chunk (its limits): close it, go on in a new one.
+                    slot.events += enc.builder.close(buf);
+                    continue;
+                } else {
+                    break; // the buffer is full
+                }
+                tail += 1;
+                i += 1;
+            }
+            if tail < upto {
+                debug_assert!(
+                    enc.builder.open_at().is_none(),
+                    "sealed with an open chunk (encode)"
+                );
+                ring.outbox.seal();
+                done.sealed += 1;
+                continue 'buffers;
+            }
+        }
+        done.records = i;
+        if i > 0 {
+            ring.release(tail);
+        }
+        done
+    }
+
+    /// Closes the open chunk and hands the buffer being filled to the writer, if it holds
+    /// anything (a flush: the writer's periodic one, or the end).
+    pub fn seal(&mut self) -> bool {
+        let ring = self.ring;
+        let enc = self.encoder();
+        // SAFETY: this guard holds the consumer lock.
+        let Some(slot) = (unsafe { ring.outbox.current() }) else {
+            return false;
+        };
+        slot.events += enc.builder.close(&mut slot.bytes);
+        if slot.bytes.is_empty() {
+            return false;
+        }
+        debug_assert!(
+            enc.builder.open_at().is_none(),
+            "sealed with an open chunk (seal)"
+        );
+        ring.outbox.seal();
+        true
+    }
+
+    /// Records of an unknown kind skipped so far (then reset).
+    pub fn take_bad(&mut self) -> u64 {
+        std::mem::take(&mut self.encoder().bad)
+    }
+}
