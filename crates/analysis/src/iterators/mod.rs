@@ -443,36 +443,7 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
                 }
             };
             it.bind(id, this);
-            let Some(e) = it.live.get_mut(&id) else {
-                return;
-            };
-            if e.moves == 0 {
-                e.func = f;
-                e.first_start = ns;
-                cx.stats.function(f).enumerations += 1;
-                cx.stats.totals.enumerations += 1;
-            } else {
-                let fs = cx.stats.function(e.func);
-                fs.resumes += 1;
-                // The MoveNext before this one yielded (unless it is known to have returned
-                // false: the consumer asked again after the end). One still open (its async
-                // caller's segment went on elsewhere: see `pick`) returned too.
-                if matches!(e.last, Last::Yielded | Last::Returned)
-                    || (e.last == Last::Running && e.running > 0)
-                {
-                    fs.suspensions += 1;
-                    fs.yields += 1;
-                }
-            }
-            e.moves += 1;
-            e.running += 1;
-            e.last = Last::Running;
-            e.current_after = false;
-            let move_no = e.moves;
-            if let Some(top) = st.stack.last_mut() {
-                top.iter.enumeration = id;
-                top.iter.move_no = move_no;
-            }
+            start_move(st, cx, id, f, ns);
         }
         Member::Current => {
             let found = it.find(st, thread, parent, info.family, Member::Current, this);
@@ -497,30 +468,71 @@ fn entered_member(st: &mut ThreadState, cx: &mut Env<'_>, info: Info, f: u32, ns
         // for that enumeration wherever it runs (also resumed after an await, with no
         // `MoveNextAsync` below it), so what it obtains is held by the enumeration. Other
         // members (`<>m__Finally1` and the like): the holders below are found by the search.
-        Member::Other => {
-            let Some(t) = this else {
-                return;
-            };
-            let family_of = |id: &u64| it.live.get(id).is_some_and(|e| e.family == info.family);
-            // Known by its object, else the enumeration of the move it runs under (its
-            // `MoveNextAsync`, a few frames down at most), which learns its object here (a
-            // runtime-async consumer calls `MoveNextAsync`'s variant, whose recorded argument
-            // is its continuation, not the enumerator).
-            let id = it.by_object.get(&t).copied().filter(family_of).or_else(|| {
-                st.stack[..n - 1]
-                    .iter()
-                    .rev()
-                    .take(4)
-                    .map(|o| o.iter.enumeration)
-                    .find(|&id| id != 0)
-                    .filter(family_of)
-            });
-            if let Some(id) = id {
-                it.bind(id, Some(t));
-                if let Some(top) = st.stack.last_mut() {
-                    top.iter.enumeration = id;
-                }
-            }
+        Member::Other => body_entered(st, it, info.family, this),
+    }
+}
+
+/// A move (`MoveNext`, `MoveNextAsync`) of enumeration `id` by function `f` starts at `ns`
+/// (the top frame): the first one starts the enumeration; a later one shows the one before
+/// it yielded.
+fn start_move(st: &mut ThreadState, cx: &mut Env<'_>, id: u64, f: u32, ns: u64) {
+    let Some(e) = cx.iters.live.get_mut(&id) else {
+        return;
+    };
+    if e.moves == 0 {
+        e.func = f;
+        e.first_start = ns;
+        cx.stats.function(f).enumerations += 1;
+        cx.stats.totals.enumerations += 1;
+    } else {
+        let fs = cx.stats.function(e.func);
+        fs.resumes += 1;
+        // The MoveNext before this one yielded (unless it is known to have returned
+        // false: the consumer asked again after the end). One still open (its async
+        // caller's segment went on elsewhere: see `pick`) returned too.
+        if matches!(e.last, Last::Yielded | Last::Returned)
+            || (e.last == Last::Running && e.running > 0)
+        {
+            fs.suspensions += 1;
+            fs.yields += 1;
+        }
+    }
+    e.moves += 1;
+    e.running += 1;
+    e.last = Last::Running;
+    e.current_after = false;
+    let move_no = e.moves;
+    if let Some(top) = st.stack.last_mut() {
+        top.iter.enumeration = id;
+        top.iter.move_no = move_no;
+    }
+}
+
+/// An async iterator's body `MoveNext` (the top frame) with its enumerator recorded
+/// (`this`): a frame of that enumeration wherever it runs.
+fn body_entered(st: &mut ThreadState, it: &mut Iterators, family: u32, this: Option<u64>) {
+    let n = st.stack.len();
+    let Some(t) = this else {
+        return;
+    };
+    let family_of = |id: &u64| it.live.get(id).is_some_and(|e| e.family == family);
+    // Known by its object, else the enumeration of the move it runs under (its
+    // `MoveNextAsync`, a few frames down at most), which learns its object here (a
+    // runtime-async consumer calls `MoveNextAsync`'s variant, whose recorded argument
+    // is its continuation, not the enumerator).
+    let id = it.by_object.get(&t).copied().filter(family_of).or_else(|| {
+        st.stack[..n.saturating_sub(1)]
+            .iter()
+            .rev()
+            .take(4)
+            .map(|o| o.iter.enumeration)
+            .find(|&id| id != 0)
+            .filter(family_of)
+    });
+    if let Some(id) = id {
+        it.bind(id, Some(t));
+        if let Some(top) = st.stack.last_mut() {
+            top.iter.enumeration = id;
         }
     }
 }
