@@ -102,6 +102,114 @@ pub struct ChunkBuilder {
     shadow: Shadow,
 }
 
+/// [`ChunkBuilder::run`]'s Enter: its head (the time delta and whether it repeats the frame
+/// that ended last) and, unless repeated, the function and stack pointer; for a leaf call (the
+/// next event leaves this frame) also that Leave's head, and the stack is left as it was.
+/// A macro, not a function: the encoder's hot loop keeps the code it compiles to (a function
+/// split changed its register allocation and measured slower); the caller's locals are named
+/// in the call.
+macro_rules! encode_enter {
+    (
+        $i:ident, $stop:ident, $src:ident, $func:ident, $sp:ident, $end_func:ident,
+        $end_sp:ident, $p:ident, $prev_ts:ident, $prev_sp:ident, $frames:ident, $depth:ident,
+        $count:ident, $len:ident
+    ) => {{
+        // A leaf call: the next event leaves this frame.
+        let leaf = $i + 1 < $stop && $src.leaf($i, $func, $sp);
+        let mut k;
+        let repeat = $end_func == $func && $end_sp == $sp;
+        if TIMELESS {
+            // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+            unsafe { $p.write(u8::from(repeat) << 4) };
+            k = 1;
+        } else {
+            let ts = $src.ts($i);
+            let delta = ts.saturating_sub($prev_ts);
+            $prev_ts = $prev_ts.max(ts);
+            // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+            k = unsafe { put_head($p, (delta << 4) | u64::from(repeat)) };
+        }
+        if !repeat {
+            // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+            k += unsafe { put_full($p.add(k), $func, $sp, $prev_sp) };
+        }
+        $prev_sp = $sp;
+        if leaf {
+            // The Leave, predicted by the frame just entered.
+            ($end_func, $end_sp) = ($func, $sp);
+            if TIMELESS {
+                // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+                unsafe { $p.add(k).write(1 | (LEAVE << 1)) };
+                k += 1;
+            } else {
+                let ts = $src.ts($i + 1);
+                let delta = ts.saturating_sub($prev_ts);
+                $prev_ts = $prev_ts.max(ts);
+                // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+                k += unsafe { put_head($p.add(k), (delta << 4) | u64::from(1 | (LEAVE << 1))) };
+            }
+            $count += 2;
+            $i += 2;
+        } else {
+            // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+            unsafe { $frames.add($depth).write(($func, $sp)) };
+            $depth += 1;
+            $count += 1;
+            $i += 1;
+        }
+        $len += k;
+    }};
+}
+
+/// [`ChunkBuilder::run`]'s other events (Leave, Tailcall, Unwind, Catch, Throw, ...): a
+/// frame-ending event predicted by the top of the stack is its head alone, else the head, the
+/// function and the stack pointer (and the stack unwinds to the frame it names). A macro for
+/// the reason [`encode_enter`] is one.
+macro_rules! encode_other {
+    (
+        $code:ident, $func:ident, $sp:ident, $depth:ident, $frames:ident, $end_func:ident,
+        $end_sp:ident, $p:ident, $src:ident, $i:ident, $prev_ts:ident, $prev_sp:ident,
+        $len:ident, $count:ident
+    ) => {{
+        let mut head_bits = u64::from($code) << 1;
+        let mut full = true;
+        if ends_frame($code) {
+            // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+            let predicted = $depth > 0 && unsafe { $frames.add($depth - 1).read() } == ($func, $sp);
+            if predicted {
+                $depth -= 1;
+                full = false;
+                head_bits |= 1;
+            } else {
+                // SAFETY: `depth` frames are initialised.
+                $depth = unsafe { unwind_to($frames, $depth, $func, $sp) };
+            }
+            ($end_func, $end_sp) = ($func, $sp);
+        }
+        let mut k;
+        if TIMELESS {
+            // Every timeless head is below 0x80: one byte.
+            // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+            unsafe { $p.write(head_bits as u8) };
+            k = 1;
+        } else {
+            let ts = $src.ts($i);
+            let delta = ts.saturating_sub($prev_ts);
+            $prev_ts = $prev_ts.max(ts);
+            // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+            k = unsafe { put_head($p, (delta << 4) | head_bits) };
+        }
+        if full {
+            // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
+            k += unsafe { put_full($p.add(k), $func, $sp, $prev_sp) };
+        }
+        $prev_sp = $sp;
+        $len += k;
+        $count += 1;
+        $i += 1;
+    }};
+}
+
 impl ChunkBuilder {
     /// A builder for `thread`'s events; `timeless`: TIMELESS_EVENTS chunks (a trace without
     /// per-event times). Allocates the prediction stack once, here.
@@ -312,91 +420,16 @@ impl ChunkBuilder {
                     if depth >= SHADOW_CAP {
                         break 'batches;
                     }
-                    // A leaf call: the next event leaves this frame.
-                    let leaf = i + 1 < stop && src.leaf(i, func, sp);
-                    let mut k;
-                    let repeat = end_func == func && end_sp == sp;
-                    if TIMELESS {
-                        // SAFETY: see above.
-                        unsafe { p.write(u8::from(repeat) << 4) };
-                        k = 1;
-                    } else {
-                        let ts = src.ts(i);
-                        let delta = ts.saturating_sub(prev_ts);
-                        prev_ts = prev_ts.max(ts);
-                        // SAFETY: see above.
-                        k = unsafe { put_head(p, (delta << 4) | u64::from(repeat)) };
-                    }
-                    if !repeat {
-                        // SAFETY: see above.
-                        k += unsafe { put_full(p.add(k), func, sp, prev_sp) };
-                    }
-                    prev_sp = sp;
-                    if leaf {
-                        // The Leave, predicted by the frame just entered.
-                        (end_func, end_sp) = (func, sp);
-                        if TIMELESS {
-                            // SAFETY: see above.
-                            unsafe { p.add(k).write(1 | (LEAVE << 1)) };
-                            k += 1;
-                        } else {
-                            let ts = src.ts(i + 1);
-                            let delta = ts.saturating_sub(prev_ts);
-                            prev_ts = prev_ts.max(ts);
-                            // SAFETY: see above.
-                            k += unsafe {
-                                put_head(p.add(k), (delta << 4) | u64::from(1 | (LEAVE << 1)))
-                            };
-                        }
-                        count += 2;
-                        i += 2;
-                    } else {
-                        // SAFETY: see above.
-                        unsafe { frames.add(depth).write((func, sp)) };
-                        depth += 1;
-                        count += 1;
-                        i += 1;
-                    }
-                    len += k;
+                    encode_enter!(
+                        i, stop, src, func, sp, end_func, end_sp, p, prev_ts, prev_sp, frames,
+                        depth, count, len
+                    );
                     continue;
                 }
-                let mut head_bits = u64::from(code) << 1;
-                let mut full = true;
-                if ends_frame(code) {
-                    // SAFETY: see above.
-                    let predicted =
-                        depth > 0 && unsafe { frames.add(depth - 1).read() } == (func, sp);
-                    if predicted {
-                        depth -= 1;
-                        full = false;
-                        head_bits |= 1;
-                    } else {
-                        // SAFETY: `depth` frames are initialised.
-                        depth = unsafe { unwind_to(frames, depth, func, sp) };
-                    }
-                    (end_func, end_sp) = (func, sp);
-                }
-                let mut k;
-                if TIMELESS {
-                    // Every timeless head is below 0x80: one byte.
-                    // SAFETY: see above.
-                    unsafe { p.write(head_bits as u8) };
-                    k = 1;
-                } else {
-                    let ts = src.ts(i);
-                    let delta = ts.saturating_sub(prev_ts);
-                    prev_ts = prev_ts.max(ts);
-                    // SAFETY: see above.
-                    k = unsafe { put_head(p, (delta << 4) | head_bits) };
-                }
-                if full {
-                    // SAFETY: see above.
-                    k += unsafe { put_full(p.add(k), func, sp, prev_sp) };
-                }
-                prev_sp = sp;
-                len += k;
-                count += 1;
-                i += 1;
+                encode_other!(
+                    code, func, sp, depth, frames, end_func, end_sp, p, src, i, prev_ts, prev_sp,
+                    len, count
+                );
             }
             if TIMELESS && pairs > 0 {
                 // SAFETY: as above, within the batch that took the run's events.
