@@ -109,7 +109,7 @@ fn digest(threads: &[(ThreadIdx, Vec<RawRecord>)], reps: usize, timeless: bool) 
 /// `ELTRACE_BENCH_TRACE=t.eltrace cargo test --release -p eltrace-profiler bench_encode --
 /// --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a benchmark, run by scripts/bench-encode.sh"]
 fn bench_encode() {
     let path = std::env::var("ELTRACE_BENCH_TRACE").expect("ELTRACE_BENCH_TRACE=trace");
     // ELTRACE_BENCH_TIMELESS=1: encode as a `--timing none` recording does.
