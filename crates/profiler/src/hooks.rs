@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use eltrace_trace::EventKind;
+use eltrace_trace::protocol::OBJECT_EPOCH_BITS;
 
 use crate::clock;
 use crate::recorder::Recorder;
@@ -398,9 +399,6 @@ pub fn slow_value(kind: EventKind, client_id: usize, elt_info: usize) -> Option<
 /// (docs/abi.md "The async continuation argument").
 pub static GC_EPOCH: AtomicU64 = AtomicU64::new(0);
 
-/// The bits of a Continuation event's value that hold the GC epoch.
-pub const CONT_EPOCH_MASK: u64 = 7;
-
 #[cold]
 #[inline(never)]
 fn flagged(kind: EventKind, client_id: usize, sp: u64, value: Option<u64>) {
@@ -458,7 +456,7 @@ fn with_epoch(c: u64) -> u64 {
     if c == 0 {
         0
     } else {
-        (c & !CONT_EPOCH_MASK) | (GC_EPOCH.load(Ordering::Relaxed) & CONT_EPOCH_MASK)
+        (c & !OBJECT_EPOCH_BITS) | (GC_EPOCH.load(Ordering::Relaxed) & OBJECT_EPOCH_BITS)
     }
 }
 

@@ -16,6 +16,19 @@ pub const CLSID_BRACED: &str = "{7E6BA1DA-44E6-4198-B4E0-A9BCE1DE926B}";
 /// Separates the globs of [`env::INCLUDE`] and [`env::EXCLUDE`] (`glob;glob`).
 pub const LIST_SEPARATOR: char = ';';
 
+/// The low bits of a nonzero Continuation event value that hold the GC epoch it was recorded
+/// in (objects are 8-aligned; INFO [`info_key::GC_EPOCHS`]): within one epoch an address names
+/// one object, so two values recorded in the same epoch name the same object exactly when they
+/// are equal.
+pub const OBJECT_EPOCH_BITS: u64 = 7;
+
+/// Whether the object recorded as `known` is certainly not the one recorded as `value`: both
+/// nonzero, recorded in the same GC epoch, at different addresses (across a GC an object may
+/// have moved).
+pub fn other_object(known: u64, value: u64) -> bool {
+    known != 0 && known != value && known & OBJECT_EPOCH_BITS == value & OBJECT_EPOCH_BITS
+}
+
 /// Environment variable names.
 pub mod env {
     // Read by the runtime: whether and which profiler it loads.

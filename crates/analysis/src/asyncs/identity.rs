@@ -10,10 +10,9 @@
 //! continuation 0x…7040 <W>d__3.MoveNext    enter …    by_box(0x…7040) = call 9
 //! ```
 
-use super::calls::{CallState, Calls};
+use eltrace_trace::protocol::{OBJECT_EPOCH_BITS, other_object};
 
-/// The low bits of a recorded object address that hold its GC epoch (objects are 8-aligned).
-const EPOCH_BITS: u64 = 7;
+use super::calls::{CallState, Calls};
 
 /// How far into its box a state machine lies at most: its header and the task's fields come
 /// first (0x40 bytes on .NET 10 and 11.0.0 for `AsyncStateMachineBox<T>` of a small result).
@@ -53,12 +52,13 @@ impl Calls {
         if old != 0 && old != b {
             self.drop_box(id, old);
         }
-        self.boxes.insert(b & !EPOCH_BITS, (b & EPOCH_BITS, id));
+        self.boxes
+            .insert(b & !OBJECT_EPOCH_BITS, (b & OBJECT_EPOCH_BITS, id));
     }
 
     /// Forgets box `b` if call `id` holds it.
     pub(super) fn drop_box(&mut self, id: u64, b: u64) {
-        let key = b & !EPOCH_BITS;
+        let key = b & !OBJECT_EPOCH_BITS;
         if self.boxes.get(&key).is_some_and(|&(_, o)| o == id) {
             self.boxes.remove(&key);
         }
@@ -72,10 +72,10 @@ impl Calls {
         if !self.by_identity || this == 0 {
             return None;
         }
-        let addr = this & !EPOCH_BITS;
+        let addr = this & !OBJECT_EPOCH_BITS;
         let (&start, &(epoch, id)) = self.boxes.range(..=addr).next_back()?;
         (addr - start < BOX_REACH
-            && epoch == this & EPOCH_BITS
+            && epoch == this & OBJECT_EPOCH_BITS
             && self.live.get(&id).is_some_and(|l| l.func == func))
         .then_some((id, true))
     }
@@ -137,8 +137,8 @@ impl Calls {
     /// call from its first resume to its end, and within one epoch no address names two
     /// objects).
     pub(super) fn other_object(&self, id: u64, this: u64) -> bool {
-        self.live.get(&id).is_some_and(|l| {
-            l.cont != 0 && l.cont != this && l.cont & EPOCH_BITS == this & EPOCH_BITS
-        })
+        self.live
+            .get(&id)
+            .is_some_and(|l| other_object(l.cont, this))
     }
 }

@@ -25,6 +25,7 @@
 //! the last `MoveNext` shows it returned true (every consumer reads the element it asked for,
 //! save one that only tests `MoveNext`, like LINQ's `Any()`: taken for a completion).
 
+use eltrace_trace::protocol::other_object;
 use eltrace_trace::{FunctionIdx, FunctionRecord};
 
 use crate::fxmap::{DenseMap, FxHashMap};
@@ -334,14 +335,6 @@ impl Iterators {
         }
         self.by_object.insert(t, id);
     }
-}
-
-/// Whether an enumeration's recorded object `known` is certainly not `this`: both recorded in
-/// one GC epoch (the values' low bits) at different addresses. Across a GC the object may have
-/// moved.
-fn other_object(known: u64, this: u64) -> bool {
-    const EPOCH: u64 = 7;
-    known != 0 && known != this && known & EPOCH == this & EPOCH
 }
 
 /// The holder that a frame at index `i` of a thread's stack stands for.

@@ -7,6 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use eltrace_trace::protocol::OBJECT_EPOCH_BITS;
+
 use super::asyncs::{ASYNC_METHODS, async_pair, short};
 use super::row::*;
 use crate::check::obs::Observations;
@@ -218,7 +220,7 @@ pub(super) fn async_state_machine_box(o: &Observations) -> Row {
         .iter()
         .filter(|e| e.kind == "continuation" && e.name.contains(".GetStateMachineBox"))
         .filter_map(|e| e.num("value"))
-        .map(|v| v & !7)
+        .map(|v| v & !OBJECT_EPOCH_BITS)
         .collect();
     let this: Vec<u64> = events
         .iter()
@@ -226,7 +228,7 @@ pub(super) fn async_state_machine_box(o: &Observations) -> Row {
             e.kind == "continuation" && e.name.starts_with(prefix) && e.name.ends_with(".MoveNext")
         })
         .filter_map(|e| e.num("value"))
-        .map(|v| v & !7)
+        .map(|v| v & !OBJECT_EPOCH_BITS)
         .collect();
     let mut offsets = BTreeSet::new();
     let mut in_box = 0;
@@ -295,12 +297,12 @@ pub(super) fn async_iterator_this(o: &Observations) -> Row {
     let objects: BTreeSet<u64> = values
         .iter()
         .filter(|&&(n, _, _)| member(n) == Some(3))
-        .map(|&(_, _, v)| v & !7)
+        .map(|&(_, _, v)| v & !OBJECT_EPOCH_BITS)
         .collect();
     let mut per: BTreeMap<u64, [u64; 4]> = objects.iter().map(|&x| (x, [0; 4])).collect();
     let mut strays = 0;
     for &(name, _, v) in values.iter().filter(|(_, f, _)| !variants.contains(f)) {
-        match (member(name), per.get_mut(&(v & !7))) {
+        match (member(name), per.get_mut(&(v & !OBJECT_EPOCH_BITS))) {
             (Some(m), Some(c)) => c[m] += 1,
             (Some(_), None) => strays += 1,
             _ => {}
