@@ -277,9 +277,11 @@ fn step<S: FrameSink + ?Sized>(
     if st.stack.last().is_some_and(|o| o.unresolved) {
         link::resolve_top(st, &mut cx.asyncs(), e, ahead.events(), None, None);
     }
-    if matches!(e.kind, EventKind::Enter | EventKind::Leave)
-        && cx.roles.get(&cx.tables.functions, e.func.0) == Role::Allocator
-    {
+    let role = match e.kind {
+        EventKind::Enter | EventKind::Leave => cx.roles.get(&cx.tables.functions, e.func.0),
+        _ => Role::Plain,
+    };
+    if role == Role::Allocator {
         if e.kind == EventKind::Enter {
             // Selected (`--include '*'`): a frame of its own, whose callees nest under it.
             allocations::reveal_gone(st, cx, sink, e, before)?;
@@ -298,10 +300,7 @@ fn step<S: FrameSink + ?Sized>(
             return Ok(());
         }
     }
-    if e.kind == EventKind::Leave
-        && cx.roles.get(&cx.tables.functions, e.func.0) == Role::Boxer
-        && !allocations::boxed(st, cx, e)
-    {
+    if role == Role::Boxer && e.kind == EventKind::Leave && !allocations::boxed(st, cx, e) {
         return Ok(());
     }
     let after_completion = st.after_completion.take();

@@ -160,17 +160,17 @@ impl Mapper {
             } else {
                 None
             };
-        if allocator == Some(Allocator::Box) {
-            // Its Leave records the box a classic async method's suspension uses (the struct
-            // inside it is the `this` of the call's resumes); a frame only where selected.
-            record.flags.0 |= FunctionFlags::STATE_MACHINE_BOX;
-            lock(&self.allocators).insert(function as u64, Allocator::Box);
-        } else if allocator.is_some() {
+        if let Some(kind) = allocator {
             // Probed whether selected or not, its Leave records the continuation a suspending
-            // runtime-async method allocated (hooks.rs `CLIENT_ALLOC`; the analysis takes it as
-            // the suspension of the method that called it); a frame only where selected.
-            record.flags.0 |= FunctionFlags::CONT_ALLOCATOR;
-            lock(&self.allocators).insert(function as u64, Allocator::Continuation);
+            // runtime-async method allocated, or the box a classic one's suspension uses (the
+            // struct inside it is the `this` of the call's resumes) (hooks.rs `CLIENT_ALLOC`;
+            // the analysis takes it as the suspension of the method that called it); a frame
+            // only where selected.
+            record.flags.0 |= match kind {
+                Allocator::Continuation => FunctionFlags::CONT_ALLOCATOR,
+                Allocator::Box => FunctionFlags::STATE_MACHINE_BOX,
+            };
+            lock(&self.allocators).insert(function as u64, kind);
         }
         if described.framework
             && record.module == SENTINEL_MODULE
@@ -276,9 +276,7 @@ impl Mapper {
         lock(&self.inlining).insert(callee as u64, allow);
         allow
     }
-}
 
-impl Mapper {
     /// Whether an allocator-like function gets probes: every continuation allocator; a box
     /// getter's instantiation only for a selected struct state machine (its `MoveNext`
     /// selected), so that unselected code's suspensions, the framework's included, pay

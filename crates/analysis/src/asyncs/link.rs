@@ -353,11 +353,10 @@ fn resumed_call(
         .filter(|&c| c != 0 && matches!(role, Role::Variant | Role::StateMachine));
     // A state machine's box, from its call's latest suspension, first: a pooled box serves
     // another call once its call completed.
-    let boxed = cont.filter(|_| role == Role::StateMachine);
-    let identity = boxed
+    let this = cont.filter(|_| role == Role::StateMachine);
+    let identity = this
         .and_then(|c| cx.calls.by_box(c, f))
         .or_else(|| cont.and_then(|c| cx.calls.by_continuation(c, f)));
-    let this = cont.filter(|_| role == Role::StateMachine);
     let (linked, inferred, by_identity) =
         link_resume(cx, f, sp, after_completion, prefer, identity, this)?;
     if by_identity {
