@@ -337,14 +337,7 @@ fn a_resume_continues_the_call_that_allocated_its_continuation() {
     // The allocator is no frame and no call.
     assert!(frames.iter().all(|(_, f)| f.func.0 != 2));
     assert_eq!(a.function_stats(FunctionIdx(2)).map_or(0, |s| s.calls), 0);
-    let call_at = |start: u64| {
-        frames
-            .iter()
-            .find(|(_, f)| f.start_ns == start && f.func.0 == 1)
-            .and_then(|(_, f)| f.segment)
-            .map(|s| s.call)
-            .unwrap()
-    };
+    let call_at = |start: u64| segment_call(&frames, 1, start);
     assert_eq!(call_at(26), call_at(11), "the first resume continues A");
     assert_eq!(call_at(101), call_at(31), "the second resume continues B");
 }
@@ -419,14 +412,7 @@ fn a_selected_allocator_is_a_frame_and_still_names_the_call() {
         // The allocator and its callee are frames, the callee under the allocator.
         assert_eq!(fs(&a, 2).calls, 2);
         assert_eq!(edge(&a, Some(2), 3).calls, 2);
-        let call_at = |start: u64| {
-            frames
-                .iter()
-                .find(|(_, f)| f.start_ns == start && f.func.0 == 1)
-                .and_then(|(_, f)| f.segment)
-                .map(|s| s.call)
-                .unwrap()
-        };
+        let call_at = |start: u64| segment_call(&frames, 1, start);
         assert_eq!(call_at(101), call_at(31), "quick {quick}");
         assert_eq!(call_at(201), call_at(11), "quick {quick}");
     }

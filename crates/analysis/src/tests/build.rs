@@ -48,6 +48,16 @@ pub fn analyse_records(
     (a, sink.0)
 }
 
+/// The logical call of the segment of function `func` that started at `start`.
+pub fn segment_call(frames: &[(ThreadIdx, Frame)], func: u32, start: u64) -> u64 {
+    frames
+        .iter()
+        .find(|(_, f)| f.start_ns == start && f.func.0 == func)
+        .and_then(|(_, f)| f.segment)
+        .map(|s| s.call)
+        .expect("a segment of the function starts there")
+}
+
 /// The analysis of a trace by `an` with every record given to it on this thread, its frames
 /// handed to `sink`.
 pub fn analyse_into<S: FrameSink>(bytes: &[u8], mut an: Analyzer, sink: &mut S) -> Analysis {

@@ -412,16 +412,6 @@ fn enumerators_known_by_their_objects_whatever_call_a_resume_was_linked_to() {
     assert_eq!(its(&t, &a, "Seq"), (6, 2, 5, 1, 0, 0));
 }
 
-/// The logical call of the segment that started at `start`.
-fn call_of_frame_at(frames: &[(eltrace_trace::ThreadIdx, Frame)], start: u64) -> u64 {
-    frames
-        .iter()
-        .find(|(_, f)| f.start_ns == start)
-        .and_then(|(_, f)| f.segment)
-        .map(|s| s.call)
-        .expect("a segment starts there")
-}
-
 /// A classic async method's `MoveNext` receives its state machine as `this`: a struct on the
 /// kickoff's stack at the first segment, inside its box at every resume. Two calls of `Loop`
 /// resumed in turn on a third thread: the first resume of each is chosen by order among the
@@ -442,7 +432,7 @@ fn state_machine_resumes_known_by_their_box() {
     assert_eq!((l.calls, l.segments, l.resumes), (2, 6, 4), "{l:?}");
     // The second first resume has one candidate left: not counted as inferred.
     assert_eq!((l.identity_resumes, l.inferred_resumes), (2, 1), "{l:?}");
-    let call_at = |start: u64| call_of_frame_at(&frames, start);
+    let call_at = |start: u64| segment_call(&frames, t.idx("Loop.next"), start);
     // (`@N` sets the time before the next token's 10 ns.)
     assert_eq!(call_at(210), call_at(410));
     assert_eq!(call_at(310), call_at(510));
@@ -476,7 +466,7 @@ fn state_machine_resumes_known_by_the_box_of_their_suspension() {
     let l = fs(&a, t.idx("Loop.next"));
     assert_eq!((l.calls, l.segments, l.resumes), (2, 6, 4), "{l:?}");
     assert_eq!((l.identity_resumes, l.inferred_resumes), (4, 0), "{l:?}");
-    let call_at = |start: u64| call_of_frame_at(&frames, start);
+    let call_at = |start: u64| segment_call(&frames, t.idx("Loop.next"), start);
     assert_eq!(
         call_at(10 + 20),
         call_at(310),
