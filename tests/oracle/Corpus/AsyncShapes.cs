@@ -54,10 +54,10 @@ public static class AsyncShapes
         {
             streams = Streams(completer).GetAwaiter().GetResult();
         }
-        long queues = OnQueues(Threads, Batch).Sum();
+        long queues = OneThread.OnQueues(Threads, Batch).Sum();
         long pool = Pool();
         string generic = Generic().GetAwaiter().GetResult();
-        long[] iterated = OnQueues(2, _ => Iterate());
+        long[] iterated = OneThread.OnQueues(2, _ => Iterate());
 
         string result = $"{streams} {queues} {pool} {generic} {iterated[0]} {iterated[1]} {finished}";
         return Program.Expect("async-shapes", result, "739 48/692 739 60932 739 368 368 7 5 8 11 12 27 21 15 1071 1071 8");
@@ -262,24 +262,6 @@ public static class AsyncShapes
 
     // 2. Queues and the pool: many concurrent calls of the same methods on several threads.
 
-    /// Runs work(i) on `threads` threads at once, each pumping its own OneThread queue.
-    private static long[] OnQueues(int threads, Func<int, Task<long>> work)
-    {
-        var results = new long[threads];
-        var all = new Thread[threads];
-        for (int t = 0; t < threads; t++)
-        {
-            int me = t;
-            all[t] = new Thread(() => results[me] = OneThread.Run(() => work(me)));
-            all[t].Start();
-        }
-        foreach (Thread thread in all)
-        {
-            thread.Join();
-        }
-        return results;
-    }
-
     private static long Pool()
     {
         var batches = new Task<long>[Threads];
@@ -321,35 +303,6 @@ public static class AsyncShapes
     {
         await Task.Yield();
         return k;
-    }
-
-    /// A single-threaded queue: the thread that calls Run executes every continuation posted to it.
-    private sealed class OneThread : SynchronizationContext
-    {
-        private readonly BlockingCollection<(SendOrPostCallback Callback, object? State)> items = new();
-
-        public override void Post(SendOrPostCallback d, object? state) => items.Add((d, state));
-
-        public static T Run<T>(Func<Task<T>> work)
-        {
-            var queue = new OneThread();
-            SynchronizationContext? old = Current;
-            SetSynchronizationContext(queue);
-            try
-            {
-                Task<T> task = work();
-                task.ContinueWith(_ => queue.items.CompleteAdding(), TaskScheduler.Default);
-                foreach ((SendOrPostCallback callback, object? state) in queue.items.GetConsumingEnumerable())
-                {
-                    callback(state);
-                }
-                return task.GetAwaiter().GetResult();
-            }
-            finally
-            {
-                SetSynchronizationContext(old);
-            }
-        }
     }
 
     // 3. Generic async code.

@@ -22,6 +22,7 @@ using System.Linq;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
+using Corpus;
 
 namespace CorpusLibs;
 
@@ -34,7 +35,7 @@ public static class AsyncLinq
 
     public static int Run()
     {
-        string[] queued = OnQueues(() => Work(pause: true));
+        string[] queued = OneThread.OnQueues(Threads, _ => Work(pause: true));
         string[] pooled = Pool(() => Work(pause: false));
         string[] all = queued.Concat(pooled).ToArray();
         string result = all.All(r => r == all[0]) ? $"{all.Length}x {all[0]}" : string.Join(" | ", all);
@@ -148,24 +149,6 @@ public static class AsyncLinq
         return acc + x * x;
     }
 
-    /// Runs work() on `Threads` threads at once, each pumping its own OneThread queue.
-    static string[] OnQueues(Func<Task<string>> work)
-    {
-        var results = new string[Threads];
-        var all = new Thread[Threads];
-        for (int t = 0; t < Threads; t++)
-        {
-            int me = t;
-            all[t] = new Thread(() => results[me] = OneThread.Run(work));
-            all[t].Start();
-        }
-        foreach (Thread thread in all)
-        {
-            thread.Join();
-        }
-        return results;
-    }
-
     /// Runs work() `Threads` times at once on the thread pool.
     static string[] Pool(Func<Task<string>> work)
     {
@@ -175,34 +158,5 @@ public static class AsyncLinq
             tasks[t] = Task.Run(work);
         }
         return Task.WhenAll(tasks).GetAwaiter().GetResult();
-    }
-
-    /// A single-threaded queue: the thread that calls Run executes every continuation posted to it.
-    sealed class OneThread : SynchronizationContext
-    {
-        private readonly BlockingCollection<(SendOrPostCallback Callback, object? State)> items = new();
-
-        public override void Post(SendOrPostCallback d, object? state) => items.Add((d, state));
-
-        public static T Run<T>(Func<Task<T>> work)
-        {
-            var queue = new OneThread();
-            SynchronizationContext? old = Current;
-            SetSynchronizationContext(queue);
-            try
-            {
-                Task<T> task = work();
-                task.ContinueWith(_ => queue.items.CompleteAdding(), TaskScheduler.Default);
-                foreach ((SendOrPostCallback callback, object? state) in queue.items.GetConsumingEnumerable())
-                {
-                    callback(state);
-                }
-                return task.GetAwaiter().GetResult();
-            }
-            finally
-            {
-                SetSynchronizationContext(old);
-            }
-        }
     }
 }
