@@ -60,6 +60,34 @@ impl chunks::RunSource for Records {
     }
 
     #[inline(always)]
+    fn repeats(&mut self, j: usize, max: usize) -> usize {
+        let cap = self.mask as usize + 1;
+        let mut m = 0;
+        while m < max {
+            let k = j + 2 * m;
+            let at = ((self.tail + k as u64) & self.mask) as usize;
+            if at >= 2 && at + 2 <= cap {
+                // The pairs from `k` on and the one before them lie in one piece of the ring.
+                let span = ((cap - at) / 2).min(max - m);
+                // SAFETY: records `at - 2 .. at + 2 * span` are inside the ring's buffer
+                // (`at + 2 * span <= cap`) and are events `k - 2 .. k + 2 * span` of this run,
+                // all published (`k + 2 * span <= j + 2 * max`, which the encoder keeps within
+                // the records it was given).
+                let n = unsafe { equal_pairs(self.records.add(at - 2), span) };
+                m += n;
+                if n < span {
+                    break;
+                }
+            } else if self.same_pair(k, k - 2) {
+                m += 1;
+            } else {
+                break;
+            }
+        }
+        m
+    }
+
+    #[inline(always)]
     fn ts(&mut self, j: usize) -> u64 {
         if self.timeless {
             self.from + self.step * j as u64
@@ -67,6 +95,60 @@ impl chunks::RunSource for Records {
             self.conv
                 .to_ns(extend_ticks(self.get(j).ticks48(), self.now))
         }
+    }
+}
+
+/// How many of the `n` pairs of records after the pair at `prev` (records `prev + 2, prev + 3`,
+/// then `prev + 4, prev + 5`, …) each repeat the pair before them word for word
+/// ([`RawRecord::same_event`]: kind, function and SP; the tick may differ). A hot loop's
+/// leaf calls: SSE2 compares a whole pair in a few instructions.
+///
+/// # Safety
+/// `prev` must be valid for reads of `2 * n + 2` records.
+#[inline(always)]
+unsafe fn equal_pairs(prev: *const RawRecord, n: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{
+            __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set_epi64x, _mm_setzero_si128, _mm_xor_si128,
+        };
+        // The bits `same_event` compares: all of the second word, the key's half of the first.
+        const TICK_FREE: i64 = (u64::MAX << 48) as i64;
+        let load = |i: usize| {
+            // SAFETY: the caller's promise covers records `0 .. 2 * n + 2`; unaligned loads.
+            unsafe { _mm_loadu_si128(prev.add(i).cast::<__m128i>()) }
+        };
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe {
+            let keep = _mm_set_epi64x(-1, TICK_FREE);
+            let zero = _mm_setzero_si128();
+            let (mut a0, mut a1) = (load(0), load(1));
+            for i in 0..n {
+                let (b0, b1) = (load(2 * i + 2), load(2 * i + 3));
+                let diff = _mm_and_si128(
+                    _mm_or_si128(_mm_xor_si128(a0, b0), _mm_xor_si128(a1, b1)),
+                    keep,
+                );
+                if _mm_movemask_epi8(_mm_cmpeq_epi8(diff, zero)) != 0xFFFF {
+                    return i;
+                }
+                (a0, a1) = (b0, b1);
+            }
+        }
+        n
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let at = |i: usize| {
+            // SAFETY: the caller's promise covers records `0 .. 2 * n + 2`.
+            unsafe { prev.add(i).read() }
+        };
+        (0..n)
+            .position(|i| {
+                !(at(2 * i + 2).same_event(at(2 * i)) && at(2 * i + 3).same_event(at(2 * i + 1)))
+            })
+            .unwrap_or(n)
     }
 }
 

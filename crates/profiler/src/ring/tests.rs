@@ -554,7 +554,8 @@ fn same_event_ignores_the_tick_only() {
 fn loops_of_leaf_calls_read_back_as_pushed() {
     // Runs (timeless) and repeated Enters (both) taken from the raw words: loops of one leaf
     // call of every length, between nested calls, a leaf call of another function at the
-    // same SP and of the same function at another SP, encoded at random points.
+    // same SP and of the same function at another SP, the loop's function calling another
+    // once, encoded at random points.
     for timeless in [true, false] {
         let r = Ring::for_thread(1024, ThreadIdx(0), timeless, BUFFERS, 0);
         let mut pushed = Vec::new();
@@ -577,6 +578,12 @@ fn loops_of_leaf_calls_read_back_as_pushed() {
                 let f = if next(9) == 0 { 7 } else { 5 };
                 let s = if next(11) == 0 { sp - 16 } else { sp };
                 calls.push((f, s, 0));
+                if next(13) == 0 {
+                    // The loop's function entered again, calling another this time: a pair
+                    // whose Enter repeats the run's and whose second record does not.
+                    calls.push((9, s - 32, 0));
+                    calls.push((9, s - 32, 1));
+                }
                 calls.push((f, s, 1));
             }
             calls.push((outer, sp + 64, 1));

@@ -19,6 +19,9 @@ use crate::events::{SEARCH, Shadow};
 use crate::model::ThreadIdx;
 use crate::{MAX_EVENTS_PER_CHUNK, tag};
 
+mod bytes;
+use bytes::{put_full, put_head, put_run, put_var, zigzag};
+
 /// Header space an open chunk keeps in front of its events: the 12-byte chunk head and the
 /// payload's prefix at its longest (thread and count varints, first and last time).
 pub const RESERVE: usize = 12 + 5 + 5 + 10 + 10;
@@ -59,31 +62,24 @@ pub trait RunSource {
                 .event(j + 1)
                 .is_some_and(|b| self.event(k + 1) == Some(b))
     }
+    /// How many of the (up to `max`) pairs of events starting at `j` (`j >= 2`: the pairs
+    /// `j, j + 1`, then `j + 2, j + 3`, …) each repeat the pair before them as
+    /// [`RunSource::same_pair`] tells: a hot loop's repeated leaf calls. A source that can
+    /// scan its raw words faster says so here.
+    #[inline(always)]
+    fn repeats(&mut self, j: usize, max: usize) -> usize {
+        let mut m = 0;
+        while m < max && self.same_pair(j + 2 * m, j + 2 * m - 2) {
+            m += 1;
+        }
+        m
+    }
 }
 
 /// `Leave`, `Tailcall` or `Unwind`: the codes that end a frame.
 #[inline(always)]
 fn ends_frame(code: u8) -> bool {
     matches!(code, 1..=3)
-}
-
-/// Writes `v` as a varint at `p`; returns the bytes written (at most 10).
-///
-/// # Safety
-/// `p` must be valid for 10 bytes of writes.
-#[inline(always)]
-unsafe fn put_var(p: *mut u8, mut v: u64) -> usize {
-    let mut n = 0;
-    while v >= 0x80 {
-        // SAFETY: n < 10 while v >= 0x80 (a u64 has at most ten 7-bit groups); the caller
-        // gave 10 bytes.
-        unsafe { p.add(n).write((v as u8) | 0x80) };
-        v >>= 7;
-        n += 1;
-    }
-    // SAFETY: as above.
-    unsafe { p.add(n).write(v as u8) };
-    n + 1
 }
 
 /// Encodes one thread's events into chunks in place (see the module doc).
@@ -392,15 +388,11 @@ impl ChunkBuilder {
                 {
                     // The last ended frame again, entered and left: one more of a run, and so
                     // are the pairs after it that repeat it word for word.
-                    pairs += 1;
+                    let more = src.repeats(i + 2, (stop - i - 2) / 2);
+                    pairs += 1 + more as u64;
                     prev_sp = sp;
-                    count += 2;
-                    i += 2;
-                    while i + 1 < stop && src.same_pair(i, i - 2) {
-                        pairs += 1;
-                        count += 2;
-                        i += 2;
-                    }
+                    count += 2 + 2 * more;
+                    i += 2 + 2 * more;
                     continue;
                 }
                 if TIMELESS && pairs > 0 {
@@ -517,60 +509,6 @@ unsafe fn unwind_to(frames: *const (u32, u64), depth: usize, func: u32, sp: u64)
         Some(i) => lo + i,
         None => depth,
     }
-}
-
-/// Writes a timeless run head at `p`: the last ended frame `pairs` more times entered and
-/// left (docs/trace-format.md, TIMELESS_EVENTS); returns its bytes (at most 11).
-///
-/// # Safety
-/// `p` must be valid for 11 bytes of writes.
-#[inline(always)]
-unsafe fn put_run(p: *mut u8, pairs: u64) -> usize {
-    // SAFETY: the caller's promise: one byte, then a varint of at most 10.
-    unsafe {
-        p.write(crate::events::TIMELESS_RUN as u8);
-        1 + put_var(p.add(1), pairs)
-    }
-}
-
-/// Writes an event head (a varint, most of them one or two bytes) at `p`; returns its bytes.
-///
-/// # Safety
-/// `p` must be valid for 10 bytes of writes.
-#[inline(always)]
-unsafe fn put_head(p: *mut u8, head: u64) -> usize {
-    // SAFETY: the caller's promise (at most 10 bytes are written).
-    unsafe {
-        if head < 0x80 {
-            p.write(head as u8);
-            1
-        } else if head < 0x4000 {
-            p.write((head as u8) | 0x80);
-            p.add(1).write((head >> 7) as u8);
-            2
-        } else {
-            put_var(p, head)
-        }
-    }
-}
-
-/// Writes the function and stack-pointer varints of an unpredicted event at `p`; returns
-/// their bytes.
-///
-/// # Safety
-/// `p` must be valid for 20 bytes of writes.
-#[inline(always)]
-unsafe fn put_full(p: *mut u8, func: u32, sp: u64, prev_sp: u64) -> usize {
-    // SAFETY: the caller's promise: 10 bytes for each varint.
-    unsafe {
-        let k = put_var(p, u64::from(func));
-        k + put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64))
-    }
-}
-
-#[inline(always)]
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Appends a DROPPED chunk (`count` events of `thread` lost here) to `buf`; returns false,
