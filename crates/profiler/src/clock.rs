@@ -1,6 +1,6 @@
-//! Timestamps. Hooks record raw *ticks* ([`now`]); the writer converts them to nanoseconds
-//! ([`to_ns`]) before they reach the trace, so a trace's ticks are always ns
-//! (`ns_per_tick = 1.0`).
+//! Timestamps. Hooks record nanoseconds: a clock read in *ticks* ([`now`]) converted by
+//! [`to_ns`] (the fast-path stubs do the same arithmetic inline after their `RDTSC`), so a
+//! trace's ticks are always ns (`ns_per_tick = 1.0`).
 //!
 //! Two clocks, chosen once by [`init`] before any hook runs:
 //!
@@ -24,10 +24,11 @@ pub const CALIBRATION_NS: u64 = 2_000_000;
 static TSC: AtomicBool = AtomicBool::new(false);
 /// Events carry no timestamps (`record --timing none|sampled`): [`event_now`] is 0.
 static TIMELESS: AtomicBool = AtomicBool::new(false);
-static TSC0: AtomicU64 = AtomicU64::new(0);
-static MONO0: AtomicU64 = AtomicU64::new(0);
+/// The calibration (`to_ns`); the fast-path stubs read these three too (fast.rs).
+pub(crate) static TSC0: AtomicU64 = AtomicU64::new(0);
+pub(crate) static MONO0: AtomicU64 = AtomicU64::new(0);
 /// ns per tick × 2^32.
-static MULT: AtomicU64 = AtomicU64::new(1 << 32);
+pub(crate) static MULT: AtomicU64 = AtomicU64::new(1 << 32);
 
 /// Whether the CPU reports an invariant TSC (constant rate, runs in every C-state).
 pub fn invariant_tsc() -> bool {
@@ -108,10 +109,11 @@ pub fn is_timeless() -> bool {
     TIMELESS.load(Ordering::Relaxed)
 }
 
-/// An event's timestamp: [`now`], or 0 when events are timeless (no clock read).
+/// An event's timestamp, in ns ([`to_ns`] of [`now`], as the fast-path stubs compute it), or
+/// 0 when events are timeless (no clock read).
 #[inline(always)]
 pub fn event_now() -> u64 {
-    if is_timeless() { 0 } else { now() }
+    if is_timeless() { 0 } else { to_ns(now()) }
 }
 
 /// Converts ticks to monotonic nanoseconds.
@@ -167,7 +169,7 @@ pub fn unix_now_ns() -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -179,11 +181,15 @@ mod tests {
         assert!(unix_now_ns() > 1_577_836_800_000_000_000);
     }
 
+    /// Held by the tests that calibrate (the statics are shared by the test threads).
+    pub(crate) static CALIBRATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn tsc_calibration_tracks_the_monotonic_clock() {
         if !invariant_tsc() {
             return; // nothing to calibrate on this CPU
         }
+        let _calibrating = CALIBRATING.lock().unwrap_or_else(|e| e.into_inner());
         let what = init(true);
         assert!(what.starts_with("tsc"), "{what}");
         let m1 = sys::clock_ns(libc::CLOCK_MONOTONIC);

@@ -23,17 +23,18 @@
 //! 3. `used = head - tail`; if `used >= inline_limit` → fallback (half full, or a drop marker is
 //!    due: ring.rs's module doc).
 //! 4. Writes the 16-byte [`RawRecord`](crate::ring::RawRecord) at `records[head & mask]`:
-//!    the RDTSC value and the SP as whole words, then the key `idx | kind << 28` (one `lea`
+//!    the RDTSC value converted to ns (`mono0 + ((tsc - tsc0) · mult) >> 32` with the
+//!    calibration's statics, clock.rs) and the SP as whole words, then the key `idx | kind << 28` (one `lea`
 //!    from the client id `idx + 1`) as two 16-bit stores over their top bytes; then
 //!    `head += 1` (an x86 store is a release store).
 //!
 //! Every offset, shift and constant the stubs use is a `const` operand computed from the
-//! Rust definitions (`ring::stub` from the `Ring`/`RawRecord` types, `slot::DEAD`, the
+//! Rust definitions (and the calibration a `sym` operand naming clock.rs's statics) (`ring::stub` from the `Ring`/`RawRecord` types, `slot::DEAD`, the
 //! client-id encoding of hooks.rs, the `EventKind` codes): a layout change moves the stubs
 //! with it, and one they cannot follow stops the build (`ring::stub`'s assertions).
 //!
-//! RDTSC clobbers RAX and RDX: Enter keeps RDX (an argument) in XMM8, Leave keeps RAX/RDX (the
-//! return value) in R8/R9. The inline path touches no other register and no stack.
+//! RDTSC and the conversion's `mul` clobber RAX and RDX: Enter keeps RDX (an argument) in
+//! XMM8, Leave keeps RAX/RDX (the return value) in R8/R9. The inline path touches no other register and no stack.
 //!
 //! The fallback saves what a C call may clobber but the contract protects (Enter: the six
 //! integer argument registers and XMM0-7 in full 128 bits; Leave: RAX, RDX, XMM0, XMM1 and
@@ -49,7 +50,7 @@
 //! # Timeless stubs (`record --timing none|sampled`)
 //!
 //! `*_nt` stubs are the same stubs without step 4's timestamp: no `RDTSC`, so Enter needs no
-//! XMM8 and Leave no R8/R9, and the record's tick word is not written (the writer ignores it
+//! XMM8 and Leave no R8/R9, and the record's time word is not written (the writer ignores it
 //! in a timeless trace). They write at any clock (no `without_inline_writes` needed).
 //!
 //! # Test and benchmark variants
@@ -147,29 +148,56 @@ macro_rules! trash_leave {
     };
 }
 
-/// The Enter stubs' timestamp: RDTSC into the record's tick word (RDX, an argument, kept in
-/// XMM8 meanwhile).
+/// The stubs' TSC to nanoseconds, `mono0 + ((tsc - tsc0) · mult) >> 32` (clock.rs
+/// [`Converter::to_ns`](crate::clock::Converter::to_ns), to the same bit), on the tick in RAX;
+/// clobbers RDX. A tick before the calibration's (never after start-up on an invariant TSC)
+/// counts as the calibration's own, where `to_ns` would go a few ns below it. In the shadow
+/// of RDTSC's latency these instructions cost next to nothing (docs/performance.md), while
+/// the thread's encoder, which reads every record back, no longer converts anything.
+macro_rules! tick_to_ns {
+    () => {
+        "sub rax, qword ptr [rip + {tsc0}]
+         mov edx, 0
+         cmovb rax, rdx
+         mul qword ptr [rip + {mult}]
+         shrd rax, rdx, 32
+         add rax, qword ptr [rip + {mono0}]"
+    };
+}
+
+/// The Enter stubs' timestamp: RDTSC, in ns, into the record's time word (RDX, an argument,
+/// kept in XMM8 meanwhile).
 macro_rules! enter_tick {
     () => {
-        "movq xmm8, rdx
-         rdtsc
-         shl rdx, 32
-         or rax, rdx
-         movq rdx, xmm8
-         mov qword ptr [r11 + {tick}], rax"
+        concat!(
+            "movq xmm8, rdx
+             rdtsc
+             shl rdx, 32
+             or rax, rdx
+             ",
+            tick_to_ns!(),
+            "
+             movq rdx, xmm8
+             mov qword ptr [r11 + {tick}], rax"
+        )
     };
 }
 
 /// The Leave/Tailcall stubs' timestamp: RAX/RDX (the return value) kept in R8/R9 around
-/// RDTSC, restored by [`leave_tick_end`].
+/// RDTSC and the conversion, restored by [`leave_tick_end`].
 macro_rules! leave_tick {
     () => {
-        "mov r8, rax
-         mov r9, rdx
-         rdtsc
-         shl rdx, 32
-         or rax, rdx
-         mov qword ptr [r11 + {tick}], rax"
+        concat!(
+            "mov r8, rax
+             mov r9, rdx
+             rdtsc
+             shl rdx, 32
+             or rax, rdx
+             ",
+            tick_to_ns!(),
+            "
+             mov qword ptr [r11 + {tick}], rax"
+        )
     };
 }
 
@@ -180,12 +208,12 @@ macro_rules! leave_tick_end {
     };
 }
 
-/// Timeless stubs (`record --timing none|sampled`) write no tick: the record's tick bits keep
-/// whatever the slot held, and the writer ignores them. (The operand is named in a comment
+/// Timeless stubs (`record --timing none|sampled`) write no time: the record's time bits keep
+/// whatever the slot held, and the writer ignores them. (The operands are named in a comment
 /// only, so that every stub takes the same operands.)
 macro_rules! no_tick {
     () => {
-        "# no timestamp (tick word at +{tick} left as is)"
+        "# no timestamp (time word at +{tick} left as is; no {tsc0} {mult} {mono0})"
     };
 }
 
@@ -210,6 +238,9 @@ macro_rules! stub_asm {
             records = const stub::RECORDS,
             record_shift = const stub::RECORD_SHIFT,
             tick = const stub::TICK,
+            tsc0 = sym crate::clock::TSC0,
+            mult = sym crate::clock::MULT,
+            mono0 = sym crate::clock::MONO0,
             sp = const stub::SP,
             key_lo = const stub::KEY_LO,
             key_hi = const stub::KEY_HI,
@@ -546,82 +577,8 @@ global_asm!(
     ".popsection",
 );
 
-unsafe extern "C" {
-    fn eltrace_fast_enter();
-    fn eltrace_fast_enter_trash();
-    fn eltrace_fast_leave();
-    fn eltrace_fast_leave_norcx();
-    fn eltrace_fast_leave_trash();
-    fn eltrace_fast_leave_norcx_trash();
-    fn eltrace_fast_tailcall();
-    fn eltrace_fast_tailcall_norcx();
-    fn eltrace_fast_tailcall_trash();
-    fn eltrace_fast_tailcall_norcx_trash();
-    fn eltrace_fast_empty();
-    fn eltrace_fast_enter_nt();
-    fn eltrace_fast_enter_nt_trash();
-    fn eltrace_fast_leave_nt();
-    fn eltrace_fast_leave_nt_norcx();
-    fn eltrace_fast_leave_nt_trash();
-    fn eltrace_fast_leave_nt_norcx_trash();
-    fn eltrace_fast_tailcall_nt();
-    fn eltrace_fast_tailcall_nt_norcx();
-    fn eltrace_fast_tailcall_nt_trash();
-    fn eltrace_fast_tailcall_nt_norcx_trash();
-}
+mod select;
+pub use select::stubs;
 
-/// The stubs of a variant.
-pub fn stubs(v: Variant) -> Stubs {
-    if v.empty {
-        return Stubs {
-            enter: eltrace_fast_empty,
-            leave: eltrace_fast_empty,
-            tailcall: eltrace_fast_empty,
-        };
-    }
-    if v.timeless {
-        return timeless_stubs(v);
-    }
-    let (leave, tailcall): (unsafe extern "C" fn(), unsafe extern "C" fn()) =
-        match (v.trash, v.preserve_rcx) {
-            (false, true) => (eltrace_fast_leave, eltrace_fast_tailcall),
-            (false, false) => (eltrace_fast_leave_norcx, eltrace_fast_tailcall_norcx),
-            (true, true) => (eltrace_fast_leave_trash, eltrace_fast_tailcall_trash),
-            (true, false) => (
-                eltrace_fast_leave_norcx_trash,
-                eltrace_fast_tailcall_norcx_trash,
-            ),
-        };
-    Stubs {
-        enter: if v.trash {
-            eltrace_fast_enter_trash
-        } else {
-            eltrace_fast_enter
-        },
-        leave,
-        tailcall,
-    }
-}
-
-/// The timeless stubs of a (non-empty) variant.
-fn timeless_stubs(v: Variant) -> Stubs {
-    type Stub = unsafe extern "C" fn();
-    let (leave, tailcall): (Stub, Stub) = match (v.trash, v.preserve_rcx) {
-        (false, true) => (eltrace_fast_leave_nt, eltrace_fast_tailcall_nt),
-        (false, false) => (eltrace_fast_leave_nt_norcx, eltrace_fast_tailcall_nt_norcx),
-        (true, true) => (eltrace_fast_leave_nt_trash, eltrace_fast_tailcall_nt_trash),
-        (true, false) => (
-            eltrace_fast_leave_nt_norcx_trash,
-            eltrace_fast_tailcall_nt_norcx_trash,
-        ),
-    };
-    Stubs {
-        enter: if v.trash {
-            eltrace_fast_enter_nt_trash
-        } else {
-            eltrace_fast_enter_nt
-        },
-        leave,
-        tailcall,
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -9,7 +9,7 @@ use eltrace_trace::EventKind;
 use eltrace_trace::chunks;
 
 use super::outbox::{Encoder, Outbox};
-use super::{KIND_DROPPED, RawRecord, Ring, extend_ticks};
+use super::{KIND_DROPPED, RawRecord, Ring, extend48};
 use crate::clock;
 
 /// The highest event kind code a record may hold (higher: a drop marker or unknown).
@@ -20,9 +20,8 @@ struct Records {
     records: *mut RawRecord,
     mask: u64,
     tail: u64,
-    /// A clock read after every record was written: the ticks' high bits.
+    /// The time (ns) after every record was written: the record times' high bits.
     now: u64,
-    conv: clock::Converter,
     /// Timeless records: times spread evenly, `from` for the run's first, `step` apart.
     timeless: bool,
     from: u64,
@@ -92,8 +91,7 @@ impl chunks::RunSource for Records {
         if self.timeless {
             self.from + self.step * j as u64
         } else {
-            self.conv
-                .to_ns(extend_ticks(self.get(j).ticks48(), self.now))
+            extend48(self.get(j).time48(), self.now)
         }
     }
 }
@@ -220,12 +218,12 @@ impl Consumer<'_> {
         }
         let total = upto - tail;
         let enc = self.encoder();
-        // How the records get their `ts`: ticks extended from a clock read now (every record
-        // was written before it), or, for timeless records, times spread evenly between the
-        // last encode and now (an ordering estimate: docs/trace-format.md).
-        let now = clock::now();
+        // How the records get their `ts`: their 48 bits of ns extended from the time now
+        // (every record was written before it), or, for timeless records, times spread evenly
+        // between the last encode and now (an ordering estimate: docs/trace-format.md).
+        let now = clock::to_ns(clock::now());
         let (from, step) = if enc.timeless {
-            let to = clock::to_ns(now).max(enc.anchor_ns);
+            let to = now.max(enc.anchor_ns);
             let from = enc.anchor_ns;
             enc.anchor_ns = to;
             (from, (to - from) / total)
@@ -257,7 +255,6 @@ impl Consumer<'_> {
                     mask: ring.mask,
                     tail,
                     now,
-                    conv: clock::Converter::new(),
                     timeless: enc.timeless,
                     from: from + step * (i + 1),
                     step,

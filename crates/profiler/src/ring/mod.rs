@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! RawRecord (16 bytes, align 8)               Ring (repr(C), align 64)
-//!   +0  w0: u64  bits 0-47  tick, low 48 bits    +0   head:          AtomicU64  producer: next sequence to write
+//!   +0  w0: u64  bits 0-47  time (ns), low 48    +0   head:          AtomicU64  producer: next sequence to write
 //!                bits 48-63 key, low 16 bits     +8   pending_drops: AtomicU64  producer: drops not yet marked
 //!   +8  w1: u64  bits 0-47  caller SP or 0       +16  total_drops:   AtomicU64  producer: all drops
 //!                bits 48-63 key, high 16 bits    +24  records:       *mut RawRecord
@@ -21,11 +21,13 @@
 //!                                                +64  tail:          AtomicU64  consumer: next sequence to read
 //! ```
 //!
-//! A stub writes `w0 = tick`, `w1 = sp` as whole words, then the key's halves as 16-bit
-//! stores at +6 and +14. 48 bits hold any user-space stack address on x86-64 Linux (below
-//! 2^47), a drop count, and the tick's low bits: the writer restores the high bits from its
-//! own clock when it drains the ring ([`extend_ticks`]; 2^48 TSC ticks are more than a day,
-//! and a ring is drained within milliseconds). 16 bytes instead of 24 put 65536 events in
+//! A stub writes `w0 = time`, `w1 = sp` as whole words, then the key's halves as 16-bit
+//! stores at +6 and +14. The time is in nanoseconds: the stubs convert their RDTSC inline
+//! (fast.rs `tick_to_ns`), the Rust paths call `clock::to_ns`, so the encoder, which reads
+//! every record back, converts nothing. 48 bits hold any user-space stack address on x86-64
+//! Linux (below 2^47), a drop count, and the time's low bits: the encoder restores the high
+//! bits from the time when it drains the ring ([`extend48`]; 2^48 ns are 78 hours, and a
+//! ring is drained within milliseconds). 16 bytes instead of 24 put 65536 events in
 //! 1 MiB.
 //!
 //! Producer protocol: `h = head (own value)`, `t = tail.load(Acquire)`, `free = capacity - (h - t)`.
@@ -131,8 +133,8 @@ impl RawRecord {
         self.w1 == other.w1 && (self.w0 ^ other.w0) >> PAYLOAD_BITS == 0
     }
 
-    /// The tick's low 48 bits ([`extend_ticks`] restores the rest).
-    pub fn ticks48(self) -> u64 {
+    /// The time's low 48 bits, in ns ([`extend48`] restores the rest).
+    pub fn time48(self) -> u64 {
         self.w0 & LOW48
     }
 }
@@ -140,7 +142,7 @@ impl RawRecord {
 impl core::fmt::Debug for RawRecord {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RawRecord")
-            .field("ticks48", &self.ticks48())
+            .field("time48", &self.time48())
             .field("sp", &self.sp())
             .field("func", &self.func())
             .field("kind", &self.kind())
@@ -148,10 +150,10 @@ impl core::fmt::Debug for RawRecord {
     }
 }
 
-/// The full tick value nearest to `now` whose low 48 bits are `low` (a record's tick is a
+/// The full time (ns) nearest to `now` whose low 48 bits are `low` (a record's time is a
 /// little before `now`, the drain time, or, with clocks a few ticks apart across CPUs, a
 /// little after it).
-pub fn extend_ticks(low: u64, now: u64) -> u64 {
+pub fn extend48(low: u64, now: u64) -> u64 {
     let behind = now.wrapping_sub(low) & LOW48;
     if behind <= LOW48 / 2 {
         now.wrapping_sub(behind)
@@ -353,7 +355,7 @@ impl Ring {
             self.head.store(head + 1, Ordering::Release);
             true
         } else if pending != 0 && free >= 2 {
-            let marker = RawRecord::new(rec.ticks48(), pending, 0, KIND_DROPPED);
+            let marker = RawRecord::new(rec.time48(), pending, 0, KIND_DROPPED);
             // SAFETY: as above, for the two free slots `head` and `head + 1`.
             unsafe {
                 self.records.add((head & self.mask) as usize).write(marker);

@@ -13,7 +13,7 @@ fn rec(i: u64) -> RawRecord {
 #[test]
 fn records_pack_and_unpack() {
     let r = RawRecord::new(0xABCD_1234_5678_9ABC, 0x7ffc_c08a_1a70, 0x0FED_CBA9, 6);
-    assert_eq!(r.ticks48(), 0x1234_5678_9ABC);
+    assert_eq!(r.time48(), 0x1234_5678_9ABC);
     assert_eq!(r.sp(), 0x7ffc_c08a_1a70);
     assert_eq!(r.func(), 0x0FED_CBA9);
     assert_eq!(r.kind(), 6);
@@ -39,12 +39,12 @@ fn records_pack_and_unpack() {
 fn ticks_are_extended_from_the_drain_time() {
     let now = 0x0005_0000_0000_0100u64;
     // Earlier in the same 2^48 window, and just before a wrap of the low bits.
-    assert_eq!(extend_ticks(0x0000_0000_0050, now), now - 0xB0);
-    assert_eq!(extend_ticks(LOW48 - 9, now), 0x0004_FFFF_FFFF_FFF6);
+    assert_eq!(extend48(0x0000_0000_0050, now), now - 0xB0);
+    assert_eq!(extend48(LOW48 - 9, now), 0x0004_FFFF_FFFF_FFF6);
     // A few ticks after `now` (another CPU's clock).
-    assert_eq!(extend_ticks(0x0000_0000_0110, now), now + 0x10);
-    assert_eq!(extend_ticks(now & LOW48, now), now);
-    assert_eq!(extend_ticks(7, 10), 7);
+    assert_eq!(extend48(0x0000_0000_0110, now), now + 0x10);
+    assert_eq!(extend48(now & LOW48, now), now);
+    assert_eq!(extend48(7, 10), 7);
 }
 
 #[test]
@@ -180,9 +180,9 @@ fn concurrent_spsc_keeps_order_and_count() {
             continue;
         }
         if let Some(l) = last {
-            assert!(x.ticks48() > l);
+            assert!(x.time48() > l);
         }
-        last = Some(x.ticks48());
+        last = Some(x.time48());
         seen += 1;
     }
     assert_eq!(seen + r.total_drops(), N);
