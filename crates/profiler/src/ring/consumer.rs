@@ -98,7 +98,7 @@ impl chunks::RunSource for Records {
 
 /// How many of the `n` pairs of records after the pair at `prev` (records `prev + 2, prev + 3`,
 /// then `prev + 4, prev + 5`, …) each repeat the pair before them word for word
-/// ([`RawRecord::same_event`]: kind, function and SP; the tick may differ). A hot loop's
+/// ([`RawRecord::same_event`]: kind, function and SP; the time may differ). A hot loop's
 /// leaf calls: SSE2 compares a whole pair in a few instructions.
 ///
 /// # Safety
@@ -112,14 +112,14 @@ unsafe fn equal_pairs(prev: *const RawRecord, n: usize) -> usize {
             _mm_or_si128, _mm_set_epi64x, _mm_setzero_si128, _mm_xor_si128,
         };
         // The bits `same_event` compares: all of the second word, the key's half of the first.
-        const TICK_FREE: i64 = (u64::MAX << 48) as i64;
+        const TIME_FREE: i64 = (u64::MAX << 48) as i64;
         let load = |i: usize| {
             // SAFETY: the caller's promise covers records `0 .. 2 * n + 2`; unaligned loads.
             unsafe { _mm_loadu_si128(prev.add(i).cast::<__m128i>()) }
         };
         // SAFETY: SSE2 is part of x86-64.
         unsafe {
-            let keep = _mm_set_epi64x(-1, TICK_FREE);
+            let keep = _mm_set_epi64x(-1, TIME_FREE);
             let zero = _mm_setzero_si128();
             let (mut a0, mut a1) = (load(0), load(1));
             for i in 0..n {

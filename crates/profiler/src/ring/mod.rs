@@ -71,7 +71,7 @@ pub const KIND_DROPPED: u32 = 8;
 /// `hooks::client_id`).
 pub const FUNC_BITS: u32 = 28;
 const FUNC_MASK: u32 = (1 << FUNC_BITS) - 1;
-/// Bits of a record word's payload (tick or SP); the key's half takes the bits above.
+/// Bits of a record word's payload (time or SP); the key's half takes the bits above.
 const PAYLOAD_BITS: u32 = 48;
 /// Bits of each half of the key.
 const KEY_HALF_BITS: u32 = 64 - PAYLOAD_BITS;
@@ -127,7 +127,7 @@ impl RawRecord {
         self.w1 == enter.w1 | LEAVE_BITS && (self.w0 ^ enter.w0) >> PAYLOAD_BITS == 0
     }
 
-    /// Whether this record has `other`'s kind, function and SP (its tick may differ).
+    /// Whether this record has `other`'s kind, function and SP (its time may differ).
     #[inline(always)]
     pub fn same_event(self, other: RawRecord) -> bool {
         self.w1 == other.w1 && (self.w0 ^ other.w0) >> PAYLOAD_BITS == 0
@@ -235,11 +235,11 @@ pub mod stub {
     pub const TAIL: usize = offset_of!(Ring, tail);
     /// A record's byte offset in the buffer is its index shifted left by this.
     pub const RECORD_SHIFT: u32 = size_of::<RawRecord>().trailing_zeros();
-    /// The record word holding the tick (in its payload bits).
+    /// The record word holding the time (ns) (in its payload bits).
     pub const TICK: usize = offset_of!(RawRecord, w0);
     /// The record word holding the caller SP (in its payload bits).
     pub const SP: usize = offset_of!(RawRecord, w1);
-    /// The key's low half: the 16 bits above the tick.
+    /// The key's low half: the 16 bits above the time.
     pub const KEY_LO: usize = TICK + (PAYLOAD_BITS / 8) as usize;
     /// The key's high half: the 16 bits above the SP.
     pub const KEY_HI: usize = SP + (PAYLOAD_BITS / 8) as usize;
@@ -254,7 +254,7 @@ pub mod stub {
         assert!(size_of::<*mut RawRecord>() == 8);
         // `shl index, RECORD_SHIFT` must be the multiplication by the record size.
         assert!(size_of::<RawRecord>().is_power_of_two());
-        // The key halves are stored with `mov word ptr`, the tick and SP as whole words.
+        // The key halves are stored with `mov word ptr`, the time and SP as whole words.
         assert!(KEY_HALF_BITS == 16 && PAYLOAD_BITS % 8 == 0);
         assert!(size_of::<RawRecord>() == 16 && SP == TICK + 8);
     };
