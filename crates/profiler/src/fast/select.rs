@@ -27,6 +27,50 @@ unsafe extern "C" {
     fn eltrace_fast_tailcall_nt_norcx_trash();
 }
 
+type Stub = unsafe extern "C" fn();
+
+/// One timing's stubs: Enter by `[trash]`, Leave and Tailcall by `[trash][preserve_rcx]`.
+struct Set {
+    enter: [Stub; 2],
+    leave: [[Stub; 2]; 2],
+    tailcall: [[Stub; 2]; 2],
+}
+
+/// The stubs that take a timestamp (`record --timing exact`).
+const TIMED: Set = Set {
+    enter: [eltrace_fast_enter, eltrace_fast_enter_trash],
+    leave: [
+        [eltrace_fast_leave_norcx, eltrace_fast_leave],
+        [eltrace_fast_leave_norcx_trash, eltrace_fast_leave_trash],
+    ],
+    tailcall: [
+        [eltrace_fast_tailcall_norcx, eltrace_fast_tailcall],
+        [
+            eltrace_fast_tailcall_norcx_trash,
+            eltrace_fast_tailcall_trash,
+        ],
+    ],
+};
+
+/// The stubs that take none (`record --timing none|sampled`).
+const TIMELESS: Set = Set {
+    enter: [eltrace_fast_enter_nt, eltrace_fast_enter_nt_trash],
+    leave: [
+        [eltrace_fast_leave_nt_norcx, eltrace_fast_leave_nt],
+        [
+            eltrace_fast_leave_nt_norcx_trash,
+            eltrace_fast_leave_nt_trash,
+        ],
+    ],
+    tailcall: [
+        [eltrace_fast_tailcall_nt_norcx, eltrace_fast_tailcall_nt],
+        [
+            eltrace_fast_tailcall_nt_norcx_trash,
+            eltrace_fast_tailcall_nt_trash,
+        ],
+    ],
+};
+
 /// The stubs of a variant.
 pub fn stubs(v: Variant) -> Stubs {
     if v.empty {
@@ -36,49 +80,11 @@ pub fn stubs(v: Variant) -> Stubs {
             tailcall: eltrace_fast_empty,
         };
     }
-    if v.timeless {
-        return timeless_stubs(v);
-    }
-    let (leave, tailcall): (unsafe extern "C" fn(), unsafe extern "C" fn()) =
-        match (v.trash, v.preserve_rcx) {
-            (false, true) => (eltrace_fast_leave, eltrace_fast_tailcall),
-            (false, false) => (eltrace_fast_leave_norcx, eltrace_fast_tailcall_norcx),
-            (true, true) => (eltrace_fast_leave_trash, eltrace_fast_tailcall_trash),
-            (true, false) => (
-                eltrace_fast_leave_norcx_trash,
-                eltrace_fast_tailcall_norcx_trash,
-            ),
-        };
+    let set = if v.timeless { &TIMELESS } else { &TIMED };
+    let (trash, rcx) = (usize::from(v.trash), usize::from(v.preserve_rcx));
     Stubs {
-        enter: if v.trash {
-            eltrace_fast_enter_trash
-        } else {
-            eltrace_fast_enter
-        },
-        leave,
-        tailcall,
-    }
-}
-
-/// The timeless stubs of a (non-empty) variant.
-fn timeless_stubs(v: Variant) -> Stubs {
-    type Stub = unsafe extern "C" fn();
-    let (leave, tailcall): (Stub, Stub) = match (v.trash, v.preserve_rcx) {
-        (false, true) => (eltrace_fast_leave_nt, eltrace_fast_tailcall_nt),
-        (false, false) => (eltrace_fast_leave_nt_norcx, eltrace_fast_tailcall_nt_norcx),
-        (true, true) => (eltrace_fast_leave_nt_trash, eltrace_fast_tailcall_nt_trash),
-        (true, false) => (
-            eltrace_fast_leave_nt_norcx_trash,
-            eltrace_fast_tailcall_nt_norcx_trash,
-        ),
-    };
-    Stubs {
-        enter: if v.trash {
-            eltrace_fast_enter_nt_trash
-        } else {
-            eltrace_fast_enter_nt
-        },
-        leave,
-        tailcall,
+        enter: set.enter[trash],
+        leave: set.leave[trash][rcx],
+        tailcall: set.tailcall[trash][rcx],
     }
 }
