@@ -116,50 +116,21 @@ pub fn event_now() -> u64 {
     if is_timeless() { 0 } else { to_ns(now()) }
 }
 
-/// Converts ticks to monotonic nanoseconds.
+/// Converts ticks to monotonic nanoseconds: `mono0 + ((ticks - tsc0) * mult) >> 32` on the
+/// TSC (the fast-path stubs compute the same bits inline), the ticks themselves on the
+/// monotonic clock.
 #[inline(always)]
 pub fn to_ns(ticks: u64) -> u64 {
-    Converter::new().to_ns(ticks)
-}
-
-/// [`to_ns`] with the calibration read once: for a loop converting many ticks.
-#[derive(Clone, Copy)]
-pub struct Converter {
-    tsc: bool,
-    t0: u64,
-    m0: u64,
-    mult: u128,
-}
-
-impl Converter {
-    #[inline(always)]
-    pub fn new() -> Converter {
-        Converter {
-            tsc: is_tsc(),
-            t0: TSC0.load(Ordering::Relaxed),
-            m0: MONO0.load(Ordering::Relaxed),
-            mult: u128::from(MULT.load(Ordering::Relaxed)),
-        }
+    if !is_tsc() {
+        return ticks;
     }
-
-    /// The same value as [`to_ns`]`(ticks)`.
-    #[inline(always)]
-    pub fn to_ns(self, ticks: u64) -> u64 {
-        if !self.tsc {
-            ticks
-        } else if ticks >= self.t0 {
-            self.m0
-                .wrapping_add((((ticks - self.t0) as u128 * self.mult) >> 32) as u64)
-        } else {
-            self.m0
-                .wrapping_sub((((self.t0 - ticks) as u128 * self.mult) >> 32) as u64)
-        }
-    }
-}
-
-impl Default for Converter {
-    fn default() -> Self {
-        Converter::new()
+    let t0 = TSC0.load(Ordering::Relaxed);
+    let m0 = MONO0.load(Ordering::Relaxed);
+    let mult = u128::from(MULT.load(Ordering::Relaxed));
+    if ticks >= t0 {
+        m0.wrapping_add((((ticks - t0) as u128 * mult) >> 32) as u64)
+    } else {
+        m0.wrapping_sub((((t0 - ticks) as u128 * mult) >> 32) as u64)
     }
 }
 

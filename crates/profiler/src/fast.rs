@@ -149,7 +149,7 @@ macro_rules! trash_leave {
 }
 
 /// The stubs' TSC to nanoseconds, `mono0 + ((tsc - tsc0) · mult) >> 32` (clock.rs
-/// [`Converter::to_ns`](crate::clock::Converter::to_ns), to the same bit), on the tick in RAX;
+/// [`to_ns`](crate::clock::to_ns), to the same bit), on the tick in RAX;
 /// clobbers RDX. A tick before the calibration's (never after start-up on an invariant TSC)
 /// counts as the calibration's own, where `to_ns` would go a few ns below it. In the shadow
 /// of RDTSC's latency these instructions cost next to nothing (docs/performance.md), while

@@ -1,5 +1,5 @@
 //! The stubs' inline TSC-to-ns conversion (`tick_to_ns!`, the same text the recording stubs
-//! assemble) against `clock::Converter::to_ns`, bit for bit.
+//! assemble) against `clock::to_ns`, bit for bit.
 
 use core::arch::global_asm;
 
@@ -36,7 +36,6 @@ fn the_stubs_convert_ticks_as_to_ns_does() {
         eprintln!("no invariant TSC here: the stubs never write inline; nothing to compare");
         return;
     }
-    let conv = clock::Converter::new();
     let t0 = clock::TSC0.load(core::sync::atomic::Ordering::Relaxed);
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     for i in 0..100_000u64 {
@@ -52,10 +51,10 @@ fn the_stubs_convert_ticks_as_to_ns_does() {
         };
         // SAFETY: a leaf function of the C ABI that reads three statics.
         let got = unsafe { eltrace_test_tick_to_ns(tick) };
-        assert_eq!(got, conv.to_ns(tick), "tick {tick} (t0 {t0})");
+        assert_eq!(got, clock::to_ns(tick), "tick {tick} (t0 {t0})");
     }
     // Before the calibration (never after start-up): the calibration's own time.
     // SAFETY: as above.
     let early = unsafe { eltrace_test_tick_to_ns(t0 - 1000) };
-    assert_eq!(early, conv.to_ns(t0));
+    assert_eq!(early, clock::to_ns(t0));
 }
