@@ -395,6 +395,34 @@ impl ChunkBuilder {
                     i += 2 + 2 * more;
                     continue;
                 }
+                if !TIMELESS
+                    && code == ENTER
+                    && end_func == func
+                    && end_sp == sp
+                    && i + 1 < stop
+                    && depth < SHADOW_CAP
+                    && src.leaf(i, func, sp)
+                {
+                    // The last ended frame again, entered and left, and the pairs after it that
+                    // repeat it word for word: a hot loop's leaf calls, each event its head
+                    // alone (the time delta, the repeat or predicted bit). The bytes of
+                    // `encode_enter`'s leaf call, pair after pair, without its checks.
+                    let last = i + 2 + 2 * src.repeats(i + 2, (stop - i - 2) / 2);
+                    while i < last {
+                        for bits in [1, 1 | (u64::from(LEAVE) << 1)] {
+                            let ts = src.ts(i);
+                            let delta = ts.saturating_sub(prev_ts);
+                            prev_ts = prev_ts.max(ts);
+                            // SAFETY: as for the writes below (see there): these events are in
+                            // the batch, each within its MAX_EVENT_BYTES.
+                            len += unsafe { put_head(base.add(len), (delta << 4) | bits) };
+                            i += 1;
+                            count += 1;
+                        }
+                    }
+                    prev_sp = sp;
+                    continue;
+                }
                 if TIMELESS && pairs > 0 {
                     // SAFETY: the run's events reserved 2 × MAX_EVENT_BYTES each in this batch
                     // and wrote nothing; its head takes at most 11.

@@ -46,7 +46,13 @@ fn events(rng: &mut Rng, n: usize) -> Vec<Event> {
                         func: FunctionIdx(f),
                         sp,
                     });
-                    ts += rng.below(30);
+                    // Mostly a few ns apart; now and then a long pause, or a step back (a
+                    // thread moved to a core whose clock is behind).
+                    ts = match rng.below(64) {
+                        0 => ts + rng.below(1 << 24),
+                        1 => ts.saturating_sub(rng.below(40)),
+                        _ => ts + rng.below(30),
+                    };
                 }
             }
             continue;
