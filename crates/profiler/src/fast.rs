@@ -37,8 +37,8 @@
 //! XMM8, Leave keeps RAX/RDX (the return value) in R8/R9. The inline path touches no other register and no stack.
 //!
 //! The fallback saves what a C call may clobber but the contract protects (Enter: the six
-//! integer argument registers and XMM0-7 in full 128 bits; Leave: RAX, RDX, XMM0, XMM1 and
-//! optionally RCX), aligns the stack and calls [`fast_fallback`], which records through the
+//! integer argument registers and XMM0-7; Leave: RAX, RDX, XMM0, XMM1 and optionally RCX; the
+//! vector registers whole, as YMM with AVX and ZMM with AVX-512: fast/vectors.rs), aligns the stack and calls [`fast_fallback`], which records through the
 //! same Rust code as the slow path (warm-up, drops, sentinel) and wakes the writer when the
 //! ring is half full. No locks, allocation or system calls on the inline path; the fallback
 //! makes a futex wake at most once per writer sleep.
@@ -57,7 +57,8 @@
 //!
 //! * `ELTRACE_TEST_TRASH_REGISTERS=1`: stubs that, before every `ret` (inline and fallback),
 //!   overwrite every register their trash set allows: integers with `0x5A5A…`, XMM registers
-//!   with all ones (a NaN) — RCX too unless RCX is preserved. The e2e suite runs every
+//!   with all ones (a NaN) — RCX too unless RCX is preserved; and every fallback clears the
+//!   vector registers' upper bits (`VZEROUPPER`) after its call, as a C callee may. The e2e suite runs every
 //!   scenario this way; a program that relied on more than the contract would compute wrong
 //!   results.
 //! * Empty stubs (`ret`) for the benchmark's "fast path, empty stub".
@@ -68,6 +69,10 @@ use eltrace_trace::EventKind;
 
 use crate::ring::stub;
 use crate::{hooks, slot};
+
+#[macro_use]
+mod vectors;
+pub use vectors::detect_vectors;
 
 /// Which stub set to install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,6 +250,9 @@ macro_rules! stub_asm {
             key_lo = const stub::KEY_LO,
             key_hi = const stub::KEY_HI,
             key_half = const stub::KEY_HALF,
+            vectors = sym vectors::VECTORS,
+            clobber = sym vectors::CLOBBER_UPPER,
+            upper = sym vectors::UPPER128,
         );
     };
 }
@@ -297,28 +305,14 @@ macro_rules! enter_stub {
                 push rcx
                 push r8
                 push r9
-                sub rsp, 136
-                movdqu xmmword ptr [rsp + 0], xmm0
-                movdqu xmmword ptr [rsp + 16], xmm1
-                movdqu xmmword ptr [rsp + 32], xmm2
-                movdqu xmmword ptr [rsp + 48], xmm3
-                movdqu xmmword ptr [rsp + 64], xmm4
-                movdqu xmmword ptr [rsp + 80], xmm5
-                movdqu xmmword ptr [rsp + 96], xmm6
-                movdqu xmmword ptr [rsp + 112], xmm7
+                sub rsp, 520
+                ", keep_vectors!(store 512; 0 @ 0, 1 @ 64, 2 @ 128, 3 @ 192, 4 @ 256, 5 @ 320, 6 @ 384, 7 @ 448), "
                 mov rdi, r14
                 mov rsi, r15
-                lea rdx, [rsp + 136]
+                lea rdx, [rsp + 520]
                 call {fallback}
-                movdqu xmm0, xmmword ptr [rsp + 0]
-                movdqu xmm1, xmmword ptr [rsp + 16]
-                movdqu xmm2, xmmword ptr [rsp + 32]
-                movdqu xmm3, xmmword ptr [rsp + 48]
-                movdqu xmm4, xmmword ptr [rsp + 64]
-                movdqu xmm5, xmmword ptr [rsp + 80]
-                movdqu xmm6, xmmword ptr [rsp + 96]
-                movdqu xmm7, xmmword ptr [rsp + 112]
-                add rsp, 136
+                ", keep_vectors!(load 512; 0 @ 0, 1 @ 64, 2 @ 128, 3 @ 192, 4 @ 256, 5 @ 320, 6 @ 384, 7 @ 448), "
+                add rsp, 520
                 pop r9
                 pop r8
                 pop rcx
@@ -340,7 +334,8 @@ macro_rules! enter_stub {
 
 /// A Leave or Tailcall stub recording `$kind`; `$push_rcx`/`$pop_rcx`/`$frame` select RCX
 /// preservation (the frame keeps the call 16-byte aligned either way, and the saved RAX at
-/// RSP + 48 either way: 8 + 8 + 32 with RCX pushed, 8 + 40 without).
+/// RSP + 160 either way: 8 + 8 + 144 with RCX pushed, 8 + 152 without; the frame's first 128
+/// bytes keep XMM0/XMM1 whole, the byte at 128 says how: vectors.rs).
 macro_rules! leave_stub {
     ($name:literal, $kind:expr, $push_rcx:literal, $pop_rcx:literal, $frame:literal, $epilogue:expr) => {
         leave_stub!($name, $kind, $push_rcx, $pop_rcx, $frame, $epilogue, leave_tick!(), leave_tick_end!());
@@ -387,15 +382,13 @@ macro_rules! leave_stub {
                 push rdx
                 ", $push_rcx, "
                 sub rsp, ", $frame, "
-                movdqu xmmword ptr [rsp + 0], xmm0
-                movdqu xmmword ptr [rsp + 16], xmm1
+                ", keep_vectors!(store 128; 0 @ 0, 1 @ 64), "
                 mov rdx, rsi
                 mov rsi, rdi
                 mov edi, {kind}
-                lea rcx, [rsp + 48]
+                lea rcx, [rsp + 160]
                 call {fallback}
-                movdqu xmm0, xmmword ptr [rsp + 0]
-                movdqu xmm1, xmmword ptr [rsp + 16]
+                ", keep_vectors!(load 128; 0 @ 0, 1 @ 64), "
                 add rsp, ", $frame, "
                 ", $pop_rcx, "
                 pop rdx
@@ -422,7 +415,7 @@ leave_stub!(
     EventKind::Leave,
     "push rcx",
     "pop rcx",
-    "32",
+    "144",
     ""
 );
 leave_stub!(
@@ -430,7 +423,7 @@ leave_stub!(
     EventKind::Leave,
     "",
     "",
-    "40",
+    "152",
     ""
 );
 leave_stub!(
@@ -438,7 +431,7 @@ leave_stub!(
     EventKind::Leave,
     "push rcx",
     "pop rcx",
-    "32",
+    "144",
     trash_leave!()
 );
 leave_stub!(
@@ -446,7 +439,7 @@ leave_stub!(
     EventKind::Leave,
     "",
     "",
-    "40",
+    "152",
     concat!(trash_leave!(), "\nmov rcx, rdi")
 );
 leave_stub!(
@@ -454,7 +447,7 @@ leave_stub!(
     EventKind::Tailcall,
     "push rcx",
     "pop rcx",
-    "32",
+    "144",
     ""
 );
 leave_stub!(
@@ -462,7 +455,7 @@ leave_stub!(
     EventKind::Tailcall,
     "",
     "",
-    "40",
+    "152",
     ""
 );
 leave_stub!(
@@ -470,7 +463,7 @@ leave_stub!(
     EventKind::Tailcall,
     "push rcx",
     "pop rcx",
-    "32",
+    "144",
     trash_leave!()
 );
 leave_stub!(
@@ -478,7 +471,7 @@ leave_stub!(
     EventKind::Tailcall,
     "",
     "",
-    "40",
+    "152",
     concat!(trash_leave!(), "\nmov rcx, rdi")
 );
 
@@ -489,7 +482,7 @@ leave_stub!(
     EventKind::Leave,
     "push rcx",
     "pop rcx",
-    "32",
+    "144",
     "",
     no_tick!(),
     ""
@@ -499,7 +492,7 @@ leave_stub!(
     EventKind::Leave,
     "",
     "",
-    "40",
+    "152",
     "",
     no_tick!(),
     ""
@@ -509,7 +502,7 @@ leave_stub!(
     EventKind::Leave,
     "push rcx",
     "pop rcx",
-    "32",
+    "144",
     trash_leave!(),
     no_tick!(),
     ""
@@ -519,7 +512,7 @@ leave_stub!(
     EventKind::Leave,
     "",
     "",
-    "40",
+    "152",
     concat!(trash_leave!(), "\nmov rcx, rdi"),
     no_tick!(),
     ""
@@ -529,7 +522,7 @@ leave_stub!(
     EventKind::Tailcall,
     "push rcx",
     "pop rcx",
-    "32",
+    "144",
     "",
     no_tick!(),
     ""
@@ -539,7 +532,7 @@ leave_stub!(
     EventKind::Tailcall,
     "",
     "",
-    "40",
+    "152",
     "",
     no_tick!(),
     ""
@@ -549,7 +542,7 @@ leave_stub!(
     EventKind::Tailcall,
     "push rcx",
     "pop rcx",
-    "32",
+    "144",
     trash_leave!(),
     no_tick!(),
     ""
@@ -559,7 +552,7 @@ leave_stub!(
     EventKind::Tailcall,
     "",
     "",
-    "40",
+    "152",
     concat!(trash_leave!(), "\nmov rcx, rdi"),
     no_tick!(),
     ""

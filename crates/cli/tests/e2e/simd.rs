@@ -6,7 +6,8 @@
 //! path eltrace now leaves every function passing or returning a wide vector unprobed and names
 //! it in the trace's diagnostics; the fast path probes them all.
 
-use crate::common::recording::{Hooks, Mode, record_correct};
+use crate::common::apps::scenarios_dll;
+use crate::common::recording::{Hooks, Mode, record_app, record_correct};
 use crate::common::report::uint;
 use crate::modes;
 
@@ -62,4 +63,41 @@ fn simd(mode: Mode) {
     }
 }
 
-modes!(simd);
+/// The fast path's fallback keeps the vectors whole: with a 16-event ring nearly every few
+/// probes take the stubs' Rust fallback, whose C calls may clear the upper bits of YMM0-7 and
+/// ZMM0-7 (glibc's AVX-512 `memmove` copies 16 to 31 bytes through XMM0/XMM1 with VEX stores;
+/// the contract test's stubs execute `VZEROUPPER` after the call, see fast.rs `CLOBBER_UPPER`).
+/// Before the fallback saved them whole, `Outer256` came back with its upper half zeroed
+/// (`got <-3, -5, -7, -9, 0, 0, 0, 0>`) in the contract test, and ASP.NET Core answered some
+/// requests with 500 under `--timing none --include '*'` (header validation's vectorized
+/// search got a Vector256 back half cleared). Timed and timeless stubs alike.
+fn simd_through_the_fallback(mode: Mode) {
+    for timing in ["exact", "none"] {
+        let rec = record_app(
+            mode,
+            scenarios_dll(),
+            "simd",
+            &["--timing", timing],
+            &[("ELTRACE_BUFFER_EVENTS", "16")],
+        );
+        assert_eq!(
+            rec.exit(),
+            0,
+            "--timing {timing}: exit status; stdout:\n{}\nstderr:\n{}",
+            rec.stdout,
+            rec.stderr
+        );
+        assert!(
+            rec.stdout.contains("simd: all results correct"),
+            "--timing {timing}: stdout: {}",
+            rec.stdout
+        );
+        let r = rec.report();
+        r.check_invariants(0, true);
+        if mode.hooks != Hooks::Slow {
+            assert_eq!(r.calls(&format!("{S}.Outer256")), 1000, "--timing {timing}");
+        }
+    }
+}
+
+modes!(simd, simd_through_the_fallback);

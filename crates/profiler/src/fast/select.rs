@@ -71,8 +71,10 @@ const TIMELESS: Set = Set {
     ],
 };
 
-/// The stubs of a variant.
+/// The stubs of a variant (and the vector width their fallbacks keep, from the CPU:
+/// [`super::detect_vectors`]).
 pub fn stubs(v: Variant) -> Stubs {
+    super::detect_vectors(v.trash);
     if v.empty {
         return Stubs {
             enter: eltrace_fast_empty,
