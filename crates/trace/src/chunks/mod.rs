@@ -378,25 +378,7 @@ impl ChunkBuilder {
                 let Some((code, func, sp)) = src.event(i) else {
                     break 'batches;
                 };
-                if TIMELESS
-                    && code == ENTER
-                    && end_func == func
-                    && end_sp == sp
-                    && i + 1 < stop
-                    && depth < SHADOW_CAP
-                    && src.leaf(i, func, sp)
-                {
-                    // The last ended frame again, entered and left: one more of a run, and so
-                    // are the pairs after it that repeat it word for word.
-                    let more = src.repeats(i + 2, (stop - i - 2) / 2);
-                    pairs += 1 + more as u64;
-                    prev_sp = sp;
-                    count += 2 + 2 * more;
-                    i += 2 + 2 * more;
-                    continue;
-                }
-                if !TIMELESS
-                    && code == ENTER
+                if code == ENTER
                     && end_func == func
                     && end_sp == sp
                     && i + 1 < stop
@@ -404,23 +386,21 @@ impl ChunkBuilder {
                     && src.leaf(i, func, sp)
                 {
                     // The last ended frame again, entered and left, and the pairs after it that
-                    // repeat it word for word: a hot loop's leaf calls, each event its head
-                    // alone (the time delta, the repeat or predicted bit). The bytes of
-                    // `encode_enter`'s leaf call, pair after pair, without its checks.
+                    // repeat it word for word: a hot loop's leaf calls. Timeless: one more of a
+                    // run (its head is written later). Timed: each event its head alone (the
+                    // time delta, the repeat or predicted bit), the bytes of `encode_enter`'s
+                    // leaf call pair after pair.
                     let last = i + 2 + 2 * src.repeats(i + 2, (stop - i - 2) / 2);
-                    while i < last {
-                        for bits in [1, 1 | (u64::from(LEAVE) << 1)] {
-                            let ts = src.ts(i);
-                            let delta = ts.saturating_sub(prev_ts);
-                            prev_ts = prev_ts.max(ts);
-                            // SAFETY: as for the writes below (see there): these events are in
-                            // the batch, each within its MAX_EVENT_BYTES.
-                            len += unsafe { put_head(base.add(len), (delta << 4) | bits) };
-                            i += 1;
-                            count += 1;
-                        }
+                    if TIMELESS {
+                        pairs += (last - i) as u64 / 2;
+                    } else {
+                        // SAFETY: as for the writes below (see there): these events are in the
+                        // batch, each within its MAX_EVENT_BYTES.
+                        len += unsafe { timed_pairs(base.add(len), src, i, last, &mut prev_ts) };
                     }
                     prev_sp = sp;
+                    count += last - i;
+                    i = last;
                     continue;
                 }
                 if TIMELESS && pairs > 0 {
@@ -519,6 +499,36 @@ impl ChunkBuilder {
         self.shadow.clear();
         count
     }
+}
+
+/// Writes the heads of events `from..to` of `src` at `p`: repeated leaf calls (an Enter
+/// repeating the frame that ended last, then its predicted Leave, pair after pair), each its
+/// head alone (the time delta, the repeat or predicted bit), as `encode_enter!` writes a leaf
+/// call; returns the bytes written.
+///
+/// # Safety
+/// `p` must be valid for `MAX_EVENT_BYTES` bytes of writes per event.
+#[inline(always)]
+unsafe fn timed_pairs(
+    p: *mut u8,
+    src: &mut impl RunSource,
+    from: usize,
+    to: usize,
+    prev_ts: &mut u64,
+) -> usize {
+    let mut len = 0;
+    let mut i = from;
+    while i < to {
+        for bits in [1, 1 | (u64::from(LEAVE) << 1)] {
+            let ts = src.ts(i);
+            let delta = ts.saturating_sub(*prev_ts);
+            *prev_ts = (*prev_ts).max(ts);
+            // SAFETY: the caller's promise; a head takes at most 10 bytes.
+            len += unsafe { put_head(p.add(len), (delta << 4) | bits) };
+            i += 1;
+        }
+    }
+    len
 }
 
 /// The stack change of a frame-ending event that did not match the top (an exception's
