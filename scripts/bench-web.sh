@@ -123,7 +123,10 @@ errors() {
 
 declare -A result errs events dropped waits
 configs=(${CONFIGS:-none nothing fast-app fast-empty fast fast-none fast-sampled slow-empty slow})
-[ -n "$dotnet_trace" ] && configs+=(dotnet-trace)
+# dotnet-trace last, once, whether CONFIGS names it or not (when it installed).
+if [ -n "$dotnet_trace" ] && [[ " ${configs[*]} " != *" dotnet-trace "* ]]; then
+    configs+=(dotnet-trace)
+fi
 for config in "${configs[@]}"; do
     log="$out/$config"
     note "$config: starting the server"
