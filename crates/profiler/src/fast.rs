@@ -56,8 +56,8 @@
 //! # Test and benchmark variants
 //!
 //! * `ELTRACE_TEST_TRASH_REGISTERS=1`: stubs that, before every `ret` (inline and fallback),
-//!   overwrite every register their trash set allows: integers with `0x5A5A…`, XMM registers
-//!   with all ones (a NaN) — RCX too unless RCX is preserved; and every fallback clears the
+//!   overwrite every register their trash set allows: integers with `0x5A5A…`, vector
+//!   registers with all ones (a NaN), whole (YMM with AVX; ZMM, XMM16-31 and K1-K7 with AVX-512) — RCX too unless RCX is preserved; and every fallback clears the
 //!   vector registers' upper bits (`VZEROUPPER`) after its call, as a C callee may. The e2e suite runs every
 //!   scenario this way; a program that relied on more than the contract would compute wrong
 //!   results.
@@ -114,42 +114,28 @@ extern "C" fn fast_enter_fallback(client: usize, sp: u64, saved: *const u64) {
 
 macro_rules! trash_enter {
     () => {
-        "movabs rax, 0x5A5A5A5A5A5A5A5A
+        concat!(
+            "movabs rax, 0x5A5A5A5A5A5A5A5A
          mov r10, rax
          mov r11, rax
-         pcmpeqd xmm8, xmm8
-         pcmpeqd xmm9, xmm9
-         pcmpeqd xmm10, xmm10
-         pcmpeqd xmm11, xmm11
-         pcmpeqd xmm12, xmm12
-         pcmpeqd xmm13, xmm13
-         pcmpeqd xmm14, xmm14
-         pcmpeqd xmm15, xmm15"
+         ",
+            trash_vectors!(8, 9, 10, 11, 12, 13, 14, 15)
+        )
     };
 }
 
 macro_rules! trash_leave {
     () => {
-        "movabs rdi, 0x5A5A5A5A5A5A5A5A
+        concat!(
+            "movabs rdi, 0x5A5A5A5A5A5A5A5A
          mov rsi, rdi
          mov r8, rdi
          mov r9, rdi
          mov r10, rdi
          mov r11, rdi
-         pcmpeqd xmm2, xmm2
-         pcmpeqd xmm3, xmm3
-         pcmpeqd xmm4, xmm4
-         pcmpeqd xmm5, xmm5
-         pcmpeqd xmm6, xmm6
-         pcmpeqd xmm7, xmm7
-         pcmpeqd xmm8, xmm8
-         pcmpeqd xmm9, xmm9
-         pcmpeqd xmm10, xmm10
-         pcmpeqd xmm11, xmm11
-         pcmpeqd xmm12, xmm12
-         pcmpeqd xmm13, xmm13
-         pcmpeqd xmm14, xmm14
-         pcmpeqd xmm15, xmm15"
+         ",
+            trash_vectors!(2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+        )
     };
 }
 

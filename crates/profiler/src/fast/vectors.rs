@@ -116,3 +116,33 @@ macro_rules! keep_vectors {
         )
     };
 }
+
+/// The contract test's overwrite of the vector registers `$i` (and, with AVX-512, XMM16-31
+/// and K1-K7, which the JIT counts as trashed then too): every bit set, as wide as
+/// [`VECTORS`] says, so that code relying on any bit of them across a probe computes wrong
+/// results.
+macro_rules! trash_vectors {
+    ($($i:literal),*) => {
+        concat!(
+            "cmp byte ptr [rip + {vectors}], 1\n",
+            "jb 81f\n",
+            "je 82f\n",
+            $("vpternlogd zmm", $i, ", zmm", $i, ", zmm", $i, ", 0xFF\n",)*
+            "vpternlogd zmm16, zmm16, zmm16, 0xFF\nvpternlogd zmm17, zmm17, zmm17, 0xFF\n",
+            "vpternlogd zmm18, zmm18, zmm18, 0xFF\nvpternlogd zmm19, zmm19, zmm19, 0xFF\n",
+            "vpternlogd zmm20, zmm20, zmm20, 0xFF\nvpternlogd zmm21, zmm21, zmm21, 0xFF\n",
+            "vpternlogd zmm22, zmm22, zmm22, 0xFF\nvpternlogd zmm23, zmm23, zmm23, 0xFF\n",
+            "vpternlogd zmm24, zmm24, zmm24, 0xFF\nvpternlogd zmm25, zmm25, zmm25, 0xFF\n",
+            "vpternlogd zmm26, zmm26, zmm26, 0xFF\nvpternlogd zmm27, zmm27, zmm27, 0xFF\n",
+            "vpternlogd zmm28, zmm28, zmm28, 0xFF\nvpternlogd zmm29, zmm29, zmm29, 0xFF\n",
+            "vpternlogd zmm30, zmm30, zmm30, 0xFF\nvpternlogd zmm31, zmm31, zmm31, 0xFF\n",
+            "kxnorw k1, k1, k1\nkxnorw k2, k2, k2\nkxnorw k3, k3, k3\nkxnorw k4, k4, k4\n",
+            "kxnorw k5, k5, k5\nkxnorw k6, k6, k6\nkxnorw k7, k7, k7\n",
+            "jmp 83f\n82:\n",
+            $("vpcmpeqd ymm", $i, ", ymm", $i, ", ymm", $i, "\n",)*
+            "jmp 83f\n81:\n",
+            $("pcmpeqd xmm", $i, ", xmm", $i, "\n",)*
+            "83:\n"
+        )
+    };
+}
