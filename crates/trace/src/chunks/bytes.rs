@@ -56,6 +56,19 @@ pub(super) unsafe fn put_head(p: *mut u8, head: u64) -> usize {
     }
 }
 
+/// Writes a timed event's head at `p`: the delta of its time `ts` from `prev_ts` (none if
+/// `ts` is earlier) above the four `bits`, and moves `prev_ts` on to `ts`; returns its bytes.
+///
+/// # Safety
+/// `p` must be valid for 10 bytes of writes.
+#[inline(always)]
+pub(super) unsafe fn put_timed_head(p: *mut u8, ts: u64, prev_ts: &mut u64, bits: u64) -> usize {
+    let delta = ts.saturating_sub(*prev_ts);
+    *prev_ts = (*prev_ts).max(ts);
+    // SAFETY: the caller's promise.
+    unsafe { put_head(p, (delta << 4) | bits) }
+}
+
 /// Writes the function and stack-pointer varints of an unpredicted event at `p`; returns
 /// their bytes.
 ///

@@ -20,7 +20,7 @@ use crate::model::ThreadIdx;
 use crate::{MAX_EVENTS_PER_CHUNK, tag};
 
 mod bytes;
-use bytes::{put_full, put_head, put_run, put_var, zigzag};
+use bytes::{put_full, put_run, put_timed_head, put_var, zigzag};
 
 /// Header space an open chunk keeps in front of its events: the 12-byte chunk head and the
 /// payload's prefix at its longest (thread and count varints, first and last time).
@@ -35,6 +35,8 @@ pub const DROPPED_BYTES: usize = 12 + 5 + 10;
 const ENTER: u8 = 0;
 /// The Leave kind's code.
 pub const LEAVE: u8 = 1;
+/// A head's four low bits for a Leave the prediction stack's top predicts.
+const PREDICTED_LEAVE: u64 = 1 | ((LEAVE as u64) << 1);
 
 /// Where [`ChunkBuilder::push_run`] takes a run's events from.
 pub trait RunSource {
@@ -119,11 +121,8 @@ macro_rules! encode_enter {
             unsafe { $p.write(u8::from(repeat) << 4) };
             k = 1;
         } else {
-            let ts = $src.ts($i);
-            let delta = ts.saturating_sub($prev_ts);
-            $prev_ts = $prev_ts.max(ts);
             // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
-            k = unsafe { put_head($p, (delta << 4) | u64::from(repeat)) };
+            k = unsafe { put_timed_head($p, $src.ts($i), &mut $prev_ts, u64::from(repeat)) };
         }
         if !repeat {
             // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
@@ -135,14 +134,13 @@ macro_rules! encode_enter {
             ($end_func, $end_sp) = ($func, $sp);
             if TIMELESS {
                 // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
-                unsafe { $p.add(k).write(1 | (LEAVE << 1)) };
+                unsafe { $p.add(k).write(PREDICTED_LEAVE as u8) };
                 k += 1;
             } else {
-                let ts = $src.ts($i + 1);
-                let delta = ts.saturating_sub($prev_ts);
-                $prev_ts = $prev_ts.max(ts);
                 // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
-                k += unsafe { put_head($p.add(k), (delta << 4) | u64::from(1 | (LEAVE << 1))) };
+                k += unsafe {
+                    put_timed_head($p.add(k), $src.ts($i + 1), &mut $prev_ts, PREDICTED_LEAVE)
+                };
             }
             $count += 2;
             $i += 2;
@@ -189,11 +187,8 @@ macro_rules! encode_other {
             unsafe { $p.write(head_bits as u8) };
             k = 1;
         } else {
-            let ts = $src.ts($i);
-            let delta = ts.saturating_sub($prev_ts);
-            $prev_ts = $prev_ts.max(ts);
             // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
-            k = unsafe { put_head($p, (delta << 4) | head_bits) };
+            k = unsafe { put_timed_head($p, $src.ts($i), &mut $prev_ts, head_bits) };
         }
         if full {
             // SAFETY: see `ChunkBuilder::run` (the writes of a batch).
@@ -519,12 +514,10 @@ unsafe fn timed_pairs(
     let mut len = 0;
     let mut i = from;
     while i < to {
-        for bits in [1, 1 | (u64::from(LEAVE) << 1)] {
-            let ts = src.ts(i);
-            let delta = ts.saturating_sub(*prev_ts);
-            *prev_ts = (*prev_ts).max(ts);
+        // The repeated Enter (its repeat bit), then the predicted Leave.
+        for bits in [1, PREDICTED_LEAVE] {
             // SAFETY: the caller's promise; a head takes at most 10 bytes.
-            len += unsafe { put_head(p.add(len), (delta << 4) | bits) };
+            len += unsafe { put_timed_head(p.add(len), src.ts(i), prev_ts, bits) };
             i += 1;
         }
     }
