@@ -185,7 +185,17 @@ pub fn record_in(mode: Mode, scenario: &str, record_args: &[&str]) -> Recording 
 /// compute wrong results); returns the recording and its report, whose invariants (balanced
 /// stacks, complete trace) are checked.
 pub fn record_correct(mode: Mode, scenario: &str, record_args: &[&str]) -> (Recording, Report) {
-    let rec = record_in(mode, scenario, record_args);
+    record_correct_with(mode, scenario, record_args, &[])
+}
+
+/// [`record_correct`] with environment variables for the program (and the profiler in it).
+pub fn record_correct_with(
+    mode: Mode,
+    scenario: &str,
+    record_args: &[&str],
+    env: &[(&str, &str)],
+) -> (Recording, Report) {
+    let rec = record_app(mode, scenarios_dll(), scenario, record_args, env);
     assert_eq!(
         rec.exit(),
         0,
