@@ -38,9 +38,9 @@
 //!
 //! The fallback saves what a C call may clobber but the contract protects (Enter: the six
 //! integer argument registers and XMM0-7; Leave: RAX, RDX, XMM0, XMM1 and optionally RCX; the
-//! vector registers whole, as YMM with AVX and ZMM with AVX-512: fast/vectors.rs), aligns the stack and calls [`fast_fallback`], which records through the
-//! same Rust code as the slow path (warm-up, drops, sentinel) and wakes the writer when the
-//! ring is half full. No locks, allocation or system calls on the inline path; the fallback
+//! vector registers whole, as YMM with AVX and ZMM with AVX-512: fast/vectors.rs), aligns the
+//! stack and calls [`fast_fallback`], which records through the same Rust code as the slow
+//! path (warm-up, drops, sentinel) and wakes the writer when the ring is half full. No locks, allocation or system calls on the inline path; the fallback
 //! makes a futex wake at most once per writer sleep.
 //!
 //! The stubs read the TSC themselves, so they may write only while ticks are TSC counts: with
@@ -57,9 +57,10 @@
 //!
 //! * `ELTRACE_TEST_TRASH_REGISTERS=1`: stubs that, before every `ret` (inline and fallback),
 //!   overwrite every register their trash set allows: integers with `0x5A5A…`, vector
-//!   registers with all ones (a NaN), whole (YMM with AVX; ZMM, XMM16-31 and K1-K7 with AVX-512) — RCX too unless RCX is preserved; and every fallback clears the
-//!   vector registers' upper bits (`VZEROUPPER`) after its call, as a C callee may. The e2e suite runs every
-//!   scenario this way; a program that relied on more than the contract would compute wrong
+//!   registers with all ones (a NaN), whole (YMM with AVX; ZMM, XMM16-31 and K1-K7 with
+//!   AVX-512) — RCX too unless RCX is preserved; and every fallback clears the vector
+//!   registers' upper bits (`VZEROUPPER`) after its call, as a C callee may. The e2e suite runs
+//!   every scenario this way; a program that relied on more than the contract would compute wrong
 //!   results.
 //! * Empty stubs (`ret`) for the benchmark's "fast path, empty stub".
 
