@@ -9,6 +9,7 @@ use eltrace_trace::EventKind;
 use eltrace_trace::chunks;
 
 use super::outbox::{Encoder, Outbox};
+use super::pairs::equal_pairs;
 use super::{KIND_DROPPED, RawRecord, Ring, extend48};
 use crate::clock;
 
@@ -94,45 +95,6 @@ impl chunks::RunSource for Records {
             extend48(self.get(j).time48(), self.now)
         }
     }
-}
-
-/// How many of the `n` pairs of records after the pair at `prev` (records `prev + 2, prev + 3`,
-/// then `prev + 4, prev + 5`, …) each repeat the pair before them word for word
-/// ([`RawRecord::same_event`]: kind, function and SP; the time may differ). A hot loop's
-/// leaf calls: SSE2 compares a whole pair in a few instructions.
-///
-/// # Safety
-/// `prev` must be valid for reads of `2 * n + 2` records.
-#[inline(always)]
-unsafe fn equal_pairs(prev: *const RawRecord, n: usize) -> usize {
-    use core::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set_epi64x, _mm_setzero_si128, _mm_xor_si128,
-    };
-    // The bits `same_event` compares: all of the second word, the key's half of the first.
-    const TIME_FREE: i64 = (u64::MAX << 48) as i64;
-    let load = |i: usize| {
-        // SAFETY: the caller's promise covers records `0 .. 2 * n + 2`; unaligned loads.
-        unsafe { _mm_loadu_si128(prev.add(i).cast::<__m128i>()) }
-    };
-    // SAFETY: SSE2 is part of x86-64 (the profiler is x86-64 only: clock.rs, fast.rs).
-    unsafe {
-        let keep = _mm_set_epi64x(-1, TIME_FREE);
-        let zero = _mm_setzero_si128();
-        let (mut a0, mut a1) = (load(0), load(1));
-        for i in 0..n {
-            let (b0, b1) = (load(2 * i + 2), load(2 * i + 3));
-            let diff = _mm_and_si128(
-                _mm_or_si128(_mm_xor_si128(a0, b0), _mm_xor_si128(a1, b1)),
-                keep,
-            );
-            if _mm_movemask_epi8(_mm_cmpeq_epi8(diff, zero)) != 0xFFFF {
-                return i;
-            }
-            (a0, a1) = (b0, b1);
-        }
-    }
-    n
 }
 
 /// What one [`Consumer::encode`] did.

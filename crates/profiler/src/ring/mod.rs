@@ -60,6 +60,7 @@ use eltrace_trace::{EventKind, ThreadIdx};
 
 mod consumer;
 mod outbox;
+mod pairs;
 use outbox::Encoder;
 pub use outbox::{BUF_BYTES, BUFFERS, MIN_BUFFERS, Outbox};
 
