@@ -9,7 +9,7 @@ use eltrace_trace::EventKind;
 use eltrace_trace::chunks;
 
 use super::outbox::{Encoder, Outbox};
-use super::pairs::equal_pairs;
+use super::pairs::{equal_pairs, timed_heads_avx2};
 use super::{KIND_DROPPED, RawRecord, Ring, extend48};
 use crate::clock;
 
@@ -85,6 +85,26 @@ impl chunks::RunSource for Records {
             }
         }
         m
+    }
+
+    #[inline(always)]
+    unsafe fn timed_pair_heads(
+        &mut self,
+        from: usize,
+        to: usize,
+        prev_ts: &mut u64,
+        p: *mut u8,
+    ) -> (usize, usize) {
+        if self.timeless || !std::is_x86_feature_detected!("avx2") {
+            return (0, 0);
+        }
+        let at = ((self.tail + from as u64) & self.mask) as usize;
+        // The events' records in one piece of the ring.
+        let n = (to - from).min(self.mask as usize + 1 - at);
+        // SAFETY: records `at .. at + n` are inside the ring's buffer and are events
+        // `from .. from + n` of this run, published (`to` is within the records the encoder was
+        // given); the caller's promise for `p`; AVX2 was detected just now.
+        unsafe { timed_heads_avx2(self.records.add(at), n, self.now, prev_ts, p) }
     }
 
     #[inline(always)]

@@ -44,6 +44,25 @@ pub trait RunSource {
     /// source has checked), or `None`: an item the caller handles itself, which ends the run.
     /// May be asked more than once for the same `j`.
     fn event(&mut self, j: usize) -> Option<(u8, u32, u64)>;
+    /// Writes the heads of the first events of `from..to` (repeated leaf calls, pair after
+    /// pair, an Enter first: what [`ChunkBuilder::run`] writes as heads alone) at `p`, the
+    /// bytes `timed_pairs` would write for them, and moves `prev_ts` on as it would; returns
+    /// the events and the bytes written, and leaves the rest to the builder. A source that can
+    /// read its times in blocks says so here; by default it writes none.
+    ///
+    /// # Safety
+    /// `p` must be valid for `MAX_EVENT_BYTES` bytes of writes per event of `from..to`.
+    #[inline(always)]
+    unsafe fn timed_pair_heads(
+        &mut self,
+        from: usize,
+        to: usize,
+        prev_ts: &mut u64,
+        p: *mut u8,
+    ) -> (usize, usize) {
+        let _ = (from, to, prev_ts, p);
+        (0, 0)
+    }
     /// The time of event `j`, for a `j` that `event` returned. A timeless builder asks only for
     /// the first and the last event of a run.
     fn ts(&mut self, j: usize) -> u64;
@@ -511,8 +530,10 @@ unsafe fn timed_pairs(
     to: usize,
     prev_ts: &mut u64,
 ) -> usize {
-    let mut len = 0;
-    let mut i = from;
+    // The source writes what it can in blocks, this loop the rest.
+    // SAFETY: the caller's promise.
+    let (done, mut len) = unsafe { src.timed_pair_heads(from, to, prev_ts, p) };
+    let mut i = from + done;
     while i < to {
         // The repeated Enter (its repeat bit), then the predicted Leave.
         for bits in [1, PREDICTED_LEAVE] {
