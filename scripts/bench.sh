@@ -138,6 +138,9 @@ read -r size_sampled events_sampled <<<"$(encoding timing-sampled)"
 # buffer is full) and exact with --lossy; and the threads rows: 1 and 2 busy threads making
 # $thread_calls calls each at once. What a user pays is the sustained figure; the burst rows
 # above time rounds that fit in a 2^20-event ring, where no encoding happens during the round.
+# Each sustained configuration runs $repeats times, the configurations in turn (a noisy
+# machine then moves them alike); the table gives each one's median above the no-profiler run
+# of the same turn, and the range. The burst rows are each process's best round.
 sustained() {
     local name="$1" threads="$2"
     shift 2
@@ -158,15 +161,19 @@ sustained() {
         || die "sustained run ($name) failed (see $log)"
     "$eltrace" report --json "$sus" >"$out/sustained-$name.json"
 }
-sustained base 1 none
-sustained exact 1 --timing exact
-sustained none 1 --timing none
-sustained sampled 1 --timing sampled
-sustained lossy 1 --lossy
-for t in 1 2; do
-    sustained "threads$t-base" "$t" none
-    sustained "threads$t-exact" "$t" --timing exact
-    sustained "threads$t-none" "$t" --timing none
+repeats=3
+[ "$quick" = 1 ] && repeats=1
+for rep in $(seq 1 "$repeats"); do
+    sustained "base.$rep" 1 none
+    sustained "exact.$rep" 1 --timing exact
+    sustained "none.$rep" 1 --timing none
+    sustained "sampled.$rep" 1 --timing sampled
+    sustained "lossy.$rep" 1 --lossy
+    for t in 1 2; do
+        sustained "threads$t-base.$rep" "$t" none
+        sustained "threads$t-exact.$rep" "$t" --timing exact
+        sustained "threads$t-none.$rep" "$t" --timing none
+    done
 done
 rdtsc_ns=nan
 if [ "$quick" = 0 ]; then
@@ -174,13 +181,14 @@ if [ "$quick" = 0 ]; then
 fi
 python3 - "$out" "$size" "$events" "$size_none" "$events_none" "$size_sampled" "$events_sampled" \
     "${ns[stopwatch,none]}" "${ns[stopwatch,fast]}" "${ns[stopwatch,timing-none]}" "${ns[stopwatch,timing-sampled]}" \
-    "$rdtsc_ns" >>"$table" <<'PY'
-import json, re, sys
+    "$rdtsc_ns" "$repeats" >>"$table" <<'PY'
+import json, re, statistics, sys
 out = sys.argv[1]
 size, events, size_n, events_n, size_s, events_s = map(int, sys.argv[2:8])
 b0, bf, bn, bs = map(float, sys.argv[8:12])
 burst_exact, burst_none, burst_sampled = bf - b0, bn - b0, bs - b0
 rdtsc = sys.argv[12]
+reps = range(1, int(sys.argv[13]) + 1)
 print(f"Encoding: the fast-path Stopwatch trace holds {events} events in {size} bytes: "
       f"{size / max(events, 1):.2f} bytes per event (whole file, metadata included); "
       f"--timing none {events_n} events in {size_n} bytes: {size_n / max(events_n, 1):.2f}; "
@@ -189,33 +197,42 @@ print()
 print(f"One RDTSC: {rdtsc} ns here (crates/profiler/examples/rdtsc.rs), so two cost {2 * float(rdtsc or 'nan'):.1f} ns;"
       f" the exact timing's sustained target (1.5x two RDTSCs) is {3 * float(rdtsc or 'nan'):.1f} ns per call.")
 print()
-print("| sustained run | ns/call | above no profiler | burst (above) | events written | dropped | waits (time) | written M events/s |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|")
+print(f"| sustained run | median ns/call above no profiler ({len(reps)} runs) | range | burst (above) | "
+      "÷ burst | events written | dropped | waits (time) | written M events/s |")
+print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
 def ns_of(name):
     log = open(f"{out}/sustained-{name}.log").read()
     v = re.findall(r"^ns_per_call (\S+)", log, re.M)
     return float(v[-1]) if v else float("nan")
+def above(name, base):
+    """Each turn's figure above that turn's no-profiler run: median, lowest, highest."""
+    v = sorted(ns_of(f"{name}.{r}") - ns_of(f"{base}.{r}") for r in reps)
+    return statistics.median(v), v[0], v[-1]
 burst = {"exact": burst_exact, "none": burst_none, "sampled": burst_sampled, "lossy": burst_exact}
 rows = [("exact", "exact"), ("none", "none"), ("sampled", "sampled"), ("lossy", "exact --lossy")]
-base = ns_of("base")
+last = reps[-1]
 for name, label in rows:
-    r = json.load(open(f"{out}/sustained-{name}.json"))["trace"]
+    # Events, drops and waits of the last turn's trace (each turn's are alike).
+    r = json.load(open(f"{out}/sustained-{name}.{last}.json"))["trace"]
     dur = r["duration_ns"] / 1e9
-    ns = ns_of(name)
-    print(f"| {label} | {ns:.2f} | {ns - base:.2f} | {burst[name]:.2f} | {r['events']} | {r['dropped_events']} | "
+    med, lo, hi = above(name, "base")
+    print(f"| {label} | {med:.2f} | {lo:.2f}-{hi:.2f} | {burst[name]:.2f} | {med / burst[name]:.2f} | "
+          f"{r['events']} | {r['dropped_events']} | "
           f"{r.get('waits', 0)} ({r.get('wait_ns', 0) / 1e6:.0f} ms) | "
           f"{r['events'] / max(dur, 1e-9) / 1e6:.1f} |")
 print()
-print(f"No profiler, same loop: {base:.2f} ns/call.")
+print(f"No profiler, same loop: {statistics.median(ns_of(f'base.{r}') for r in reps):.2f} ns/call (median).")
 print()
-print("| busy threads | no profiler ns/call | exact ns/call (above) | none ns/call (above) | exact: × 1 thread | none: × 1 thread |")
-print("|---:|---:|---:|---:|---:|---:|")
+print("| busy threads | exact: median ns/call above no profiler (range) | none: median (range) | "
+      "exact: × 1 thread | none: × 1 thread |")
+print("|---:|---:|---:|---:|---:|")
 one = {}
 for t in (1, 2):
-    b, e, n = ns_of(f"threads{t}-base"), ns_of(f"threads{t}-exact"), ns_of(f"threads{t}-none")
+    e = above(f"threads{t}-exact", f"threads{t}-base")
+    n = above(f"threads{t}-none", f"threads{t}-base")
     if t == 1:
-        one = {"e": e - b, "n": n - b}
-    print(f"| {t} | {b:.2f} | {e:.2f} ({e - b:.2f}) | {n:.2f} ({n - b:.2f}) | "
-          f"{(e - b) / one['e']:.2f} | {(n - b) / one['n']:.2f} |")
+        one = {"e": e[0], "n": n[0]}
+    print(f"| {t} | {e[0]:.2f} ({e[1]:.2f}-{e[2]:.2f}) | {n[0]:.2f} ({n[1]:.2f}-{n[2]:.2f}) | "
+          f"{e[0] / one['e']:.2f} | {n[0] / one['n']:.2f} |")
 PY
 cat "$table"

@@ -55,4 +55,6 @@ fn bench_script_runs_quickly_end_to_end() {
         );
     }
     assert!(stdout.contains("| busy threads |"), "{stdout}");
+    // Each sustained figure is a median of turns, beside its ratio to the burst figure.
+    assert!(stdout.contains("÷ burst"), "{stdout}");
 }
