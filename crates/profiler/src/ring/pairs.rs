@@ -62,22 +62,7 @@ unsafe fn equal_pairs_sse2(prev: *const RawRecord, n: usize) -> usize {
         };
         let is_zero =
             |v: __m128i| _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, keep), zero)) == 0xFFFF;
-        let mut i = 0;
-        while i + BLOCK <= n {
-            let any = _mm_or_si128(
-                _mm_or_si128(differs(i), differs(i + 1)),
-                _mm_or_si128(differs(i + 2), differs(i + 3)),
-            );
-            if !is_zero(any) {
-                break;
-            }
-            i += BLOCK;
-        }
-        // The last pairs, or the block that holds the first pair that differs.
-        while i < n && is_zero(differs(i)) {
-            i += 1;
-        }
-        i
+        leading_equal(n, differs, |a, b| _mm_or_si128(a, b), is_zero)
     }
 }
 
@@ -97,18 +82,30 @@ unsafe fn equal_pairs_avx2(prev: *const RawRecord, n: usize) -> usize {
     let reference = load(0);
     let differs = |i: usize| _mm256_xor_si256(load(i + 1), reference);
     let is_zero = |v: __m256i| _mm256_testz_si256(v, keep) == 1;
+    leading_equal(n, differs, |a, b| _mm256_or_si256(a, b), is_zero)
+}
+
+/// The scan of both versions: how many of pairs `0 .. n` in a row have `differs(i)` zero by
+/// `is_zero`, the pairs' differences combined with `or` a block at a time, then the last
+/// pairs, or the block that holds the first pair that differs, one by one.
+#[inline(always)]
+fn leading_equal<V: Copy>(
+    n: usize,
+    differs: impl Fn(usize) -> V,
+    or: impl Fn(V, V) -> V,
+    is_zero: impl Fn(V) -> bool,
+) -> usize {
     let mut i = 0;
     while i + BLOCK <= n {
-        let any = _mm256_or_si256(
-            _mm256_or_si256(differs(i), differs(i + 1)),
-            _mm256_or_si256(differs(i + 2), differs(i + 3)),
+        let any = or(
+            or(differs(i), differs(i + 1)),
+            or(differs(i + 2), differs(i + 3)),
         );
         if !is_zero(any) {
             break;
         }
         i += BLOCK;
     }
-    // The last pairs, or the block that holds the first pair that differs.
     while i < n && is_zero(differs(i)) {
         i += 1;
     }
@@ -240,13 +237,7 @@ mod tests {
         if !std::is_x86_feature_detected!("avx2") {
             return;
         }
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = super::super::tests::xorshift(0x9E37_79B9_7F4A_7C15);
         let now = 0x0123_4567_89ab_cdefu64;
         for round in 0..3000 {
             let n = next(40) as usize;

@@ -6,6 +6,16 @@ use std::sync::Arc;
 
 use eltrace_trace::ThreadIdx;
 
+/// A small deterministic generator: `next(n)` is in `0..n`.
+pub(super) fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
 fn rec(i: u64) -> RawRecord {
     RawRecord::new(i, i * 16, i as u32, 0)
 }
@@ -559,13 +569,7 @@ fn loops_of_leaf_calls_read_back_as_pushed() {
     for timeless in [true, false] {
         let r = Ring::for_thread(1024, ThreadIdx(0), timeless, BUFFERS, 0);
         let mut pushed = Vec::new();
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         let mut out = Vec::new();
         let mut ts = 1_000u64;
         for round in 0..400u64 {
