@@ -571,7 +571,9 @@ fn loops_of_leaf_calls_read_back_as_pushed() {
         let mut pushed = Vec::new();
         let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         let mut out = Vec::new();
-        let mut ts = 1_000u64;
+        // Times a second before the clock's now (the encoder extends them from its now), so
+        // that the timed runs' heads go through the ring's blocks of four too.
+        let mut ts = crate::clock::to_ns(crate::clock::now()) - 1_000_000_000;
         for round in 0..400u64 {
             let (outer, sp) = (
                 100 + (round % 3) as u32,
@@ -592,7 +594,12 @@ fn loops_of_leaf_calls_read_back_as_pushed() {
             }
             calls.push((outer, sp + 64, 1));
             for (f, s, kind) in calls {
-                ts += 1 + next(20);
+                // Deltas the blocks take (8-1023 ns) and ones they leave to the loop.
+                ts += match next(8) {
+                    0 => next(8),
+                    1 => 1024 + next(3000),
+                    _ => 8 + next(1016),
+                };
                 let rec = RawRecord::new(ts, s, f, kind);
                 assert!(r.try_push(rec));
                 pushed.push((kind, f, s, ts));
@@ -611,11 +618,22 @@ fn loops_of_leaf_calls_read_back_as_pushed() {
         take_sealed(&r, &mut out);
         let (back, drops) = read_chunks(&out, timeless);
         assert!(drops.is_empty());
+        // Timed: every time back as pushed (they only grow, so no delta saturates).
         let back: Vec<_> = back
             .iter()
-            .map(|e| (u32::from(e.kind.code()), e.func.0, e.sp))
+            .map(|e| {
+                (
+                    u32::from(e.kind.code()),
+                    e.func.0,
+                    e.sp,
+                    (!timeless).then_some(e.ts),
+                )
+            })
             .collect();
-        let want: Vec<_> = pushed.iter().map(|&(k, f, s, _)| (k, f, s)).collect();
+        let want: Vec<_> = pushed
+            .iter()
+            .map(|&(k, f, s, t)| (k, f, s, (!timeless).then_some(t)))
+            .collect();
         assert_eq!(back, want, "timeless {timeless}");
     }
 }
