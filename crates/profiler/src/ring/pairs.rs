@@ -11,11 +11,13 @@ use core::arch::x86_64::{
     _mm256_or_si256, _mm256_set_epi64x, _mm256_testz_si256, _mm256_xor_si256,
 };
 
-use super::RawRecord;
+use eltrace_trace::chunks::PREDICTED_LEAVE;
+
+use super::{LOW48, RawRecord};
 
 /// The bits [`RawRecord::same_event`] compares in a record's first word: the key's half (the
 /// second word is compared whole).
-const TIME_FREE: i64 = (u64::MAX << 48) as i64;
+const TIME_FREE: i64 = !LOW48 as i64;
 
 /// Pairs compared per step of the block loops.
 const BLOCK: usize = 4;
@@ -139,15 +141,15 @@ pub(super) unsafe fn timed_heads_avx2(
         _mm256_permute4x64_epi64, _mm256_set_epi8, _mm256_set1_epi64x, _mm256_setzero_si256,
         _mm256_shuffle_epi8, _mm256_slli_epi64, _mm256_sub_epi64, _mm256_unpacklo_epi64,
     };
-    const LOW48: i64 = (1 << 48) - 1;
     let load = |i: usize| {
         // SAFETY: the caller's promise covers records `0 .. n` (`i + 2 <= n`); unaligned loads.
         unsafe { _mm256_loadu_si256(records.add(i).cast::<__m256i>()) }
     };
     let set = _mm256_set1_epi64x;
-    let (low48, nowv, zero) = (set(LOW48), set(now as i64), _mm256_setzero_si256());
+    let (low48, nowv, zero) = (set(LOW48 as i64), set(now as i64), _mm256_setzero_si256());
     // The four heads' low bits: an Enter's repeat bit, then a Leave's code and predicted bit.
-    let bits = _mm256_set_epi64x(3, 1, 3, 1);
+    let leave = PREDICTED_LEAVE as i64;
+    let bits = _mm256_set_epi64x(leave, 1, leave, 1);
     // Each 64-bit lane's two low bytes to the front of its 128-bit half.
     #[rustfmt::skip]
     let front = _mm256_set_epi8(
@@ -170,7 +172,8 @@ pub(super) unsafe fn timed_heads_avx2(
                 _mm256_cmpgt_epi64(zero, off),
                 _mm256_cmpgt_epi64(off, set(1015)),
             ),
-            _mm256_cmpgt_epi64(behind, set((1 << 47) - 1)),
+            // `extend48`'s rule: at most half the 48-bit range behind is before `now`.
+            _mm256_cmpgt_epi64(behind, set((LOW48 / 2) as i64)),
         );
         if _mm256_testz_si256(bad, bad) == 0 {
             break;

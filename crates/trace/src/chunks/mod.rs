@@ -36,7 +36,7 @@ const ENTER: u8 = 0;
 /// The Leave kind's code.
 pub const LEAVE: u8 = 1;
 /// A head's four low bits for a Leave the prediction stack's top predicts.
-const PREDICTED_LEAVE: u64 = 1 | ((LEAVE as u64) << 1);
+pub const PREDICTED_LEAVE: u64 = 1 | ((LEAVE as u64) << 1);
 
 /// Where [`ChunkBuilder::push_run`] takes a run's events from.
 pub trait RunSource {
