@@ -300,12 +300,8 @@ impl ChunkBuilder {
                 self.last_ts = ts.max(self.first_ts);
             } else {
                 // An Enter's `p` bit: the repeat (version 4).
-                let delta = ts.saturating_sub(self.prev_ts);
-                self.prev_ts = self.prev_ts.max(ts);
-                n = put_var(
-                    p,
-                    (delta << 4) | (u64::from(code) << 1) | u64::from(predicted || repeat),
-                );
+                let bits = (u64::from(code) << 1) | u64::from(predicted || repeat);
+                n = put_timed_head(p, ts, &mut self.prev_ts, bits);
             }
             if !predicted && !repeat {
                 n += put_var(p.add(n), u64::from(func));
