@@ -40,8 +40,9 @@
 //! integer argument registers and XMM0-7; Leave: RAX, RDX, XMM0, XMM1 and optionally RCX; the
 //! vector registers whole, as YMM with AVX and ZMM with AVX-512: fast/vectors.rs), aligns the
 //! stack and calls [`fast_fallback`], which records through the same Rust code as the slow
-//! path (warm-up, drops, sentinel) and wakes the writer when the ring is half full. No locks, allocation or system calls on the inline path; the fallback
-//! makes a futex wake at most once per writer sleep.
+//! path (warm-up, drops, sentinel) and wakes the writer when the ring is half full. No locks,
+//! allocation or system calls on the inline path; the fallback makes a futex wake at most once
+//! per writer sleep.
 //!
 //! The stubs read the TSC themselves, so they may write only while ticks are TSC counts: with
 //! the monotonic clock every ring's inline limit stays 0 (`Ring::without_inline_writes`) and
