@@ -184,7 +184,7 @@ pub struct RecordArgs {
     /// function and call-tree node from the exact stacks). See README "Timing modes".
     #[arg(long, value_name = "MODE", value_parser = ["exact", "none", "sampled"])]
     pub timing: Option<String>,
-    /// With `--timing sampled`: samples per second (default 1000).
+    /// With `--timing sampled`: samples per second on average (default 1000; random intervals).
     #[arg(long, value_name = "HZ")]
     pub sample_hz: Option<u32>,
     /// Let the JIT turn self-recursive tail calls into loops (its default), which the

@@ -98,6 +98,20 @@ pub fn now() -> u64 {
     }
 }
 
+/// Now, in ticks, read after every earlier load has completed (`LFENCE` before `RDTSC`, which
+/// otherwise may run ahead of them): the sampler's time of a ring position it has just loaded
+/// from another core, which can take a cache miss of ~100 ns.
+#[inline(always)]
+pub fn now_after_loads() -> u64 {
+    if is_tsc() {
+        // SAFETY: LFENCE has no memory effects beyond ordering; SSE2 is baseline on x86-64.
+        unsafe { core::arch::x86_64::_mm_lfence() };
+        rdtsc()
+    } else {
+        sys::clock_ns(libc::CLOCK_MONOTONIC)
+    }
+}
+
 /// Makes events timeless or not (call once, before any hook can run).
 pub fn set_timeless(on: bool) {
     TIMELESS.store(on, Ordering::Release);

@@ -10,6 +10,13 @@
 //! previous round's take has an index at least that round's snapshot, i.e. at least the
 //! events already in the file.
 //!
+//! The sampling instants are not periodic: each interval is drawn uniformly from half to one
+//! and a half of the nominal period (the same rate on average), so that a program whose work
+//! repeats with the sampling period, or a multiple of it, is not seen at the same phase every
+//! time (the estimator weighs each sample by its interval, which stays unbiased: docs/timing.md).
+//! A sample's time is read after its ring position ([`clock::now_after_loads`]), so it is never
+//! earlier than the events the position includes.
+//!
 //! CPU time: a thread's CPU clock id is `(!tid << 3) | 6` (Linux's per-thread
 //! `CPUCLOCK_SCHED`, what `pthread_getcpuclockid` returns), read with `clock_gettime`: one
 //! system call per thread per sample, on the sampler thread only.
@@ -40,17 +47,29 @@ pub fn start(rec: &'static Recorder) -> std::io::Result<()> {
         .map(|_| ())
 }
 
+/// The next sampling interval: uniform in `[period / 2, period * 3 / 2)` (mean `period`), from
+/// a xorshift64 state.
+fn jittered(period_ns: u64, state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    period_ns / 2 + *state % period_ns.max(1)
+}
+
 fn run(rec: &Recorder, period_ns: u64) {
     let mut seen = std::collections::HashSet::new();
-    let mut next = sys::clock_ns(libc::CLOCK_MONOTONIC) + period_ns;
+    let start = sys::clock_ns(libc::CLOCK_MONOTONIC);
+    let mut state = (start ^ 0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = start + jittered(period_ns, &mut state);
     while rec.is_recording() {
         let now = sys::clock_ns(libc::CLOCK_MONOTONIC);
         if next > now {
             std::thread::sleep(Duration::from_nanos(next - now));
         }
-        // A late wake-up skips the periods it missed instead of sampling in a burst.
+        // A late wake-up skips the intervals it missed instead of sampling in a burst.
         let now = sys::clock_ns(libc::CLOCK_MONOTONIC);
-        next = (next + period_ns).max(now + period_ns / 2);
+        let step = jittered(period_ns, &mut state);
+        next = (next + step).max(now + step / 2);
         let seen = &mut seen;
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sweep(rec, seen))).is_err() {
             rec.internal_error("sampler-panic", "the sampler thread panicked");
@@ -80,7 +99,7 @@ fn sweep(rec: &Recorder, seen: &mut std::collections::HashSet<u32>) {
             });
         }
         let index = ring.published();
-        let ts = clock::to_ns(clock::now());
+        let ts = clock::to_ns(clock::now_after_loads());
         let cpu = sys::clock_ns(cpu_clock(r.tid));
         q.push(Sample {
             thread: r.thread,
@@ -100,6 +119,29 @@ pub fn take(out: &mut Vec<Sample>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn intervals_are_spread_around_the_period() {
+        let period = 250_000;
+        let mut state = 12345;
+        let draws: Vec<u64> = (0..100_000).map(|_| jittered(period, &mut state)).collect();
+        assert!(
+            draws
+                .iter()
+                .all(|&d| (period / 2..period * 3 / 2).contains(&d))
+        );
+        let mean = draws.iter().sum::<u64>() as f64 / draws.len() as f64;
+        assert!((mean / period as f64 - 1.0).abs() < 0.01, "{mean}");
+        // Spread over the whole range, not bunched: every tenth of it gets its share.
+        let mut deciles = [0u32; 10];
+        for d in &draws {
+            deciles[((d - period / 2) * 10 / period) as usize] += 1;
+        }
+        assert!(
+            deciles.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{deciles:?}"
+        );
+    }
 
     #[test]
     fn the_cpu_clock_of_this_thread_runs() {
