@@ -106,10 +106,8 @@ pub fn now_after_loads() -> u64 {
     if is_tsc() {
         // SAFETY: LFENCE has no memory effects beyond ordering; SSE2 is baseline on x86-64.
         unsafe { core::arch::x86_64::_mm_lfence() };
-        rdtsc()
-    } else {
-        sys::clock_ns(libc::CLOCK_MONOTONIC)
     }
+    now()
 }
 
 /// Makes events timeless or not (call once, before any hook can run).
