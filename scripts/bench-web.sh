@@ -4,6 +4,13 @@
 #
 #   none          no profiler
 #   fast-empty    eltrace's fast-path stubs that do nothing (ELTRACE_HOOKS=fast-empty)
+#   fast-clock    stubs that read the TSC and return (ELTRACE_HOOKS=fast-clock): a timed
+#                 hook's floor, the clock alone
+#   discard       eltrace record with the recording stubs, but every ring's records counted as
+#   discard-none  dropped instead of encoded and written (ELTRACE_HOOKS=fast-discard; exact
+#                 and --timing none): the hooks without the pipeline behind them. With the
+#                 rows above and fast/fast-none, the cost of each stage per request
+#                 (docs/performance.md "A model"); their events are all dropped, by design
 #   fast          eltrace record (fast path, lossless)
 #   slow-empty    the runtime's slow path with an empty hook (ELTRACE_HOOKS=slow-empty)
 #   slow          eltrace record --slow-path (lossless)
@@ -75,6 +82,9 @@ start_server() {
     case "$config" in
         none | dotnet-trace) cmd=(dotnet "$web") ;;
         fast-empty) cmd=(env ELTRACE_HOOKS=fast-empty "${rec[@]}" -- dotnet "$web") ;;
+        fast-clock) cmd=(env ELTRACE_HOOKS=fast-clock "${rec[@]}" -- dotnet "$web") ;;
+        discard) cmd=(env ELTRACE_HOOKS=fast-discard "${rec[@]}" -- dotnet "$web") ;;
+        discard-none) cmd=(env ELTRACE_HOOKS=fast-discard "${rec[@]}" --timing none -- dotnet "$web") ;;
         fast) cmd=("${rec[@]}" -- dotnet "$web") ;;
         slow-empty) cmd=(env ELTRACE_HOOKS=slow-empty "${rec[@]}" -- dotnet "$web") ;;
         slow) cmd=("${rec[@]}" --slow-path -- dotnet "$web") ;;
@@ -122,7 +132,7 @@ errors() {
 }
 
 declare -A result errs events dropped waits
-configs=(${CONFIGS:-none nothing fast-app fast-empty fast fast-none fast-sampled slow-empty slow})
+configs=(${CONFIGS:-none nothing fast-app fast-empty fast-clock discard discard-none fast fast-none fast-sampled slow-empty slow})
 # dotnet-trace last, once, whether CONFIGS names it or not (when it installed).
 if [ -n "$dotnet_trace" ] && [[ " ${configs[*]} " != *" dotnet-trace "* ]]; then
     configs+=(dotnet-trace)
@@ -163,6 +173,9 @@ base="${result[none]}"
     declare -A label=(
         [none]="no profiler"
         [fast-empty]="fast path, empty stub (all methods)"
+        [fast-clock]="fast path, stubs that only read the clock (all methods)"
+        [discard]="recording stubs, records dropped unencoded (all methods; benchmark)"
+        [discard-none]="recording stubs, --timing none, records dropped unencoded (benchmark)"
         [fast]="eltrace record (fast path, all methods)"
         [slow-empty]="slow path, empty hook (all methods)"
         [slow]="eltrace record --slow-path (all methods)"

@@ -69,16 +69,23 @@ pub enum HookMode {
     SlowEmpty,
     /// Benchmark only (`fast-empty`): fast-path stubs that only `ret`.
     FastEmpty,
+    /// Benchmark only (`fast-clock`): fast-path stubs that read the TSC and return.
+    FastClock,
+    /// Benchmark only (`fast-discard`): the fast path's recording stubs, every ring's records
+    /// counted as dropped instead of encoded (ring/consumer.rs).
+    FastDiscard,
 }
 
 impl HookMode {
     /// Every mode.
-    pub const ALL: [HookMode; 5] = [
+    pub const ALL: [HookMode; 7] = [
         HookMode::Slow,
         HookMode::Fast,
         HookMode::Off,
         HookMode::SlowEmpty,
         HookMode::FastEmpty,
+        HookMode::FastClock,
+        HookMode::FastDiscard,
     ];
 
     /// The mode an `ELTRACE_HOOKS` value selects.
@@ -94,7 +101,18 @@ impl HookMode {
             HookMode::Off => protocol::hooks::OFF,
             HookMode::SlowEmpty => protocol::hooks::SLOW_EMPTY,
             HookMode::FastEmpty => protocol::hooks::FAST_EMPTY,
+            HookMode::FastClock => protocol::hooks::FAST_CLOCK,
+            HookMode::FastDiscard => protocol::hooks::FAST_DISCARD,
         }
+    }
+
+    /// Whether the mode's hooks record events (eltrace's own hooks, not a benchmark's empty
+    /// ones).
+    pub fn records(self) -> bool {
+        matches!(
+            self,
+            HookMode::Fast | HookMode::Slow | HookMode::FastDiscard
+        )
     }
 }
 
@@ -284,9 +302,14 @@ fn hooks_and_values(
     let mut hooks = match get(env::HOOKS).as_deref().map(str::trim) {
         None => HookMode::Fast,
         Some(value) => HookMode::parse(value).unwrap_or_else(|| {
+            let known: Vec<String> = HookMode::ALL
+                .iter()
+                .map(|m| format!("`{}`", m.name()))
+                .collect();
             warnings.push(format!(
-                "{}={value:?} is not `fast`, `slow`, `off`, `slow-empty` or `fast-empty`; using `fast`",
-                env::HOOKS
+                "{}={value:?} is not one of {}; using `fast`",
+                env::HOOKS,
+                known.join(", ")
             ));
             HookMode::Fast
         }),
@@ -506,13 +529,7 @@ mod tests {
 
     #[test]
     fn hooks() {
-        for mode in [
-            HookMode::Slow,
-            HookMode::Fast,
-            HookMode::Off,
-            HookMode::SlowEmpty,
-            HookMode::FastEmpty,
-        ] {
+        for mode in HookMode::ALL {
             let c = cfg(&[(env::HOOKS, mode.name())]);
             assert_eq!(c.hooks, mode);
             assert!(c.warnings.is_empty());
@@ -520,6 +537,7 @@ mod tests {
         let c = cfg(&[(env::HOOKS, "turbo")]);
         assert_eq!(c.hooks, HookMode::Fast);
         assert_eq!(c.warnings.len(), 1);
+        assert!(c.warnings[0].contains("`fast-discard`"), "{:?}", c.warnings);
         let c = cfg(&[
             (env::TEST_TRASH_REGISTERS, "1"),
             (env::PRESERVE_RCX, "0"),

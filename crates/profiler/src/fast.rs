@@ -63,7 +63,9 @@
 //!   registers' upper bits (`VZEROUPPER`) after its call, as a C callee may. The e2e suite runs
 //!   every scenario this way; a program that relied on more than the contract would compute wrong
 //!   results.
-//! * Empty stubs (`ret`) for the benchmark's "fast path, empty stub".
+//! * Empty stubs (`ret`) for the benchmark's "fast path, empty stub", and stubs that read the
+//!   TSC and return (`ELTRACE_HOOKS=fast-clock`: the floor of a timed hook), keeping RAX and
+//!   RDX in R10 and R11, which every probe may modify.
 
 use core::arch::global_asm;
 
@@ -83,10 +85,21 @@ pub struct Variant {
     pub trash: bool,
     /// Leave/Tailcall preserve RCX.
     pub preserve_rcx: bool,
-    /// `ret`-only stubs (benchmark baseline).
-    pub empty: bool,
+    /// What the stubs do: record, or a benchmark's baseline.
+    pub body: Body,
     /// Stubs that take no timestamp (`record --timing none|sampled`).
     pub timeless: bool,
+}
+
+/// What a stub set does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// Record the event (the stubs above).
+    Record,
+    /// `ret` only (benchmark baseline).
+    Empty,
+    /// Read the TSC and return (benchmark: the clock's own cost).
+    Clock,
 }
 
 /// The three stub addresses, for `SetEnterLeaveFunctionHooks3`.
@@ -555,6 +568,25 @@ global_asm!(
     "eltrace_fast_empty:",
     "ret",
     ".size eltrace_fast_empty, . - eltrace_fast_empty",
+    ".popsection",
+);
+
+global_asm!(
+    ".pushsection .text.eltrace_fast_clock,\"ax\",@progbits",
+    ".globl eltrace_fast_clock",
+    ".hidden eltrace_fast_clock",
+    ".type eltrace_fast_clock, @function",
+    ".p2align 4",
+    "eltrace_fast_clock:",
+    // RAX and RDX are a Leave's return value and RDX an Enter's argument: kept in R10 and R11,
+    // which every probe may modify, around the RDTSC that overwrites them.
+    "mov r10, rax",
+    "mov r11, rdx",
+    "rdtsc",
+    "mov rax, r10",
+    "mov rdx, r11",
+    "ret",
+    ".size eltrace_fast_clock, . - eltrace_fast_clock",
     ".popsection",
 );
 

@@ -37,7 +37,9 @@ pub fn event_mask(mode: HookMode, values: bool) -> DWORD {
             EVENT_MASK | COR_PRF_ENABLE_FUNCTION_ARGS | COR_PRF_ENABLE_FUNCTION_RETVAL
         }
         HookMode::Slow | HookMode::SlowEmpty => EVENT_MASK,
-        HookMode::Fast | HookMode::FastEmpty => EVENT_MASK & !COR_PRF_ENABLE_FRAME_INFO,
+        HookMode::Fast | HookMode::FastEmpty | HookMode::FastClock | HookMode::FastDiscard => {
+            EVENT_MASK & !COR_PRF_ENABLE_FRAME_INFO
+        }
         HookMode::Off => EVENT_MASK & !(COR_PRF_ENABLE_FRAME_INFO | COR_PRF_MONITOR_ENTERLEAVE),
     }
 }
@@ -51,6 +53,8 @@ pub fn hook_mode_name(config: &Config) -> &'static str {
         HookMode::Off => "off (benchmark)",
         HookMode::SlowEmpty => "slow-path, empty hooks (benchmark)",
         HookMode::FastEmpty => "fast-path, empty stubs (benchmark)",
+        HookMode::FastClock => "fast-path, stubs that only read the clock (benchmark)",
+        HookMode::FastDiscard => "fast-path, events dropped instead of encoded (benchmark)",
     }
 }
 
@@ -78,11 +82,15 @@ pub fn install_hooks(
             info.set_hooks_with_info(empty_hook, empty_hook, empty_hook),
             "SetEnterLeaveFunctionHooks3WithInfo",
         ),
-        HookMode::Fast | HookMode::FastEmpty => {
+        HookMode::Fast | HookMode::FastEmpty | HookMode::FastClock | HookMode::FastDiscard => {
             let stubs = fast::stubs(fast::Variant {
                 trash: config.trash_registers,
                 preserve_rcx: config.preserve_rcx,
-                empty: config.hooks == HookMode::FastEmpty,
+                body: match config.hooks {
+                    HookMode::FastEmpty => fast::Body::Empty,
+                    HookMode::FastClock => fast::Body::Clock,
+                    _ => fast::Body::Record,
+                },
                 timeless: config.timing.timeless(),
             });
             // SAFETY: the stubs are 'static assembly functions following the JIT's probe

@@ -154,12 +154,11 @@ impl Mapper {
             }
         }
         // Only eltrace's own hooks record allocators (not the benchmark's empty ones).
-        let allocator =
-            if described.framework && matches!(rec.config.hooks, HookMode::Fast | HookMode::Slow) {
-                allocator_kind(&record).filter(|&k| self.wanted_allocator(k, function))
-            } else {
-                None
-            };
+        let allocator = if described.framework && rec.config.hooks.records() {
+            allocator_kind(&record).filter(|&k| self.wanted_allocator(k, function))
+        } else {
+            None
+        };
         if let Some(kind) = allocator {
             // Probed whether selected or not, its Leave records the continuation a suspending
             // runtime-async method allocated, or the box a classic one's suspension uses (the

@@ -15,7 +15,7 @@ use eltrace_trace::{
 };
 
 use crate::clock;
-use crate::config::Config;
+use crate::config::{Config, HookMode};
 use crate::ring::{BUFFERS, MIN_BUFFERS, Ring};
 use crate::sys::lock;
 
@@ -239,6 +239,9 @@ impl Recorder {
             Ring::for_thread(capacity, idx, clock::is_timeless(), buffers, registered_ns);
         if !clock::is_tsc() && !clock::is_timeless() {
             ring = ring.without_inline_writes();
+        }
+        if self.config.hooks == HookMode::FastDiscard {
+            ring = ring.discarding();
         }
         let ring = Box::into_raw(Box::new(ring));
         let os_tid = crate::sys::current_tid();

@@ -129,6 +129,12 @@ pub mod hooks {
     pub const SLOW_EMPTY: &str = "slow-empty";
     /// Benchmark only: fast-path stubs that only return.
     pub const FAST_EMPTY: &str = "fast-empty";
+    /// Benchmark only: fast-path stubs that read the clock and return (the floor of a timed
+    /// hook: what the clock alone costs).
+    pub const FAST_CLOCK: &str = "fast-clock";
+    /// Benchmark only: the recording stubs, with every ring's records dropped (and counted)
+    /// instead of encoded and written (what the hooks cost without the pipeline behind them).
+    pub const FAST_DISCARD: &str = "fast-discard";
 }
 
 /// The values of [`env::TIMING`] (also the trace's INFO `timing`).

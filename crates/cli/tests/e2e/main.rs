@@ -20,6 +20,8 @@ mod viewer_support;
 mod apps;
 /// Async methods: runtime-async (tests/apps/Async) and classic state machines.
 mod asyncs;
+/// The benchmark-only hook modes: the program computes right, discarded events are counted.
+mod bench_modes;
 /// `scripts/bench.sh --quick` runs end to end.
 mod bench_smoke;
 /// `eltrace check --json` on each runtime.

@@ -1,7 +1,7 @@
 //! Which assembled stubs (fast.rs) a [`Variant`] installs: the symbols the `global_asm!`
 //! blocks define, and the choice among them.
 
-use super::{Stubs, Variant};
+use super::{Body, Stubs, Variant};
 
 unsafe extern "C" {
     fn eltrace_fast_enter();
@@ -15,6 +15,7 @@ unsafe extern "C" {
     fn eltrace_fast_tailcall_trash();
     fn eltrace_fast_tailcall_norcx_trash();
     fn eltrace_fast_empty();
+    fn eltrace_fast_clock();
     fn eltrace_fast_enter_nt();
     fn eltrace_fast_enter_nt_trash();
     fn eltrace_fast_leave_nt();
@@ -75,12 +76,15 @@ const TIMELESS: Set = Set {
 /// [`super::detect_vectors`]).
 pub fn stubs(v: Variant) -> Stubs {
     super::detect_vectors(v.trash);
-    if v.empty {
-        return Stubs {
-            enter: eltrace_fast_empty,
-            leave: eltrace_fast_empty,
-            tailcall: eltrace_fast_empty,
-        };
+    let same = |stub: unsafe extern "C" fn()| Stubs {
+        enter: stub,
+        leave: stub,
+        tailcall: stub,
+    };
+    match v.body {
+        Body::Record => {}
+        Body::Empty => return same(eltrace_fast_empty),
+        Body::Clock => return same(eltrace_fast_clock),
     }
     let set = if v.timeless { &TIMELESS } else { &TIMED };
     let (trash, rcx) = (usize::from(v.trash), usize::from(v.preserve_rcx));

@@ -184,6 +184,9 @@ impl Consumer<'_> {
             return done;
         }
         let total = upto - tail;
+        if self.encoder().discard {
+            return self.discard(tail, upto);
+        }
         let enc = self.encoder();
         // How the records get their `ts`: their 48 bits of ns extended from the time now
         // (every record was written before it), or, for timeless records, times spread evenly
@@ -267,6 +270,29 @@ impl Consumer<'_> {
         if i > 0 {
             ring.release(tail);
         }
+        done
+    }
+
+    /// Benchmark only ([`Ring::discarding`]): the records `[tail, upto)` counted in a DROPPED
+    /// chunk instead of encoded (the builder never opens a chunk in such a ring).
+    fn discard(&mut self, tail: u64, upto: u64) -> Encoded {
+        let ring = self.ring;
+        let thread = self.encoder().thread;
+        let mut done = Encoded::default();
+        loop {
+            // SAFETY: this guard holds the consumer lock.
+            let Some(slot) = (unsafe { ring.outbox.current() }) else {
+                done.blocked = true;
+                return done;
+            };
+            if chunks::put_dropped(&mut slot.bytes, thread, upto - tail) {
+                break;
+            }
+            ring.outbox.seal();
+            done.sealed += 1;
+        }
+        done.records = upto - tail;
+        ring.release(upto);
         done
     }
 

@@ -146,6 +146,9 @@ pub struct Encoder {
     pub(super) anchor_ns: u64,
     /// Records of an unknown kind (skipped).
     pub bad: u64,
+    /// Benchmark only (`ELTRACE_HOOKS=fast-discard`): records are counted in DROPPED chunks
+    /// instead of encoded (consumer.rs).
+    pub(super) discard: bool,
 }
 
 impl Encoder {
@@ -156,6 +159,7 @@ impl Encoder {
             timeless,
             anchor_ns: start_ns,
             bad: 0,
+            discard: false,
         }
     }
 }
