@@ -41,7 +41,9 @@ pub fn record(kind: u32, func: u32, sp: u64) {
 }
 
 /// The ring is half full: encode its records into trace chunks here, on the thread that wrote
-/// them (ring/consumer.rs), and wake the writer if a buffer of chunks is ready for it. Nothing
+/// them (ring/consumer.rs), and wake the writer if half of the outbox's buffers wait for it
+/// (fewer wakes; the other half is the room the encoder keeps while the writer comes; a
+/// buffer sealed below that is written at the writer's next round or flush). Nothing
 /// happens while another thread (the writer) holds the ring's consumer lock. No lock is
 /// taken, nothing allocated, no system call but the writer's wake-up (once per writer sleep).
 #[cold]
@@ -52,7 +54,7 @@ fn encode_own(ring: &Ring) -> bool {
     };
     let done = consumer.encode(ring.published());
     drop(consumer);
-    if done.sealed > 0 {
+    if done.sealed > 0 && ring.outbox().half_waiting() {
         writer::wake_if_sleeping();
     }
     done.records > 0

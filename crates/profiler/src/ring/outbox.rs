@@ -79,6 +79,12 @@ impl Outbox {
         sealed - self.written.load(Ordering::Acquire) < self.n()
     }
 
+    /// Whether at least half of the buffers wait for the writer (the encoder wakes it then).
+    pub fn half_waiting(&self) -> bool {
+        let sealed = self.sealed.load(Ordering::Relaxed);
+        2 * (sealed - self.written.load(Ordering::Relaxed)) >= self.n()
+    }
+
     /// Writer: buffers sealed so far (read with Acquire: their bytes are visible).
     pub fn sealed(&self) -> u64 {
         self.sealed.load(Ordering::Acquire)

@@ -1,6 +1,7 @@
 //! The writer: it owns the trace output ([`Sink`]), the writer thread and the end of the
-//! trace. Whenever a thread has sealed a buffer of encoded chunks (it wakes the writer:
-//! [`wake_if_sleeping`]), the thread appends the sealed buffers to the file ([`drain`]:
+//! trace. Whenever a thread has sealed half of its ring's outbox buffers (it wakes the writer:
+//! [`wake_if_sleeping`]; a wake per buffer cost the program's threads a futex call and the
+//! other core a reschedule each), the writer thread appends every sealed buffer to the file ([`drain`]:
 //! queued function/thread/diagnostic/value records first); every `ELTRACE_FLUSH_MS` it also
 //! encodes the rings that filled slowly and flushes, so that a killed process leaves a
 //! readable trace. Between rounds it sleeps on a futex, and costs nothing while no events
