@@ -25,7 +25,13 @@
 #
 #   bash scripts/bench-web.sh                 # DURATION=10 WARMUP=3 (about 3 minutes)
 #   DURATION=5 bash scripts/bench-web.sh      # shorter
+#   ROUNDS=3 bash scripts/bench-web.sh        # every row three times, in turn (see below)
 #   bash scripts/bench-web.sh --quick         # 2-s runs: checks that everything works
+#
+# ROUNDS=N runs the whole list N times, every configuration in turn in each round: this VM's
+# rate drifts by 10-20 % within minutes, so a row's ratio is taken to the same round's
+# no-profiler rate, and the table gives the median over the rounds with the range (events,
+# dropped and waits are those of the round whose ratio is that median).
 #
 # Installs wrk (apt) and dotnet-trace (a dotnet tool from the NuGet sources, into the output
 # folder) when they are missing. Run it on a quiet machine: the numbers are wall-clock rates.
@@ -131,15 +137,19 @@ errors() {
          END { printf "%d", n }' "$1"
 }
 
-declare -A result errs events dropped waits
+declare -A result errs events dropped waits ratio
+rounds="${ROUNDS:-1}"
 configs=(${CONFIGS:-none nothing fast-app fast-empty fast-clock discard discard-none fast fast-none fast-sampled slow-empty slow})
-# dotnet-trace last, once, whether CONFIGS names it or not (when it installed).
+# dotnet-trace last in each round, whether CONFIGS names it or not (when it installed).
 if [ -n "$dotnet_trace" ] && [[ " ${configs[*]} " != *" dotnet-trace "* ]]; then
     configs+=(dotnet-trace)
 fi
-for config in "${configs[@]}"; do
+[[ " ${configs[*]} " == *" none "* ]] || die "CONFIGS must name none (the rate the others are compared with)"
+for round in $(seq 1 "$rounds"); do
+  for config in "${configs[@]}"; do
     log="$out/$config"
-    note "$config: starting the server"
+    key="$config,$round"
+    note "$config: starting the server (round $round of $rounds)"
     start_server "$config" "$log"
     wrk -t1 -c16 -d"${warmup}s" "$url$path" >"$log.warmup" 2>&1 || true
     tracer_pid=
@@ -154,21 +164,37 @@ for config in "${configs[@]}"; do
     wrk -t1 -c16 -d"${duration}s" "$url$path" >"$log.wrk" 2>&1 || die "$config: wrk failed (see $log.wrk)"
     [ -n "$tracer_pid" ] && { wait "$tracer_pid" || note "dotnet-trace exited non-zero (see $log.trace.out)"; }
     stop_server
-    result[$config]="$(rps "$log.wrk")"
-    errs[$config]="$(errors "$log.wrk")"
+    result[$key]="$(rps "$log.wrk")"
+    errs[$key]="$(errors "$log.wrk")"
     summary="$(grep -h '^eltrace: [0-9,]* events' "$log.err" | head -n1 || true)"
-    events[$config]="$(sed -n 's/^eltrace: \([0-9,]*\) events.*/\1/p' <<<"$summary")"
-    dropped[$config]="$(sed -n 's/.* \([0-9,]*\) dropped events.*/\1/p' <<<"$summary")"
-    waits[$config]="$(sed -n 's/.*dropped events, \([0-9,]*\) waits\( for the writer (\([^)]*\) in all)\)\{0,1\}.*/\1 (\3)/p' <<<"$summary" | head -n1)"
-    waits[$config]="${waits[$config]% ()}"
-    note "$config: ${result[$config]} requests/s, ${errs[$config]} errors ${summary:+($summary)}"
+    events[$key]="$(sed -n 's/^eltrace: \([0-9,]*\) events.*/\1/p' <<<"$summary")"
+    dropped[$key]="$(sed -n 's/.* \([0-9,]*\) dropped events.*/\1/p' <<<"$summary")"
+    waits[$key]="$(sed -n 's/.*dropped events, \([0-9,]*\) waits\( for the writer (\([^)]*\) in all)\)\{0,1\}.*/\1 (\3)/p' <<<"$summary" | head -n1)"
+    waits[$key]="${waits[$key]% ()}"
+    note "$config: ${result[$key]} requests/s, ${errs[$key]} errors ${summary:+($summary)}"
+  done
+  for config in "${configs[@]}"; do
+    r="${result[$config,$round]:-}" b="${result[none,$round]:-}"
+    [ -n "$r" ] && [ -n "$b" ] && ratio[$config,$round]="$(awk -v a="$r" -v b="$b" 'BEGIN { printf "%.3f", a / b }')"
+  done
 done
 
-base="${result[none]}"
+# pick CONFIG: the round whose ratio is the median of CONFIG's rounds (the lower middle one
+# for an even count); median_of / range_of ARRAY CONFIG: that array's median and range.
+pick() {
+    local c="$1" r
+    for r in $(seq 1 "$rounds"); do printf '%s %s\n' "${ratio[$c,$r]:-0}" "$r"; done \
+        | sort -g | awk '{ v[NR] = $2 } END { print v[int((NR + 1) / 2)] }'
+}
+stats() { # stats VALUES...: "median (min-max)", or the value alone for one
+    printf '%s\n' "$@" | sort -g | awk -v fmt="$FMT" '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        if (NR == 1) printf fmt, m; else printf fmt " (" fmt "-" fmt ")", m, v[1], v[NR] }'
+}
 {
-    printf '\nASP.NET Core Hello World (tests/apps/Web, Release), wrk -t1 -c16 -d%ss after %ss warm-up,\n' "$duration" "$warmup"
+    printf '\nASP.NET Core (tests/apps/Web, Release, GET %s), wrk -t1 -c16 -d%ss after %ss warm-up, %s round(s),\n' "$path" "$duration" "$warmup" "$rounds"
     printf '%s, %s cores, %s\n\n' "$(date -u +%F)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-    printf '| configuration | requests/s | vs no profiler | errors | events | dropped | writer waits (time) |\n'
+    printf '| configuration | requests/s | vs no profiler (same round) | errors | events | dropped | writer waits (time) |\n'
     printf '|---|---:|---:|---:|---:|---:|---|\n'
     declare -A label=(
         [none]="no profiler"
@@ -186,10 +212,14 @@ base="${result[none]}"
         [dotnet-trace]="dotnet-trace collect $trace_version (default profile)"
     )
     for config in "${configs[@]}"; do
-        r="${result[$config]:-}"
-        ratio=
-        [ -n "$r" ] && [ -n "$base" ] && ratio="$(awk -v a="$r" -v b="$base" 'BEGIN { printf "%.2f", a / b }')"
-        printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${label[$config]}" "${r:-?}" "${ratio:-?}" "${errs[$config]:-?}" \
-            "${events[$config]:--}" "${dropped[$config]:--}" "${waits[$config]:--}"
+        rates=() ratios=()
+        for r in $(seq 1 "$rounds"); do
+            [ -n "${result[$config,$r]:-}" ] && rates+=("${result[$config,$r]}")
+            [ -n "${ratio[$config,$r]:-}" ] && ratios+=("${ratio[$config,$r]}")
+        done
+        m="$(pick "$config")"
+        printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${label[$config]}" \
+            "$(FMT=%.0f stats "${rates[@]:-0}")" "$(FMT=%.2f stats "${ratios[@]:-0}")" "${errs[$config,$m]:-?}" \
+            "${events[$config,$m]:--}" "${dropped[$config,$m]:--}" "${waits[$config,$m]:--}"
     done
 } | tee "$out/table.md"
