@@ -572,4 +572,6 @@ impl Drop for Ring {
 #[cfg(test)]
 mod bench;
 #[cfg(test)]
+mod encode_tests;
+#[cfg(test)]
 mod tests;
