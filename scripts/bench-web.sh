@@ -23,7 +23,7 @@
 # `wrk -t1 -c16`. Prints a Markdown table (requests/s, ratio to no profiler, events, dropped,
 # waits) and writes traces and logs to out/bench-web/ (or $BENCH_OUT).
 #
-#   bash scripts/bench-web.sh                 # DURATION=10 WARMUP=3 (about 3 minutes)
+#   bash scripts/bench-web.sh                 # DURATION=10 WARMUP=3 (about 4 minutes)
 #   DURATION=5 bash scripts/bench-web.sh      # shorter
 #   ROUNDS=3 bash scripts/bench-web.sh        # every row three times, in turn (see below)
 #   bash scripts/bench-web.sh --quick         # 2-s runs: checks that everything works
