@@ -79,5 +79,4 @@ for r in $(seq 1 "$rounds"); do
     above_a+=("$da") above_b+=("$db")
     printf '| %d | %s | %s | %s |\n' "$r" "$base" "$da" "$db"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-printf '| median | | %s | %s |\n' "$(median "${above_a[@]}")" "$(median "${above_b[@]}")"
+printf '| median | | %s | %s |\n' "$(median %.2f "${above_a[@]}")" "$(median %.2f "${above_b[@]}")"

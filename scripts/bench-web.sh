@@ -10,7 +10,8 @@
 #   discard-none  dropped instead of encoded and written (ELTRACE_HOOKS=fast-discard; exact
 #                 and --timing none): the hooks without the pipeline behind them. With the
 #                 rows above and fast/fast-none, the cost of each stage per request
-#                 (docs/performance.md "A model"); their events are all dropped, by design
+#                 (docs/performance.md, "The stages per request and per event"); their
+#                 events are all dropped, by design
 #   fast          eltrace record (fast path, lossless)
 #   slow-empty    the runtime's slow path with an empty hook (ELTRACE_HOOKS=slow-empty)
 #   slow          eltrace record --slow-path (lossless)
@@ -180,16 +181,11 @@ for round in $(seq 1 "$rounds"); do
 done
 
 # pick CONFIG: the round whose ratio is the median of CONFIG's rounds (the lower middle one
-# for an even count); median_of / range_of ARRAY CONFIG: that array's median and range.
+# for an even count).
 pick() {
     local c="$1" r
     for r in $(seq 1 "$rounds"); do printf '%s %s\n' "${ratio[$c,$r]:-0}" "$r"; done \
         | sort -g | awk '{ v[NR] = $2 } END { print v[int((NR + 1) / 2)] }'
-}
-stats() { # stats VALUES...: "median (min-max)", or the value alone for one
-    printf '%s\n' "$@" | sort -g | awk -v fmt="$FMT" '{ v[NR] = $1 } END {
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        if (NR == 1) printf fmt, m; else printf fmt " (" fmt "-" fmt ")", m, v[1], v[NR] }'
 }
 {
     printf '\nASP.NET Core (tests/apps/Web, Release, GET %s), wrk -t1 -c16 -d%ss after %ss warm-up, %s round(s),\n' "$path" "$duration" "$warmup" "$rounds"
@@ -219,7 +215,7 @@ stats() { # stats VALUES...: "median (min-max)", or the value alone for one
         done
         m="$(pick "$config")"
         printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${label[$config]}" \
-            "$(FMT=%.0f stats "${rates[@]:-0}")" "$(FMT=%.2f stats "${ratios[@]:-0}")" "${errs[$config,$m]:-?}" \
+            "$(median_range %.0f "${rates[@]:-0}")" "$(median_range %.2f "${ratios[@]:-0}")" "${errs[$config,$m]:-?}" \
             "${events[$config,$m]:--}" "${dropped[$config,$m]:--}" "${waits[$config,$m]:--}"
     done
 } | tee "$out/table.md"

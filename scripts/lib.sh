@@ -24,6 +24,19 @@ note() { printf '==> %s\n' "$*" >&2; }
 # die MESSAGE: print an error and exit 1.
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# median FMT NUMBERS...: their median (the mean of the middle two for an even count), printed
+# with the printf format FMT. median_range FMT NUMBERS...: the same, followed by
+# " (lowest-highest)" when there are two or more.
+median() { _median "$1" 0 "${@:2}"; }
+median_range() { _median "$1" 1 "${@:2}"; }
+_median() {
+    local fmt="$1" range="$2"
+    shift 2
+    printf '%s\n' "$@" | sort -g | awk -v fmt="$fmt" -v range="$range" '{ v[NR] = $1 } END {
+        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        if (range && NR > 1) printf fmt " (" fmt "-" fmt ")", m, v[1], v[NR]; else printf fmt, m }'
+}
+
 # cargo_lock_args: prints `--locked` when cargo builds from the Debian crate sources (the
 # versions Cargo.lock pins are exactly the ones installed there). On a machine that uses
 # crates.io it prints nothing and first drops from Cargo.lock the placeholder checksums that
