@@ -145,6 +145,38 @@ fn push_losslessly(p: &Ring, rec: RawRecord) {
     }
 }
 
+/// The writer's side of a producer thread's run (writer/drain.rs in small): takes the ring's
+/// sealed buffers into `out` and wakes the producer, pass after pass, until the producer has
+/// retired and everything is written. Every `flush_every`-th pass it also encodes and seals the
+/// ring when the producer does not hold the lock, as a flush does; once the producer has
+/// retired, it encodes the ring to its end. `pause` runs between passes. Returns the events
+/// taken.
+fn play_writer(r: &Ring, out: &mut Vec<u8>, flush_every: Option<u64>, pause: impl Fn()) -> u64 {
+    let mut events = 0;
+    let mut k = 0u64;
+    loop {
+        let retired = r.is_retired();
+        k += 1;
+        let consumer = if retired {
+            Some(r.try_consume().unwrap())
+        } else if flush_every.is_some_and(|n| k % n == 0) {
+            r.try_consume()
+        } else {
+            None
+        };
+        if let Some(mut c) = consumer {
+            c.encode(r.published());
+            c.seal();
+        }
+        events += take_sealed(r, out);
+        r.wake_producer();
+        if retired && r.fill() == 0 && r.outbox().sealed() == r.outbox().written() {
+            return events;
+        }
+        pause();
+    }
+}
+
 #[test]
 fn a_producer_encoding_its_own_ring_loses_nothing_to_a_slow_writer() {
     // The producer protocol of hooks.rs (encode when half full, wait when every buffer
@@ -160,21 +192,9 @@ fn a_producer_encoding_its_own_ring_loses_nothing_to_a_slow_writer() {
         p.retire();
     });
     let mut out = Vec::new();
-    let mut events = 0;
-    loop {
-        let retired = r.is_retired();
-        if retired {
-            let mut c = r.try_consume().unwrap();
-            c.encode(r.published());
-            c.seal();
-        }
-        events += take_sealed(&r, &mut out);
-        r.wake_producer();
-        if retired && r.fill() == 0 && r.outbox().sealed() == r.outbox().written() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
-    }
+    let events = play_writer(&r, &mut out, None, || {
+        std::thread::sleep(std::time::Duration::from_micros(200))
+    });
     t.join().unwrap();
     assert_eq!((events, r.total_drops()), (N, 0));
     let (back, drops) = read_chunks(&out, true);
@@ -224,24 +244,7 @@ fn a_thread_and_the_writer_encoding_one_ring_keep_every_event() {
         expect
     });
     let mut out = Vec::new();
-    let mut events = 0;
-    let mut k = 0u64;
-    loop {
-        let retired = r.is_retired();
-        k += 1;
-        if retired || k % 3 == 0 {
-            if let Some(mut c) = r.try_consume() {
-                c.encode(r.published());
-                c.seal();
-            }
-        }
-        events += take_sealed(&r, &mut out);
-        r.wake_producer();
-        if retired && r.fill() == 0 && r.outbox().sealed() == r.outbox().written() {
-            break;
-        }
-        std::thread::yield_now();
-    }
+    let events = play_writer(&r, &mut out, Some(3), std::thread::yield_now);
     let expect = t.join().unwrap();
     assert_eq!((events, r.total_drops()), (N, 0));
     let (back, _) = read_chunks(&out, false);
