@@ -278,6 +278,7 @@ impl Consumer<'_> {
     fn discard(&mut self, tail: u64, upto: u64) -> Encoded {
         let ring = self.ring;
         let thread = self.encoder().thread;
+        let records = upto - tail;
         let mut done = Encoded::default();
         loop {
             // SAFETY: this guard holds the consumer lock.
@@ -285,13 +286,13 @@ impl Consumer<'_> {
                 done.blocked = true;
                 return done;
             };
-            if chunks::put_dropped(&mut slot.bytes, thread, upto - tail) {
+            if chunks::put_dropped(&mut slot.bytes, thread, records) {
                 break;
             }
             ring.outbox.seal();
             done.sealed += 1;
         }
-        done.records = upto - tail;
+        done.records = records;
         ring.release(upto);
         done
     }
