@@ -12,6 +12,10 @@
 #                 rows above and fast/fast-none, the cost of each stage per request
 #                 (docs/performance.md, "The stages per request and per event"); their
 #                 events are all dropped, by design
+#   stub-encode   stubs that encode each event into the chunk format's bytes themselves, into
+#   stub-encode-none  a per-thread buffer nothing reads (ELTRACE_HOOKS=fast-stub-encode; exact
+#                 and --timing none): what hooks that write finished chunk bytes would cost,
+#                 against the discard rows; their events are all counted as dropped, by design
 #   fast          eltrace record (fast path, lossless)
 #   slow-empty    the runtime's slow path with an empty hook (ELTRACE_HOOKS=slow-empty)
 #   slow          eltrace record --slow-path (lossless)
@@ -92,6 +96,8 @@ start_server() {
         fast-clock) cmd=(env ELTRACE_HOOKS=fast-clock "${rec[@]}" -- dotnet "$web") ;;
         discard) cmd=(env ELTRACE_HOOKS=fast-discard "${rec[@]}" -- dotnet "$web") ;;
         discard-none) cmd=(env ELTRACE_HOOKS=fast-discard "${rec[@]}" --timing none -- dotnet "$web") ;;
+        stub-encode) cmd=(env ELTRACE_HOOKS=fast-stub-encode "${rec[@]}" -- dotnet "$web") ;;
+        stub-encode-none) cmd=(env ELTRACE_HOOKS=fast-stub-encode "${rec[@]}" --timing none -- dotnet "$web") ;;
         fast) cmd=("${rec[@]}" -- dotnet "$web") ;;
         slow-empty) cmd=(env ELTRACE_HOOKS=slow-empty "${rec[@]}" -- dotnet "$web") ;;
         slow) cmd=("${rec[@]}" --slow-path -- dotnet "$web") ;;
@@ -198,6 +204,8 @@ pick() {
         [fast-clock]="fast path, stubs that only read the clock (all methods)"
         [discard]="recording stubs, records dropped unencoded (all methods; benchmark)"
         [discard-none]="recording stubs, --timing none, records dropped unencoded (benchmark)"
+        [stub-encode]="stubs that encode each event's chunk bytes themselves, bytes unread (benchmark)"
+        [stub-encode-none]="the same, --timing none (benchmark)"
         [fast]="eltrace record (fast path, all methods)"
         [slow-empty]="slow path, empty hook (all methods)"
         [slow]="eltrace record --slow-path (all methods)"

@@ -74,11 +74,14 @@ pub enum HookMode {
     /// Benchmark only (`fast-discard`): the fast path's recording stubs, every ring's records
     /// counted as dropped instead of encoded (ring/consumer.rs).
     FastDiscard,
+    /// Benchmark only (`fast-stub-encode`): stubs that encode each event's chunk bytes
+    /// themselves into a buffer nothing reads (fast/stub_encode.rs); events counted as dropped.
+    FastStubEncode,
 }
 
 impl HookMode {
     /// Every mode.
-    pub const ALL: [HookMode; 7] = [
+    pub const ALL: [HookMode; 8] = [
         HookMode::Slow,
         HookMode::Fast,
         HookMode::Off,
@@ -86,6 +89,7 @@ impl HookMode {
         HookMode::FastEmpty,
         HookMode::FastClock,
         HookMode::FastDiscard,
+        HookMode::FastStubEncode,
     ];
 
     /// The mode an `ELTRACE_HOOKS` value selects.
@@ -103,6 +107,7 @@ impl HookMode {
             HookMode::FastEmpty => protocol::hooks::FAST_EMPTY,
             HookMode::FastClock => protocol::hooks::FAST_CLOCK,
             HookMode::FastDiscard => protocol::hooks::FAST_DISCARD,
+            HookMode::FastStubEncode => protocol::hooks::FAST_STUB_ENCODE,
         }
     }
 
@@ -111,7 +116,7 @@ impl HookMode {
     pub fn records(self) -> bool {
         matches!(
             self,
-            HookMode::Fast | HookMode::Slow | HookMode::FastDiscard
+            HookMode::Fast | HookMode::Slow | HookMode::FastDiscard | HookMode::FastStubEncode
         )
     }
 }

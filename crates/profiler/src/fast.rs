@@ -100,6 +100,9 @@ pub enum Body {
     Empty,
     /// Read the TSC and return (benchmark: the clock's own cost).
     Clock,
+    /// Encode each event's chunk bytes in the stub, into a buffer nothing reads (benchmark:
+    /// fast/stub_encode.rs). No trash variants: the contract test runs the recording stubs.
+    StubEncode,
 }
 
 /// The three stub addresses, for `SetEnterLeaveFunctionHooks3`.
@@ -591,6 +594,7 @@ global_asm!(
 );
 
 mod select;
+mod stub_encode;
 pub use select::stubs;
 
 #[cfg(test)]

@@ -240,8 +240,10 @@ impl Recorder {
         if !clock::is_tsc() && !clock::is_timeless() {
             ring = ring.without_inline_writes();
         }
-        if self.config.hooks == HookMode::FastDiscard {
-            ring = ring.discarding();
+        match self.config.hooks {
+            HookMode::FastDiscard => ring = ring.discarding(),
+            HookMode::FastStubEncode => ring = ring.stub_encoding(),
+            _ => {}
         }
         let ring = Box::into_raw(Box::new(ring));
         let os_tid = crate::sys::current_tid();

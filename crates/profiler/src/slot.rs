@@ -77,6 +77,12 @@ fn set(value: usize) {
     }
 }
 
+/// Sets the calling thread's slot (tests that call the stubs themselves).
+#[cfg(test)]
+pub(crate) fn set_for_test(value: usize) {
+    set(value);
+}
+
 thread_local! {
     /// Retires the thread's ring when the thread exits (armed at warm-up).
     static GUARD: RetireGuard = const { RetireGuard(Cell::new(core::ptr::null_mut())) };

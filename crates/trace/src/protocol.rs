@@ -135,6 +135,10 @@ pub mod hooks {
     /// Benchmark only: the recording stubs, with every ring's records dropped (and counted)
     /// instead of encoded and written (what the hooks cost without the pipeline behind them).
     pub const FAST_DISCARD: &str = "fast-discard";
+    /// Benchmark only: stubs that encode each event into the chunk format's bytes themselves,
+    /// into a per-thread buffer nothing reads (what hooks that write finished bytes would cost);
+    /// the events are counted as dropped.
+    pub const FAST_STUB_ENCODE: &str = "fast-stub-encode";
 }
 
 /// The values of [`env::TIMING`] (also the trace's INFO `timing`).

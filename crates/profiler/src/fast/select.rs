@@ -26,6 +26,12 @@ unsafe extern "C" {
     fn eltrace_fast_tailcall_nt_norcx();
     fn eltrace_fast_tailcall_nt_trash();
     fn eltrace_fast_tailcall_nt_norcx_trash();
+    fn eltrace_stub_encode_enter();
+    fn eltrace_stub_encode_leave();
+    fn eltrace_stub_encode_tailcall();
+    fn eltrace_stub_encode_enter_nt();
+    fn eltrace_stub_encode_leave_nt();
+    fn eltrace_stub_encode_tailcall_nt();
 }
 
 type Stub = unsafe extern "C" fn();
@@ -85,6 +91,20 @@ pub fn stubs(v: Variant) -> Stubs {
         Body::Record => {}
         Body::Empty => return same(eltrace_fast_empty),
         Body::Clock => return same(eltrace_fast_clock),
+        Body::StubEncode if v.timeless => {
+            return Stubs {
+                enter: eltrace_stub_encode_enter_nt,
+                leave: eltrace_stub_encode_leave_nt,
+                tailcall: eltrace_stub_encode_tailcall_nt,
+            };
+        }
+        Body::StubEncode => {
+            return Stubs {
+                enter: eltrace_stub_encode_enter,
+                leave: eltrace_stub_encode_leave,
+                tailcall: eltrace_stub_encode_tailcall,
+            };
+        }
     }
     let set = if v.timeless { &TIMELESS } else { &TIMED };
     let (trash, rcx) = (usize::from(v.trash), usize::from(v.preserve_rcx));

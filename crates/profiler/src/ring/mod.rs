@@ -61,8 +61,10 @@ use eltrace_trace::{EventKind, ThreadIdx};
 mod consumer;
 mod outbox;
 mod pairs;
+pub mod stub_encoding;
 use outbox::Encoder;
 pub use outbox::{BUF_BYTES, BUFFERS, MIN_BUFFERS, Outbox};
+use stub_encoding::StubEncoding;
 
 /// Kind code of a drop marker record (`sp` holds the number of events lost just before it):
 /// above every `EventKind` code (the key has 4 bits of kind).
@@ -192,6 +194,8 @@ pub struct Ring {
     encoder: UnsafeCell<Encoder>,
     /// Encoded chunks waiting for the writer.
     outbox: Outbox,
+    /// Benchmark only: the state of the stubs that encode themselves (stub_encoding.rs).
+    stub_encoding: UnsafeCell<StubEncoding>,
 }
 
 // SAFETY: the ring is shared between exactly one producer and one consumer at a time (the
@@ -232,6 +236,8 @@ pub mod stub {
     pub const MASK: usize = offset_of!(Ring, mask);
     /// `Ring::inline_limit` (u64, the stubs' fill limit).
     pub const INLINE_LIMIT: usize = offset_of!(Ring, inline_limit);
+    /// `Ring::stub_encoding` (benchmark only: stub_encoding.rs's `off` from there).
+    pub const STUB_ENCODING: usize = offset_of!(Ring, stub_encoding);
     /// `Ring::tail` (u64, the consumer's next sequence).
     pub const TAIL: usize = offset_of!(Ring, tail);
     /// A record's byte offset in the buffer is its index shifted left by this.
@@ -317,6 +323,7 @@ impl Ring {
             consumer: AtomicU32::new(0),
             encoder: UnsafeCell::new(Encoder::new(thread, timeless, start_ns)),
             outbox: Outbox::new(if capacity == 0 { 0 } else { buffers }, BUF_BYTES),
+            stub_encoding: UnsafeCell::new(StubEncoding::none()),
         }
     }
 
@@ -333,6 +340,20 @@ impl Ring {
     pub fn discarding(mut self) -> Ring {
         self.encoder.get_mut().discard = true;
         self
+    }
+
+    /// The same ring, discarding, with the state of the stubs that encode each event's chunk
+    /// bytes themselves (benchmark only: `ELTRACE_HOOKS=fast-stub-encode`, stub_encoding.rs).
+    pub fn stub_encoding(mut self) -> Ring {
+        *self.stub_encoding.get_mut() = StubEncoding::allocated();
+        self.discarding()
+    }
+
+    /// The state of the stubs that encode themselves (tests: no stub runs meanwhile).
+    #[cfg(test)]
+    pub fn stub_state(&self) -> &StubEncoding {
+        // SAFETY: tests call this between stub calls on the same thread.
+        unsafe { &*self.stub_encoding.get() }
     }
 
     pub fn capacity(&self) -> usize {

@@ -155,6 +155,8 @@ pub struct Encoder {
     /// Benchmark only (`ELTRACE_HOOKS=fast-discard`): records are counted in DROPPED chunks
     /// instead of encoded (consumer.rs).
     pub(super) discard: bool,
+    /// Benchmark only (`fast-stub-encode`): the stubs' own events already counted as dropped.
+    pub(super) stub_reported: u64,
 }
 
 impl Encoder {
@@ -166,6 +168,7 @@ impl Encoder {
             anchor_ns: start_ns,
             bad: 0,
             discard: false,
+            stub_reported: 0,
         }
     }
 }
