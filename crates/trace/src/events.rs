@@ -132,7 +132,7 @@ pub(crate) fn decode(
     events.reserve((count as usize).min(crate::MAX_EVENTS_PER_CHUNK));
     if version == crate::FORMAT_VERSION_1 {
         decode_into::<true, false>(c, count, base_ts, events)
-    } else if version < crate::FORMAT_VERSION {
+    } else if version < crate::FORMAT_VERSION_4 {
         decode_into::<false, false>(c, count, base_ts, events)
     } else {
         decode_into::<false, true>(c, count, base_ts, events)
@@ -252,7 +252,7 @@ pub(crate) fn decode_timeless(
     let mut i = 0u64;
     while i < count {
         let head = c.u64()?;
-        if head == TIMELESS_RUN && version >= crate::FORMAT_VERSION {
+        if head == TIMELESS_RUN && version >= crate::FORMAT_VERSION_4 {
             let n = c.u64()?;
             let (f, s) = last_end.ok_or(DecodeError("a run with no frame ended before"))?;
             if n == 0 || n > (count - i) / 2 {

@@ -39,6 +39,7 @@ mod model;
 pub mod protocol;
 mod reader;
 mod skim;
+pub mod stream;
 mod varint;
 mod writer;
 
@@ -55,11 +56,13 @@ pub use writer::TraceWriter;
 
 /// The first eight bytes of every trace file.
 pub const MAGIC: [u8; 8] = *b"ELTRACE\0";
-/// The format version this crate writes (it reads this one and versions 1 to 3): version 2
-/// plus the TIMELESS_EVENTS and SAMPLES chunks, runs of repeated leaf calls in
-/// TIMELESS_EVENTS and repeated Enters in EVENTS. A reader that knows only version 2 or 3
-/// refuses these traces instead of misreading them.
-pub const FORMAT_VERSION: u16 = 4;
+/// The format version this crate writes (it reads this one and versions 1 to 4): version 4
+/// plus the stream chunks (EVENT_STREAM, TIMELESS_STREAM: [`stream`]). A reader that knows
+/// only an older version refuses these traces instead of skipping their events.
+pub const FORMAT_VERSION: u16 = 5;
+/// Version 4: version 3 plus runs of repeated leaf calls in TIMELESS_EVENTS and repeated
+/// Enters in EVENTS (still read).
+pub const FORMAT_VERSION_4: u16 = 4;
 /// Version 3: version 2 plus the TIMELESS_EVENTS and SAMPLES chunks (still read).
 pub const FORMAT_VERSION_3: u16 = 3;
 /// Version 2: EVENTS with Leave prediction (still read).
@@ -89,4 +92,6 @@ pub(crate) mod tag {
     pub const WAITS: u8 = 9;
     pub const TIMELESS_EVENTS: u8 = 10;
     pub const SAMPLES: u8 = 11;
+    pub const EVENT_STREAM: u8 = 12;
+    pub const TIMELESS_STREAM: u8 = 13;
 }

@@ -1,5 +1,6 @@
 //! Streams records out of a trace, one chunk at a time, from any `io::Read`.
 
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io::{self, Read};
 
@@ -9,6 +10,7 @@ use crate::model::{
     ThreadIdx, ThreadRecord, TraceInfo, ValueRecord, ValueStatus,
 };
 use crate::protocol::info_key;
+use crate::stream::{Piece, StreamState};
 use crate::varint::{Cursor, DecodeError};
 use crate::{FORMAT_VERSION, MAGIC, MAX_CHUNK_PAYLOAD, tag};
 
@@ -62,6 +64,10 @@ pub struct TraceReader<R: Read> {
     version: u16,
     /// A vector the next EVENTS chunk is decoded into (see [`TraceReader::recycle`]).
     spare: Vec<Event>,
+    /// Each thread's stream coding state (stream chunks continue it: crate::stream).
+    streams: HashMap<u32, StreamState>,
+    /// Records of a stream chunk not returned yet (its events, and drops between them).
+    pending: VecDeque<Record>,
 }
 
 /// Reads until `buf` is full or the input ends; returns how many bytes were read.
@@ -105,6 +111,8 @@ impl<R: Read> TraceReader<R> {
             done: false,
             version,
             spare: Vec::new(),
+            streams: HashMap::new(),
+            pending: VecDeque::new(),
         })
     }
 
@@ -140,6 +148,9 @@ impl<R: Read> TraceReader<R> {
     /// The next record, `Ok(None)` at the end of the trace (check [`TraceReader::truncated`]).
     pub fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
         loop {
+            if let Some(r) = self.pending.pop_front() {
+                return Ok(Some(r));
+            }
             if self.done {
                 return Ok(None);
             }
@@ -183,6 +194,15 @@ impl<R: Read> TraceReader<R> {
                 offset: start,
                 reason: format!("chunk kind {kind}: {}", e.0),
             };
+            if kind == tag::EVENT_STREAM || kind == tag::TIMELESS_STREAM {
+                let (thread, pieces) =
+                    decode_stream(kind, &self.payload, &mut self.streams).map_err(corrupt)?;
+                self.pending.extend(pieces.into_iter().map(|p| match p {
+                    Piece::Events(events) => Record::Events { thread, events },
+                    Piece::Dropped(count) => Record::Dropped { thread, count },
+                }));
+                continue;
+            }
             let rec = decode_chunk(kind, &self.payload, self.version, &mut self.spare)
                 .map_err(corrupt)?;
             let first = start == 12;
@@ -317,6 +337,28 @@ fn decode_events(
     Ok(Record::Events { thread, events })
 }
 
+/// A stream chunk (crate::stream), continuing its thread's state in `streams`.
+fn decode_stream(
+    kind: u8,
+    payload: &[u8],
+    streams: &mut HashMap<u32, StreamState>,
+) -> Result<(ThreadIdx, Vec<Piece>), DecodeError> {
+    let mut c = Cursor::new(payload);
+    let thread = c.u32()?;
+    let count = c.u64()?;
+    if count as usize > payload.len() {
+        return Err(DecodeError("event count larger than the chunk"));
+    }
+    let times = if kind == tag::TIMELESS_STREAM {
+        Some((c.u64()?, c.u64()?))
+    } else {
+        None
+    };
+    let state = streams.entry(thread).or_default();
+    let pieces = crate::stream::decode(&mut c, count, state, times)?;
+    Ok((ThreadIdx(thread), pieces))
+}
+
 /// A TIMELESS_EVENTS chunk after its tag.
 fn decode_timeless_events(
     c: &mut Cursor<'_>,
@@ -326,7 +368,7 @@ fn decode_timeless_events(
     let thread = ThreadIdx(c.u32()?);
     let count = c.u64()?;
     // Runs (version 4) hold many events in a few bytes, but never more than a chunk's.
-    let most = if version >= FORMAT_VERSION {
+    let most = if version >= crate::FORMAT_VERSION_4 {
         crate::MAX_EVENTS_PER_CHUNK
     } else {
         payload_len

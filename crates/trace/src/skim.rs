@@ -124,7 +124,10 @@ pub fn skim<R: Read + Seek>(mut input: R) -> Result<Skim, ReadError> {
             s.truncated = true;
             break;
         }
-        if kind == tag::EVENTS || kind == tag::TIMELESS_EVENTS {
+        if matches!(
+            kind,
+            tag::EVENTS | tag::TIMELESS_EVENTS | tag::EVENT_STREAM | tag::TIMELESS_STREAM
+        ) {
             // Thread and count are the first two varints (at most 15 bytes).
             let mut first = [0u8; 15];
             let want = first.len().min(len as usize);

@@ -32,7 +32,11 @@ fn a_timeless_trace_round_trips_its_events_and_orders_them_by_chunk_times() {
         .thread(0, 10)
         .events_sp(0, &main_a_a_b([100, 0, 0, 0, 0, 0, 0, 800]))
         .end(900);
-    assert_eq!(&bytes[8..10], &4u16.to_le_bytes(), "format version 4");
+    assert_eq!(
+        &bytes[8..10],
+        &eltrace_trace::FORMAT_VERSION.to_le_bytes(),
+        "the current format version"
+    );
     let mut r = TraceReader::new(&bytes[..]).unwrap();
     let mut events = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {

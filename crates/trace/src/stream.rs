@@ -1,0 +1,279 @@
+//! Stream chunks (EVENT_STREAM and TIMELESS_STREAM, format version 5; docs/trace-format.md
+//! "Stream chunks"): one thread's events coded as in EVENTS or TIMELESS_EVENTS, except that
+//! the coding state (previous time and SP, the last frame-ending event, the prediction stack)
+//! continues from the thread's previous stream chunk instead of starting afresh. A writer can
+//! so cut a thread's encoded bytes at any event boundary into a chunk without the encoding
+//! thread closing anything: what lets the profiler's stubs write finished bytes and its writer
+//! only frame and move them.
+//!
+//! The prediction stack is a ring of [`STACK_ENTRIES`] frames on both sides (a deeper stack
+//! overwrites its oldest frames), so that an encoder with a fixed buffer (the stubs) and the
+//! reader predict alike. A reset (the head [`RESET_HEAD`], then the number of events lost)
+//! starts the state afresh after events were dropped.
+//!
+//! [`StreamState`] with [`put_event`] and [`put_reset`] is the reference encoder; [`frame`]
+//! makes a chunk from encoded bytes; the reader decodes with [`decode`].
+
+use crate::crc::crc32_parts;
+use crate::model::{Event, EventKind, FunctionIdx, ThreadIdx};
+use crate::tag;
+use crate::varint::{Cursor, DecodeError, put_u64};
+
+/// Frames on the prediction stack's ring (a power of two).
+pub const STACK_ENTRIES: usize = 1 << 11;
+const STACK_MASK: u64 = STACK_ENTRIES as u64 - 1;
+/// A reset's head: the predicted bit on kind 7, which no event has.
+pub const RESET_HEAD: u64 = 0x0F;
+/// The most bytes one event takes (head, function and SP varints).
+pub const MAX_EVENT_BYTES: usize = 10 + 5 + 10;
+/// How many frames below the top an unpredicted end searches for its frame.
+pub const SEARCH: usize = crate::events::SEARCH;
+/// A timeless head's repeat bit (an Enter of the frame that ended last).
+const REPEAT: u64 = 0x10;
+
+/// The coding state of one thread's stream, the same on both sides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamState {
+    prev_ts: u64,
+    prev_sp: u64,
+    last_end: Option<(u32, u64)>,
+    /// Frames pushed and not popped; the top is `stack[(depth - 1) % STACK_ENTRIES]`.
+    depth: u64,
+    stack: Box<[(u32, u64)]>,
+}
+
+impl Default for StreamState {
+    fn default() -> Self {
+        StreamState {
+            prev_ts: 0,
+            prev_sp: 0,
+            last_end: None,
+            depth: 0,
+            stack: vec![(0, 0); STACK_ENTRIES].into_boxed_slice(),
+        }
+    }
+}
+
+impl StreamState {
+    /// The state at a thread's first event, and after a reset.
+    pub fn reset(&mut self) {
+        self.prev_ts = 0;
+        self.prev_sp = 0;
+        self.last_end = None;
+        self.depth = 0;
+    }
+
+    fn top(&self) -> Option<(u32, u64)> {
+        (self.depth > 0).then(|| self.stack[((self.depth - 1) & STACK_MASK) as usize])
+    }
+
+    /// The stack change of an event (`predicted`: its head said so).
+    fn apply(&mut self, code: u8, func: u32, sp: u64, predicted: bool) {
+        if code == EventKind::Enter.code() {
+            self.stack[(self.depth & STACK_MASK) as usize] = (func, sp);
+            self.depth += 1;
+        } else if predicted {
+            self.depth -= 1;
+        } else if ends_frame(code) {
+            let n = self.depth.min(SEARCH as u64);
+            if let Some(k) = (0..n)
+                .find(|k| self.stack[((self.depth - 1 - k) & STACK_MASK) as usize] == (func, sp))
+            {
+                self.depth -= k + 1;
+            }
+        }
+    }
+}
+
+/// `Leave`, `Tailcall` or `Unwind`: the codes that end a frame.
+fn ends_frame(code: u8) -> bool {
+    matches!(code, 1..=3)
+}
+
+/// Appends one event (`code`: an [`EventKind`] code) to `out` and moves `state` on. A time
+/// before the previous event's counts as that one's (timed streams never go back); timeless
+/// streams ignore `ts`.
+pub fn put_event(
+    out: &mut Vec<u8>,
+    state: &mut StreamState,
+    timeless: bool,
+    ts: u64,
+    code: u8,
+    func: u32,
+    sp: u64,
+) {
+    let ts = ts.max(state.prev_ts);
+    let time = if timeless {
+        0
+    } else {
+        (ts - state.prev_ts) << 4
+    };
+    let kind = u64::from(code) << 1;
+    let predicted = ends_frame(code) && state.top() == Some((func, sp));
+    if predicted {
+        put_u64(out, time | kind | 1);
+    } else if code == EventKind::Enter.code() && state.last_end == Some((func, sp)) {
+        put_u64(out, time | if timeless { REPEAT } else { 1 });
+    } else {
+        put_u64(out, time | kind);
+        put_u64(out, u64::from(func));
+        let d = sp.wrapping_sub(state.prev_sp) as i64;
+        put_u64(out, ((d << 1) ^ (d >> 63)) as u64);
+    }
+    state.apply(code, func, sp, predicted);
+    if ends_frame(code) {
+        state.last_end = Some((func, sp));
+    }
+    state.prev_sp = sp;
+    state.prev_ts = ts;
+}
+
+/// Appends a reset after `dropped` events were lost, and starts `state` afresh.
+pub fn put_reset(out: &mut Vec<u8>, state: &mut StreamState, dropped: u64) {
+    put_u64(out, RESET_HEAD);
+    put_u64(out, dropped);
+    state.reset();
+}
+
+/// Appends a whole stream chunk of `count` events of `thread` whose bytes are `parts` in
+/// order: EVENT_STREAM, or TIMELESS_STREAM with the ordering times `times` (first, last).
+pub fn frame(
+    out: &mut Vec<u8>,
+    thread: ThreadIdx,
+    count: u64,
+    times: Option<(u64, u64)>,
+    parts: &[&[u8]],
+) {
+    let mut prefix = Vec::with_capacity(30);
+    put_u64(&mut prefix, u64::from(thread.0));
+    put_u64(&mut prefix, count);
+    if let Some((first, last)) = times {
+        put_u64(&mut prefix, first);
+        put_u64(&mut prefix, last);
+    }
+    let len = prefix.len() + parts.iter().map(|p| p.len()).sum::<usize>();
+    let kind = if times.is_some() {
+        tag::TIMELESS_STREAM
+    } else {
+        tag::EVENT_STREAM
+    };
+    let mut head = [0u8; 8];
+    head[0] = kind;
+    head[4..8].copy_from_slice(&(len as u32).to_le_bytes());
+    let mut all: Vec<&[u8]> = vec![&head, &prefix];
+    all.extend_from_slice(parts);
+    let crc = crc32_parts(&all);
+    out.extend_from_slice(&head);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&prefix);
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+}
+
+/// What one stream chunk holds, in order: runs of events and the resets between them.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Piece {
+    Events(Vec<Event>),
+    Dropped(u64),
+}
+
+/// Decodes a stream chunk's `count` events after its prefix, continuing `state`; a timeless
+/// chunk's event `i` gets the ordering time `first + (last - first) · i / (count - 1)`.
+pub(crate) fn decode(
+    c: &mut Cursor<'_>,
+    count: u64,
+    state: &mut StreamState,
+    times: Option<(u64, u64)>,
+) -> Result<Vec<Piece>, DecodeError> {
+    if let Some((first, last)) = times
+        && last < first
+    {
+        return Err(DecodeError("stream chunk times go backwards"));
+    }
+    let mut pieces = Vec::new();
+    let mut events = Vec::with_capacity((count as usize).min(crate::MAX_EVENTS_PER_CHUNK));
+    let mut i = 0u64;
+    while i < count {
+        let head = c.u64()?;
+        if head == RESET_HEAD {
+            let dropped = c.u64()?;
+            if !events.is_empty() {
+                pieces.push(Piece::Events(std::mem::take(&mut events)));
+            }
+            pieces.push(Piece::Dropped(dropped));
+            state.reset();
+            continue;
+        }
+        let predicted = head & 1 == 1;
+        let code = ((head >> 1) & 7) as u8;
+        let kind = EventKind::from_code(code).ok_or(DecodeError("unknown event kind"))?;
+        let (ts, repeat) = match times {
+            Some((first, last)) => {
+                if head >> 5 != 0 {
+                    return Err(DecodeError("timeless head out of range"));
+                }
+                let steps = u128::from(count.saturating_sub(1).max(1));
+                let at = u128::from(last - first) * u128::from(i) / steps;
+                (first + at as u64, head & REPEAT != 0)
+            }
+            None => {
+                let ts = state
+                    .prev_ts
+                    .checked_add(head >> 4)
+                    .ok_or(DecodeError("timestamp overflows"))?;
+                (ts, predicted && kind == EventKind::Enter)
+            }
+        };
+        let (func, sp) = if repeat {
+            if kind != EventKind::Enter || (times.is_some() && predicted) {
+                return Err(DecodeError("a repeat on an event that is no Enter"));
+            }
+            state
+                .last_end
+                .ok_or(DecodeError("a repeated frame with none before"))?
+        } else if predicted {
+            if !ends_frame(code) {
+                return Err(DecodeError("a predicted event that ends no frame"));
+            }
+            state
+                .top()
+                .ok_or(DecodeError("a predicted event with no open frame"))?
+        } else {
+            let f = c.u32()?;
+            (f, state.prev_sp.wrapping_add(c.i64()? as u64))
+        };
+        state.apply(code, func, sp, predicted && !repeat);
+        if ends_frame(code) {
+            state.last_end = Some((func, sp));
+        }
+        state.prev_sp = sp;
+        state.prev_ts = ts;
+        events.push(Event {
+            ts,
+            kind,
+            func: FunctionIdx(func),
+            sp,
+        });
+        i += 1;
+    }
+    if !events.is_empty() {
+        pieces.push(Piece::Events(events));
+    }
+    if !c.is_empty() {
+        // A reset after the last event belongs to this chunk too.
+        while !c.is_empty() {
+            if c.u64()? != RESET_HEAD {
+                return Err(DecodeError("bytes after a stream chunk's events"));
+            }
+            pieces.push(Piece::Dropped(c.u64()?));
+            state.reset();
+        }
+    }
+    Ok(pieces)
+}
+
+const _: () = assert!(STACK_ENTRIES.is_power_of_two());
+
+#[cfg(test)]
+mod tests;
