@@ -12,10 +12,11 @@
 #                 rows above and fast/fast-none, the cost of each stage per request
 #                 (docs/performance.md, "The stages per request and per event"); their
 #                 events are all dropped, by design
-#   stub-encode   stubs that encode each event into the chunk format's bytes themselves, into
-#   stub-encode-none  a per-thread buffer nothing reads (ELTRACE_HOOKS=fast-stub-encode; exact
-#                 and --timing none): what hooks that write finished chunk bytes would cost,
-#                 against the discard rows; their events are all counted as dropped, by design
+#   records       eltrace record with ELTRACE_STREAM=0: exact times through raw records, which
+#                 the threads encode in batches (the default for timeless recordings), instead
+#                 of streams (the default for exact ones: the stubs encode, the writer cuts)
+#   stream-none   eltrace record --timing none / sampled with ELTRACE_STREAM=1: streams for
+#   stream-sampled  timeless recordings
 #   fast          eltrace record (fast path, lossless)
 #   slow-empty    the runtime's slow path with an empty hook (ELTRACE_HOOKS=slow-empty)
 #   slow          eltrace record --slow-path (lossless)
@@ -96,8 +97,9 @@ start_server() {
         fast-clock) cmd=(env ELTRACE_HOOKS=fast-clock "${rec[@]}" -- dotnet "$web") ;;
         discard) cmd=(env ELTRACE_HOOKS=fast-discard "${rec[@]}" -- dotnet "$web") ;;
         discard-none) cmd=(env ELTRACE_HOOKS=fast-discard "${rec[@]}" --timing none -- dotnet "$web") ;;
-        stub-encode) cmd=(env ELTRACE_HOOKS=fast-stub-encode "${rec[@]}" -- dotnet "$web") ;;
-        stub-encode-none) cmd=(env ELTRACE_HOOKS=fast-stub-encode "${rec[@]}" --timing none -- dotnet "$web") ;;
+        records) cmd=(env ELTRACE_STREAM=0 "${rec[@]}" -- dotnet "$web") ;;
+        stream-none) cmd=(env ELTRACE_STREAM=1 "${rec[@]}" --timing none -- dotnet "$web") ;;
+        stream-sampled) cmd=(env ELTRACE_STREAM=1 "${rec[@]}" --timing sampled -- dotnet "$web") ;;
         fast) cmd=("${rec[@]}" -- dotnet "$web") ;;
         slow-empty) cmd=(env ELTRACE_HOOKS=slow-empty "${rec[@]}" -- dotnet "$web") ;;
         slow) cmd=("${rec[@]}" --slow-path -- dotnet "$web") ;;
@@ -204,9 +206,10 @@ pick() {
         [fast-clock]="fast path, stubs that only read the clock (all methods)"
         [discard]="recording stubs, records dropped unencoded (all methods; benchmark)"
         [discard-none]="recording stubs, --timing none, records dropped unencoded (benchmark)"
-        [stub-encode]="stubs that encode each event's chunk bytes themselves, bytes unread (benchmark)"
-        [stub-encode-none]="the same, --timing none (benchmark)"
-        [fast]="eltrace record (fast path, all methods)"
+        [records]="eltrace record, raw records instead of streams (ELTRACE_STREAM=0; all methods)"
+        [stream-none]="eltrace record --timing none, streams (ELTRACE_STREAM=1; all methods)"
+        [stream-sampled]="eltrace record --timing sampled, streams (ELTRACE_STREAM=1; all methods)"
+        [fast]="eltrace record (fast path, all methods; exact: streams)"
         [slow-empty]="slow path, empty hook (all methods)"
         [slow]="eltrace record --slow-path (all methods)"
         [fast-app]="eltrace record (default selection: the app's code)"

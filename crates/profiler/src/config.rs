@@ -74,14 +74,11 @@ pub enum HookMode {
     /// Benchmark only (`fast-discard`): the fast path's recording stubs, every ring's records
     /// counted as dropped instead of encoded (ring/consumer.rs).
     FastDiscard,
-    /// Benchmark only (`fast-stub-encode`): stubs that encode each event's chunk bytes
-    /// themselves into a buffer nothing reads (fast/stub_encode.rs); events counted as dropped.
-    FastStubEncode,
 }
 
 impl HookMode {
     /// Every mode.
-    pub const ALL: [HookMode; 8] = [
+    pub const ALL: [HookMode; 7] = [
         HookMode::Slow,
         HookMode::Fast,
         HookMode::Off,
@@ -89,7 +86,6 @@ impl HookMode {
         HookMode::FastEmpty,
         HookMode::FastClock,
         HookMode::FastDiscard,
-        HookMode::FastStubEncode,
     ];
 
     /// The mode an `ELTRACE_HOOKS` value selects.
@@ -107,7 +103,6 @@ impl HookMode {
             HookMode::FastEmpty => protocol::hooks::FAST_EMPTY,
             HookMode::FastClock => protocol::hooks::FAST_CLOCK,
             HookMode::FastDiscard => protocol::hooks::FAST_DISCARD,
-            HookMode::FastStubEncode => protocol::hooks::FAST_STUB_ENCODE,
         }
     }
 
@@ -116,7 +111,7 @@ impl HookMode {
     pub fn records(self) -> bool {
         matches!(
             self,
-            HookMode::Fast | HookMode::Slow | HookMode::FastDiscard | HookMode::FastStubEncode
+            HookMode::Fast | HookMode::Slow | HookMode::FastDiscard
         )
     }
 }
@@ -152,6 +147,9 @@ pub struct Config {
     /// `ELTRACE_LOSSY=1` (`record --lossy`): a thread whose buffer is full drops events
     /// (counted) instead of waiting for the writer.
     pub lossy: bool,
+    /// Threads encode their events into stream chunks (ring/stream.rs): `ELTRACE_STREAM`,
+    /// by default with timing `exact`.
+    pub stream: bool,
     /// `ELTRACE_TIMING`.
     pub timing: Timing,
     /// `ELTRACE_SAMPLE_HZ` (used with `Timing::Sampled`).
@@ -221,6 +219,12 @@ impl Config {
             number(&get, env::TEST_IO_DELAY_MS, 0, 0, 60_000, &mut warnings) as u64;
 
         let timing = timing(&get, &mut warnings);
+        // Streams by default where they cost less: timed events, whose encoding the stubs hide
+        // in the clock's latency (docs/performance.md). Timeless events keep the raw records,
+        // whose encoder turns a loop's calls into runs. The benchmark modes measure the
+        // record-and-encode path: no streams there.
+        let stream = flag(&get, env::STREAM, timing == Timing::Exact, &mut warnings)
+            && matches!(hooks, HookMode::Fast | HookMode::Slow);
         let sample_hz = number(
             &get,
             env::SAMPLE_HZ,
@@ -249,6 +253,7 @@ impl Config {
             use_tsc,
             values,
             lossy,
+            stream,
             timing,
             sample_hz,
             sampling: timing == Timing::Sampled

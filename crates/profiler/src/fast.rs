@@ -48,6 +48,12 @@
 //! the monotonic clock every ring's inline limit stays 0 (`Ring::without_inline_writes`) and
 //! every event takes the fallback (correct, slower).
 //!
+//! # Stream stubs (exact recordings: fast/stream.rs)
+//!
+//! With streams (ring/stream.rs) the stubs installed encode each event into the thread's
+//! stream instead of writing a record; for what they cannot do inline they jump to the
+//! recording stub of their kind, whose inline path a streaming ring disables, and so to Rust.
+//!
 //! # Timeless stubs (`record --timing none|sampled`)
 //!
 //! `*_nt` stubs are the same stubs without step 4's timestamp: no `RDTSC`, so Enter needs no
@@ -89,6 +95,9 @@ pub struct Variant {
     pub body: Body,
     /// Stubs that take no timestamp (`record --timing none|sampled`).
     pub timeless: bool,
+    /// Recording stubs that encode into the thread's stream (`ELTRACE_STREAM=1`,
+    /// fast/stream.rs).
+    pub stream: bool,
 }
 
 /// What a stub set does.
@@ -100,9 +109,6 @@ pub enum Body {
     Empty,
     /// Read the TSC and return (benchmark: the clock's own cost).
     Clock,
-    /// Encode each event's chunk bytes in the stub, into a buffer nothing reads (benchmark:
-    /// fast/stub_encode.rs). No trash variants: the contract test runs the recording stubs.
-    StubEncode,
 }
 
 /// The three stub addresses, for `SetEnterLeaveFunctionHooks3`.
@@ -594,7 +600,7 @@ global_asm!(
 );
 
 mod select;
-mod stub_encode;
+mod stream;
 pub use select::stubs;
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use eltrace_trace::protocol::OBJECT_EPOCH_BITS;
 
 use crate::clock;
 use crate::recorder::Recorder;
+use crate::ring::stream::Stream;
 use crate::ring::{RawRecord, Ring};
 use crate::slot;
 use crate::writer::{self, Writer};
@@ -31,12 +32,35 @@ pub fn record(kind: u32, func: u32, sp: u64) {
     // SAFETY: a non-null ring from the slot is this thread's registered ring, which is freed
     // only after this thread retired it (at its exit).
     let ring = unsafe { &*ring };
+    if let Some(stream) = ring.stream() {
+        record_stream(ring, stream, ts, kind as u8, func, sp);
+        return;
+    }
     let rec = RawRecord::new(ts, sp, func, kind);
     if !ring.try_push(rec) {
         full(ring, rec);
     }
     if ring.above_threshold() {
         encode_own(ring);
+    }
+}
+
+/// [`record`] into the thread's stream (ring/stream.rs): encode the event here; once the
+/// stream is half full, wake the writer (and let the stubs write on); when it is full, wait
+/// for the writer as [`full`] does, or count a drop where waiting is not allowed.
+#[inline(never)]
+fn record_stream(ring: &Ring, stream: &Stream, ts: u64, code: u8, func: u32, sp: u64) {
+    let timeless = clock::is_timeless();
+    while !stream.push(timeless, ts, code, func, sp) {
+        writer::wake_if_sleeping();
+        if !writer::wait_for_room(ring) {
+            stream.drop_one();
+            return;
+        }
+    }
+    if stream.wants_writer() {
+        writer::wake_if_sleeping();
+        stream.writer_woken();
     }
 }
 

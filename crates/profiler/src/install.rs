@@ -37,11 +37,9 @@ pub fn event_mask(mode: HookMode, values: bool) -> DWORD {
             EVENT_MASK | COR_PRF_ENABLE_FUNCTION_ARGS | COR_PRF_ENABLE_FUNCTION_RETVAL
         }
         HookMode::Slow | HookMode::SlowEmpty => EVENT_MASK,
-        HookMode::Fast
-        | HookMode::FastEmpty
-        | HookMode::FastClock
-        | HookMode::FastDiscard
-        | HookMode::FastStubEncode => EVENT_MASK & !COR_PRF_ENABLE_FRAME_INFO,
+        HookMode::Fast | HookMode::FastEmpty | HookMode::FastClock | HookMode::FastDiscard => {
+            EVENT_MASK & !COR_PRF_ENABLE_FRAME_INFO
+        }
         HookMode::Off => EVENT_MASK & !(COR_PRF_ENABLE_FRAME_INFO | COR_PRF_MONITOR_ENTERLEAVE),
     }
 }
@@ -57,9 +55,6 @@ pub fn hook_mode_name(config: &Config) -> &'static str {
         HookMode::FastEmpty => "fast-path, empty stubs (benchmark)",
         HookMode::FastClock => "fast-path, stubs that only read the clock (benchmark)",
         HookMode::FastDiscard => "fast-path, events dropped instead of encoded (benchmark)",
-        HookMode::FastStubEncode => {
-            "fast-path, stubs that encode into a buffer nothing reads (benchmark)"
-        }
     }
 }
 
@@ -87,21 +82,17 @@ pub fn install_hooks(
             info.set_hooks_with_info(empty_hook, empty_hook, empty_hook),
             "SetEnterLeaveFunctionHooks3WithInfo",
         ),
-        HookMode::Fast
-        | HookMode::FastEmpty
-        | HookMode::FastClock
-        | HookMode::FastDiscard
-        | HookMode::FastStubEncode => {
+        HookMode::Fast | HookMode::FastEmpty | HookMode::FastClock | HookMode::FastDiscard => {
             let stubs = fast::stubs(fast::Variant {
                 trash: config.trash_registers,
                 preserve_rcx: config.preserve_rcx,
                 body: match config.hooks {
                     HookMode::FastEmpty => fast::Body::Empty,
                     HookMode::FastClock => fast::Body::Clock,
-                    HookMode::FastStubEncode => fast::Body::StubEncode,
                     _ => fast::Body::Record,
                 },
                 timeless: config.timing.timeless(),
+                stream: config.stream,
             });
             // SAFETY: the stubs are 'static assembly functions following the JIT's probe
             // convention (fast.rs); the runtime only calls them, never through these

@@ -16,6 +16,7 @@ use eltrace_trace::{
 
 use crate::clock;
 use crate::config::{Config, HookMode};
+use crate::ring::stream::{self, Stream};
 use crate::ring::{BUFFERS, MIN_BUFFERS, Ring};
 use crate::sys::lock;
 
@@ -235,15 +236,33 @@ impl Recorder {
                 ),
             );
         }
-        let mut ring =
-            Ring::for_thread(capacity, idx, clock::is_timeless(), buffers, registered_ns);
-        if !clock::is_tsc() && !clock::is_timeless() {
+        let timeless = clock::is_timeless();
+        let mut ring = if self.config.stream {
+            // A stream instead of records and an outbox (ring/stream.rs): its byte ring and
+            // stack take the place of what was reserved above.
+            let stream = Ring::bytes_for(0, 0) + Stream::bytes_for(stream::DEFAULT_BYTES);
+            if stream > bytes {
+                self.reserved_bytes
+                    .fetch_add(stream - bytes, Ordering::Relaxed);
+            } else {
+                self.reserved_bytes
+                    .fetch_sub(bytes - stream, Ordering::Relaxed);
+            }
+            bytes = stream;
+            // The timed stubs read the TSC: with another clock every event takes the Rust side.
+            Ring::for_thread(0, idx, timeless, 0, registered_ns).streaming(
+                stream::DEFAULT_BYTES,
+                registered_ns,
+                clock::is_tsc() || timeless,
+            )
+        } else {
+            Ring::for_thread(capacity, idx, timeless, buffers, registered_ns)
+        };
+        if !clock::is_tsc() && !timeless {
             ring = ring.without_inline_writes();
         }
-        match self.config.hooks {
-            HookMode::FastDiscard => ring = ring.discarding(),
-            HookMode::FastStubEncode => ring = ring.stub_encoding(),
-            _ => {}
+        if self.config.hooks == HookMode::FastDiscard {
+            ring = ring.discarding();
         }
         let ring = Box::into_raw(Box::new(ring));
         let os_tid = crate::sys::current_tid();

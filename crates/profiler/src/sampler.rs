@@ -98,7 +98,9 @@ fn sweep(rec: &Recorder, seen: &mut std::collections::HashSet<u32>) {
                 cpu_ns: (r.registered_cpu_ns != 0).then_some(r.registered_cpu_ns),
             });
         }
-        let index = ring.published();
+        let index = ring
+            .stream()
+            .map_or_else(|| ring.published(), |s| s.events());
         let ts = clock::to_ns(clock::now_after_loads());
         let cpu = sys::clock_ns(cpu_clock(r.tid));
         q.push(Sample {

@@ -77,6 +77,9 @@ pub mod env {
     /// `1`: a thread whose buffer is full drops events (counted) instead of waiting for the
     /// writer (`record --lossy`).
     pub const LOSSY: &str = "ELTRACE_LOSSY";
+    /// `1`: each thread encodes its events into stream chunks itself, the fast path's stubs
+    /// inline, and the writer only cuts and writes them (format version 5; docs/design.md).
+    pub const STREAM: &str = "ELTRACE_STREAM";
     /// Per-thread ring capacity in events.
     pub const BUFFER_EVENTS: &str = "ELTRACE_BUFFER_EVENTS";
     /// Cap on all per-thread buffers together, in MiB.
@@ -135,10 +138,6 @@ pub mod hooks {
     /// Benchmark only: the recording stubs, with every ring's records dropped (and counted)
     /// instead of encoded and written (what the hooks cost without the pipeline behind them).
     pub const FAST_DISCARD: &str = "fast-discard";
-    /// Benchmark only: stubs that encode each event into the chunk format's bytes themselves,
-    /// into a per-thread buffer nothing reads (what hooks that write finished bytes would cost);
-    /// the events are counted as dropped.
-    pub const FAST_STUB_ENCODE: &str = "fast-stub-encode";
 }
 
 /// The values of [`env::TIMING`] (also the trace's INFO `timing`).

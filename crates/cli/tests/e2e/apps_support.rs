@@ -98,12 +98,15 @@ pub fn record_command(mode: Mode) -> Command {
         Hooks::Slow => {
             cmd.arg("--slow-path");
         }
-        Hooks::FastTrash => panic!("the app tests run in the fast and the slow mode only"),
+        Hooks::FastTrash | Hooks::RecordsTrash => {
+            panic!("the app tests run in the fast and the slow mode only")
+        }
     }
     // The mode comes from the arguments above, not from the test runner's environment.
     cmd.env_remove("ELTRACE_HOOKS")
         .env_remove("ELTRACE_BUFFER_EVENTS")
-        .env_remove("ELTRACE_LOSSY");
+        .env_remove("ELTRACE_LOSSY")
+        .env_remove("ELTRACE_STREAM");
     cmd
 }
 

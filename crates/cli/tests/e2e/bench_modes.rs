@@ -3,8 +3,7 @@
 //! still computes right under each (their stubs keep the probe contract: the scenarios check
 //! their arguments and return values in registers), the trace names the mode, and
 //! `fast-discard` counts every event it does not encode as dropped: exactly the events a
-//! recording of the same program holds; `fast-stub-encode` likewise counts the events its
-//! stubs encode into a buffer nothing reads, timed and timeless.
+//! recording of the same program holds.
 
 use std::process::Command;
 
@@ -16,11 +15,6 @@ use crate::common::runtimes::Runtime;
 
 /// Records `scenario` with `ELTRACE_HOOKS=hooks` on .NET 10; the program must compute right.
 fn record_bench_mode(hooks: &str, scenario: &str) -> Report {
-    record_bench_mode_with(hooks, scenario, &[])
-}
-
-/// [`record_bench_mode`] with `record` flags.
-fn record_bench_mode_with(hooks: &str, scenario: &str, flags: &[&str]) -> Report {
     profiler_library();
     let dir = TempDir::new(&format!("{hooks}-{scenario}"));
     let trace = dir.path().join("x.eltrace");
@@ -30,7 +24,6 @@ fn record_bench_mode_with(hooks: &str, scenario: &str, flags: &[&str]) -> Report
     runtime.apply_env(&mut cmd);
     cmd.arg("-o")
         .arg(&trace)
-        .args(flags)
         .arg("--")
         .arg(runtime.dotnet())
         .arg(scenarios_dll())
@@ -87,27 +80,5 @@ fn discarded_events_are_counted_as_dropped() {
         );
         assert_eq!(uint(r.trace(), "events"), 0, "{scenario}");
         assert_eq!(uint(r.trace(), "dropped_events"), events, "{scenario}");
-    }
-}
-
-#[test]
-fn stub_encoded_events_are_counted_as_dropped() {
-    for scenario in ["args", "structs", "fp", "inline"] {
-        let (_, recorded) = record_correct(Mode::Fast, scenario, &[]);
-        let events = recorded.trace_uint("events");
-        assert!(events > 1000, "{scenario}: {events} events");
-        for flags in [&[][..], &["--timing", "none"][..]] {
-            let r = record_bench_mode_with("fast-stub-encode", scenario, flags);
-            assert_eq!(
-                string(r.trace(), "hook_mode"),
-                "fast-path, stubs that encode into a buffer nothing reads (benchmark)"
-            );
-            assert_eq!(uint(r.trace(), "events"), 0, "{scenario} {flags:?}");
-            assert_eq!(
-                uint(r.trace(), "dropped_events"),
-                events,
-                "{scenario} {flags:?}"
-            );
-        }
     }
 }

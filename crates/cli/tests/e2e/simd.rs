@@ -50,7 +50,7 @@ fn simd(mode: Mode) {
                 rec.stderr
             );
         }
-        Hooks::Fast | Hooks::FastTrash => {
+        Hooks::Fast | Hooks::FastTrash | Hooks::RecordsTrash => {
             for f in VECTOR_FUNCS {
                 let name = format!("{S}.{f}");
                 assert_eq!(r.calls(&name), 1000, "{name}");

@@ -26,12 +26,18 @@ unsafe extern "C" {
     fn eltrace_fast_tailcall_nt_norcx();
     fn eltrace_fast_tailcall_nt_trash();
     fn eltrace_fast_tailcall_nt_norcx_trash();
-    fn eltrace_stub_encode_enter();
-    fn eltrace_stub_encode_leave();
-    fn eltrace_stub_encode_tailcall();
-    fn eltrace_stub_encode_enter_nt();
-    fn eltrace_stub_encode_leave_nt();
-    fn eltrace_stub_encode_tailcall_nt();
+    fn eltrace_stream_enter();
+    fn eltrace_stream_enter_trash();
+    fn eltrace_stream_enter_nt();
+    fn eltrace_stream_enter_nt_trash();
+    fn eltrace_stream_leave();
+    fn eltrace_stream_leave_trash();
+    fn eltrace_stream_leave_nt();
+    fn eltrace_stream_leave_nt_trash();
+    fn eltrace_stream_tailcall();
+    fn eltrace_stream_tailcall_trash();
+    fn eltrace_stream_tailcall_nt();
+    fn eltrace_stream_tailcall_nt_trash();
 }
 
 type Stub = unsafe extern "C" fn();
@@ -91,20 +97,27 @@ pub fn stubs(v: Variant) -> Stubs {
         Body::Record => {}
         Body::Empty => return same(eltrace_fast_empty),
         Body::Clock => return same(eltrace_fast_clock),
-        Body::StubEncode if v.timeless => {
-            return Stubs {
-                enter: eltrace_stub_encode_enter_nt,
-                leave: eltrace_stub_encode_leave_nt,
-                tailcall: eltrace_stub_encode_tailcall_nt,
-            };
-        }
-        Body::StubEncode => {
-            return Stubs {
-                enter: eltrace_stub_encode_enter,
-                leave: eltrace_stub_encode_leave,
-                tailcall: eltrace_stub_encode_tailcall,
-            };
-        }
+    }
+    if v.stream {
+        // The stream stubs leave RCX alone whatever `preserve_rcx` says; their fallbacks are
+        // the recording stubs that preserve it.
+        let t = usize::from(v.trash);
+        let pick =
+            |timed: [Stub; 2], timeless: [Stub; 2]| if v.timeless { timeless[t] } else { timed[t] };
+        return Stubs {
+            enter: pick(
+                [eltrace_stream_enter, eltrace_stream_enter_trash],
+                [eltrace_stream_enter_nt, eltrace_stream_enter_nt_trash],
+            ),
+            leave: pick(
+                [eltrace_stream_leave, eltrace_stream_leave_trash],
+                [eltrace_stream_leave_nt, eltrace_stream_leave_nt_trash],
+            ),
+            tailcall: pick(
+                [eltrace_stream_tailcall, eltrace_stream_tailcall_trash],
+                [eltrace_stream_tailcall_nt, eltrace_stream_tailcall_nt_trash],
+            ),
+        };
     }
     let set = if v.timeless { &TIMELESS } else { &TIMED };
     let (trash, rcx) = (usize::from(v.trash), usize::from(v.preserve_rcx));

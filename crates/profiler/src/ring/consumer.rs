@@ -10,7 +10,6 @@ use eltrace_trace::chunks;
 
 use super::outbox::{Encoder, Outbox};
 use super::pairs::{equal_pairs, timed_heads_avx2};
-use super::stub_encoding::StubEncoding;
 use super::{KIND_DROPPED, RawRecord, Ring, extend48};
 use crate::clock;
 
@@ -181,23 +180,13 @@ impl Consumer<'_> {
         let ring = self.ring;
         let mut tail = ring.tail.load(Ordering::Relaxed);
         let mut done = Encoded::default();
-        if ring.capacity == 0 {
-            return done;
-        }
-        if self.encoder().discard {
-            // SAFETY: the ring owns its stub state; only its count is read.
-            let stub = unsafe { StubEncoding::count(ring.stub_encoding.get()) };
-            let by_stubs = stub - self.encoder().stub_reported;
-            let done = self.discard(tail, upto.max(tail), by_stubs);
-            if !done.blocked {
-                self.encoder().stub_reported = stub;
-            }
-            return done;
-        }
-        if upto <= tail {
+        if upto <= tail || ring.capacity == 0 {
             return done;
         }
         let total = upto - tail;
+        if self.encoder().discard {
+            return self.discard(tail, upto);
+        }
         let enc = self.encoder();
         // How the records get their `ts`: their 48 bits of ns extended from the time now
         // (every record was written before it), or, for timeless records, times spread evenly
@@ -286,23 +275,18 @@ impl Consumer<'_> {
 
     /// Benchmark only ([`Ring::discarding`]): the records `[tail, upto)` counted in a DROPPED
     /// chunk instead of encoded (the builder never opens a chunk in such a ring).
-    /// `by_stubs`: events the `fast-stub-encode` stubs encoded themselves since the last call,
-    /// counted as dropped too.
-    fn discard(&mut self, tail: u64, upto: u64, by_stubs: u64) -> Encoded {
+    fn discard(&mut self, tail: u64, upto: u64) -> Encoded {
         let ring = self.ring;
         let thread = self.encoder().thread;
         let records = upto - tail;
         let mut done = Encoded::default();
-        if records + by_stubs == 0 {
-            return done;
-        }
         loop {
             // SAFETY: this guard holds the consumer lock.
             let Some(slot) = (unsafe { ring.outbox.current() }) else {
                 done.blocked = true;
                 return done;
             };
-            if chunks::put_dropped(&mut slot.bytes, thread, records + by_stubs) {
+            if chunks::put_dropped(&mut slot.bytes, thread, records) {
                 break;
             }
             ring.outbox.seal();

@@ -2,7 +2,8 @@
 //! [`RawRecord`]s. The producer is the thread the ring belongs to (ELT hooks, exception
 //! callbacks); the consumer is whoever holds the ring's consumer lock: the same thread, which
 //! encodes its own records into trace chunks when the ring is half full, or the writer thread
-//! for a ring that fills slowly or whose thread exited (consumer.rs, outbox.rs).
+//! for a ring that fills slowly or whose thread exited (consumer.rs, outbox.rs). A streaming
+//! ring (exact recordings) holds no records: its thread encodes into its [`stream`] instead.
 //!
 //! The layout of [`RawRecord`] and of [`Ring`]'s first cache lines is a contract with the
 //! hand-written fast-path stubs (fast.rs), which write records exactly like [`Ring::push`];
@@ -61,10 +62,10 @@ use eltrace_trace::{EventKind, ThreadIdx};
 mod consumer;
 mod outbox;
 mod pairs;
-pub mod stub_encoding;
+pub mod stream;
 use outbox::Encoder;
 pub use outbox::{BUF_BYTES, BUFFERS, MIN_BUFFERS, Outbox};
-use stub_encoding::StubEncoding;
+use stream::Stream;
 
 /// Kind code of a drop marker record (`sp` holds the number of events lost just before it):
 /// above every `EventKind` code (the key has 4 bits of kind).
@@ -194,8 +195,8 @@ pub struct Ring {
     encoder: UnsafeCell<Encoder>,
     /// Encoded chunks waiting for the writer.
     outbox: Outbox,
-    /// Benchmark only: the state of the stubs that encode themselves (stub_encoding.rs).
-    stub_encoding: UnsafeCell<StubEncoding>,
+    /// The thread's stream (`ELTRACE_STREAM=1`; stream.rs), disabled otherwise.
+    stream: Stream,
 }
 
 // SAFETY: the ring is shared between exactly one producer and one consumer at a time (the
@@ -236,8 +237,8 @@ pub mod stub {
     pub const MASK: usize = offset_of!(Ring, mask);
     /// `Ring::inline_limit` (u64, the stubs' fill limit).
     pub const INLINE_LIMIT: usize = offset_of!(Ring, inline_limit);
-    /// `Ring::stub_encoding` (benchmark only: stub_encoding.rs's `off` from there).
-    pub const STUB_ENCODING: usize = offset_of!(Ring, stub_encoding);
+    /// `Ring::stream` (stream.rs's `off` from there).
+    pub const STREAM: usize = offset_of!(Ring, stream);
     /// `Ring::tail` (u64, the consumer's next sequence).
     pub const TAIL: usize = offset_of!(Ring, tail);
     /// A record's byte offset in the buffer is its index shifted left by this.
@@ -323,7 +324,7 @@ impl Ring {
             consumer: AtomicU32::new(0),
             encoder: UnsafeCell::new(Encoder::new(thread, timeless, start_ns)),
             outbox: Outbox::new(if capacity == 0 { 0 } else { buffers }, BUF_BYTES),
-            stub_encoding: UnsafeCell::new(StubEncoding::none()),
+            stream: Stream::disabled(),
         }
     }
 
@@ -342,18 +343,19 @@ impl Ring {
         self
     }
 
-    /// The same ring, discarding, with the state of the stubs that encode each event's chunk
-    /// bytes themselves (benchmark only: `ELTRACE_HOOKS=fast-stub-encode`, stub_encoding.rs).
-    pub fn stub_encoding(mut self) -> Ring {
-        *self.stub_encoding.get_mut() = StubEncoding::allocated();
-        self.discarding()
+    /// A streaming ring (stream.rs): its thread encodes every event into the stream (the
+    /// stubs inline, the Rust side otherwise), none into records.
+    /// `bytes`: the byte ring's size; `inline`: the stubs may write it (false: every event
+    /// takes the Rust side).
+    pub fn streaming(mut self, bytes: usize, start_ns: u64, inline: bool) -> Ring {
+        self.stream = Stream::new(bytes, start_ns, inline);
+        self.without_inline_writes()
     }
 
-    /// The state of the stubs that encode themselves (tests: no stub runs meanwhile).
-    #[cfg(test)]
-    pub fn stub_state(&self) -> &StubEncoding {
-        // SAFETY: tests call this between stub calls on the same thread.
-        unsafe { &*self.stub_encoding.get() }
+    /// The thread's stream, if the ring streams.
+    #[inline(always)]
+    pub fn stream(&self) -> Option<&Stream> {
+        self.stream.is_enabled().then_some(&self.stream)
     }
 
     pub fn capacity(&self) -> usize {
@@ -418,6 +420,13 @@ impl Ring {
     pub fn prepare_wait(&self) -> bool {
         self.waiting.store(1, Ordering::Relaxed);
         core::sync::atomic::fence(Ordering::SeqCst);
+        if let Some(stream) = self.stream() {
+            let wait = !stream.has_room();
+            if !wait {
+                self.waiting.store(0, Ordering::Relaxed);
+            }
+            return wait;
+        }
         let head = self.head.load(Ordering::Relaxed);
         let used = head.wrapping_sub(self.tail.load(Ordering::Relaxed));
         let need = if self.pending_drops.load(Ordering::Relaxed) == 0 {
@@ -530,7 +539,7 @@ impl Ring {
 
     /// All events this ring dropped so far (read racily by the consumer).
     pub fn total_drops(&self) -> u64 {
-        self.total_drops.load(Ordering::Relaxed)
+        self.total_drops.load(Ordering::Relaxed) + self.stream.dropped()
     }
 
     /// Producer: whether the ring is filled at least up to the fast path's limit (the writer
@@ -558,7 +567,7 @@ impl Ring {
     /// ends). Drops announced by markers must have been passed to [`Ring::note_marked_drops`].
     pub fn take_unreported_drops(&self) -> u64 {
         let reported = self.reported_drops.load(Ordering::Relaxed);
-        let total = self.total_drops();
+        let total = self.total_drops.load(Ordering::Relaxed);
         self.reported_drops
             .store(total.max(reported), Ordering::Relaxed);
         total.saturating_sub(reported)

@@ -155,8 +155,6 @@ pub struct Encoder {
     /// Benchmark only (`ELTRACE_HOOKS=fast-discard`): records are counted in DROPPED chunks
     /// instead of encoded (consumer.rs).
     pub(super) discard: bool,
-    /// Benchmark only (`fast-stub-encode`): the stubs' own events already counted as dropped.
-    pub(super) stub_reported: u64,
 }
 
 impl Encoder {
@@ -168,7 +166,6 @@ impl Encoder {
             anchor_ns: start_ns,
             bad: 0,
             discard: false,
-            stub_reported: 0,
         }
     }
 }

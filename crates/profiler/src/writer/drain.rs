@@ -15,6 +15,7 @@ use eltrace_trace::{ThreadIdx, TraceInfo};
 use super::file::TraceFile;
 use crate::recorder::Recorder;
 use crate::ring::Ring;
+use crate::ring::stream::{self, Stream};
 use crate::sys::lock;
 
 /// The open trace plus the writer's scratch buffers.
@@ -23,6 +24,8 @@ pub struct Sink {
     snapshot: Vec<Snap>,
     /// Timeless events: samples to write (sampler.rs).
     samples: Vec<eltrace_trace::Sample>,
+    /// A streaming ring's chunk being framed.
+    chunk: Vec<u8>,
 }
 
 /// What a round saw of one registered ring.
@@ -34,6 +37,8 @@ struct Snap {
     bytes: usize,
     /// Outbox buffers sealed when the round took its snapshot.
     sealed: u64,
+    /// A streaming ring: its published word then (what the round may cut).
+    word: u64,
     /// The ring was retired and is now encoded to its end.
     done: bool,
 }
@@ -50,6 +55,7 @@ impl Sink {
             file: TraceFile::create(file, info)?,
             snapshot: Vec::new(),
             samples: Vec::new(),
+            chunk: Vec::new(),
         })
     }
 }
@@ -80,6 +86,7 @@ pub fn round(rec: &Recorder, sink: &mut Sink, flush: bool, last: bool) -> usize 
             retired: ring.is_retired(), // before published() below: then the head is final
             bytes: r.bytes,
             sealed: 0,
+            word: 0,
             done: false,
         }
     }));
@@ -153,7 +160,11 @@ fn encode_due(rec: &Recorder, snapshot: &mut [Snap], flush: bool, last: bool) ->
 fn take_sealed_and_metadata(rec: &Recorder, sink: &mut Sink, snapshot: &mut [Snap]) {
     for s in snapshot.iter_mut() {
         // SAFETY: as in `encode_due`: the ring is freed only by this thread, after this step.
-        s.sealed = unsafe { &*s.ring }.outbox().sealed();
+        let ring = unsafe { &*s.ring };
+        s.sealed = ring.outbox().sealed();
+        if let Some(stream) = ring.stream() {
+            s.word = stream.published();
+        }
     }
     if rec.config.sampling {
         crate::sampler::take(&mut sink.samples);
@@ -200,6 +211,17 @@ fn append_sealed(
             slot.events = 0;
             outbox.mark_written(i);
         }
+        let mut cut_to_end = true;
+        if let Some(stream) = ring.stream() {
+            moved += cut_stream(rec, sink, s, stream);
+            if s.retired {
+                cut_to_end = stream.is_cut();
+                let n = stream.take_pending_drops();
+                if n > 0 {
+                    check(rec, sink.file.out.write_dropped(s.thread, n));
+                }
+            }
+        }
         ring.wake_producer();
         if s.retired || ring.capacity() == 0 {
             let n = ring.take_unreported_drops();
@@ -207,12 +229,29 @@ fn append_sealed(
                 check(rec, sink.file.out.write_dropped(s.thread, n));
             }
         }
-        if s.done && outbox.written() == outbox.sealed() {
+        if s.done && cut_to_end && outbox.written() == outbox.sealed() {
             write_waits(rec, sink, s.thread, ring);
             freed.push((s.ring, s.bytes));
         }
     }
     moved
+}
+
+/// Step 3 for a streaming ring: writes what its thread published up to the round's snapshot
+/// as one chunk (ring/stream.rs) and gives the bytes back. Returns the bytes written.
+fn cut_stream(rec: &Recorder, sink: &mut Sink, s: &Snap, stream: &Stream) -> usize {
+    let now = crate::clock::to_ns(crate::clock::now());
+    let Some(cut) = stream.cut(s.word, now) else {
+        return 0;
+    };
+    let mut chunk = std::mem::take(&mut sink.chunk);
+    chunk.clear();
+    stream::frame(&mut chunk, s.thread, crate::clock::is_timeless(), &cut);
+    check(rec, sink.file.out.write_encoded(&chunk, cut.events));
+    stream.release(cut);
+    let n = chunk.len();
+    sink.chunk = chunk;
+    n
 }
 
 /// Step 4 of a round: frees the rings of `freed` (retired and written to their end).

@@ -212,8 +212,11 @@ impl Writer {
                 ring.wake_producer();
                 // Events pushed after the last round are lost with the process (and any a
                 // thread still held under its consumer lock).
-                let unwritten = ring.fill() as u64 + ring.outbox().unwritten_events();
-                let n = ring.take_unreported_drops() + unwritten;
+                let (uncut, pending) = ring
+                    .stream()
+                    .map_or((0, 0), |s| (s.uncut_events(), s.take_pending_drops()));
+                let unwritten = ring.fill() as u64 + ring.outbox().unwritten_events() + uncut;
+                let n = ring.take_unreported_drops() + unwritten + pending;
                 if n > 0 {
                     check(rec, sink.file.out.write_dropped(r.thread, n));
                 }
@@ -346,11 +349,13 @@ fn sleep(rec: &Recorder, step: Duration) {
     SLEEPING.store(0, Ordering::Relaxed);
 }
 
-/// Whether some ring's outbox holds a buffer of chunks for the writer.
+/// Whether some ring's outbox holds a buffer of chunks for the writer, or a stream is half
+/// full (what wakes the writer: the rest waits for the next flush).
 fn any_sealed(rec: &Recorder) -> bool {
     lock(&rec.rings).iter().any(|r| {
         // SAFETY: registered rings stay allocated while in the (locked) registry.
-        let outbox = unsafe { &*r.ring }.outbox();
-        outbox.sealed() != outbox.written()
+        let ring = unsafe { &*r.ring };
+        let outbox = ring.outbox();
+        outbox.sealed() != outbox.written() || ring.stream().is_some_and(|s| s.wants_writer())
     })
 }

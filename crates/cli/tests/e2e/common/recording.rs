@@ -88,6 +88,9 @@ pub enum Hooks {
     /// The fast path with `ELTRACE_TEST_TRASH_REGISTERS=1` and `ELTRACE_PRESERVE_RCX=0`: the
     /// stubs overwrite every register the probe contract lets them, RCX included.
     FastTrash,
+    /// As `FastTrash`, with raw records instead of streams (`ELTRACE_STREAM=0`): the path the
+    /// exact recordings of the other modes do not take (timeless ones take it in every mode).
+    RecordsTrash,
 }
 
 /// How a scenario is recorded: the hook path, and the runtime the program runs on. Every e2e
@@ -122,7 +125,7 @@ impl Mode {
         match self.hooks {
             Hooks::Fast => "fast-path",
             Hooks::Slow => "slow-path",
-            Hooks::FastTrash => "fast-path (trash registers)",
+            Hooks::FastTrash | Hooks::RecordsTrash => "fast-path (trash registers)",
         }
     }
 
@@ -163,6 +166,7 @@ macro_rules! modes {
                 $crate::modes!(@hooks $name, fast, Fast, $net11);
                 $crate::modes!(@hooks $name, slow, Slow, $net11);
                 $crate::modes!(@hooks $name, fast_trash, FastTrash, $net11);
+                $crate::modes!(@hooks $name, records_trash, RecordsTrash, $net11);
             }
         )*
     };
@@ -245,13 +249,18 @@ pub fn record_program(
         Hooks::Slow => {
             cmd.arg("--slow-path");
         }
-        Hooks::FastTrash => {
+        Hooks::FastTrash | Hooks::RecordsTrash => {
             cmd.env("ELTRACE_TEST_TRASH_REGISTERS", "1")
                 .env("ELTRACE_PRESERVE_RCX", "0");
         }
     }
     // The mode comes from the arguments above, not from the test runner's environment.
     cmd.env_remove("ELTRACE_HOOKS");
+    if mode.hooks == Hooks::RecordsTrash {
+        cmd.env("ELTRACE_STREAM", "0");
+    } else {
+        cmd.env_remove("ELTRACE_STREAM");
+    }
     mode.runtime.apply_env(&mut cmd);
     cmd.envs(env.iter().copied());
     cmd.args(record_args)

@@ -1,10 +1,10 @@
-//! The stub-encode stubs, called from Rust on a thread whose slot holds a ring with their
-//! state: their bytes are the chunk builder's for the same events (the format's own encoder,
-//! trace/src/chunks), timed and timeless.
+//! The stream stubs, called from Rust on a thread whose slot holds a streaming ring: their
+//! bytes are the format's reference encoder's (eltrace_trace::stream) for the same events, and
+//! a Leave below the stack's top goes through the Rust side, which writes the same bytes.
 
 use core::arch::asm;
 
-use eltrace_trace::chunks::ChunkBuilder;
+use eltrace_trace::stream::{StreamState, put_event};
 use eltrace_trace::{EventKind, ThreadIdx};
 
 use crate::clock;
@@ -15,20 +15,20 @@ use crate::slot;
 type Stub = unsafe extern "C" fn();
 
 unsafe extern "C" {
-    fn eltrace_stub_encode_enter();
-    fn eltrace_stub_encode_leave();
-    fn eltrace_stub_encode_tailcall();
-    fn eltrace_stub_encode_enter_nt();
-    fn eltrace_stub_encode_leave_nt();
-    fn eltrace_stub_encode_tailcall_nt();
+    fn eltrace_stream_enter();
+    fn eltrace_stream_leave();
+    fn eltrace_stream_tailcall();
+    fn eltrace_stream_enter_nt();
+    fn eltrace_stream_leave_nt();
+    fn eltrace_stream_tailcall_nt();
 }
 
 /// Calls `stub` as the JIT calls an Enter probe (R14 = client id, R15 = caller SP).
 fn enter(stub: Stub, func: u32, sp: u64) {
     let client = func as usize + CLIENT_INDEX_BIAS;
     // SAFETY: the stub follows the probe contract: it reads R14/R15 and may modify RAX, R10,
-    // R11 and XMM8-15 (all covered by the C ABI's clobbers); the slot holds a live ring with
-    // its state, so it takes its inline path.
+    // R11 and XMM8-15 (covered by the C ABI's clobbers); its fallback is a C call that keeps
+    // the rest. The slot holds a live streaming ring.
     unsafe { asm!("call {s}", s = in(reg) stub, in("r14") client, in("r15") sp, clobber_abi("C")) }
 }
 
@@ -42,9 +42,10 @@ fn leave(stub: Stub, func: u32, sp: u64) {
     }
 }
 
-/// A call tree with every case the stubs encode: predicted Leaves, a repeated Enter, a Leave
-/// with nothing to predict it, a Tailcall, functions and SP deltas of several varint bytes.
-const EVENTS: [(EventKind, u32, u64); 14] = [
+/// Every case the stubs encode: predicted Leaves, a repeated Enter, a Leave with nothing to
+/// predict it, a Tailcall, functions and SP deltas of several varint bytes; and (`BELOW`) a
+/// Leave of the frame below the top, which the stubs leave to the Rust side.
+const EVENTS: [(EventKind, u32, u64); 17] = [
     (EventKind::Enter, 3, 0x7ffc_0000_1000),
     (EventKind::Enter, 300, 0x7ffc_0000_0f00),
     (EventKind::Leave, 300, 0x7ffc_0000_0f00),
@@ -57,29 +58,33 @@ const EVENTS: [(EventKind, u32, u64); 14] = [
     (EventKind::Enter, 4, 0x10),
     (EventKind::Tailcall, 4, 0x10),
     (EventKind::Enter, 5, 0x10),
+    (EventKind::Enter, 6, 0x8),
+    (EventKind::Enter, 7, 0x4),
+    (EventKind::Leave, 6, 0x8),
     (EventKind::Leave, 5, 0x10),
     (EventKind::Leave, 6, 0x7ffc_0000_3000),
 ];
 
-/// Runs `EVENTS` through the stubs on this thread; returns their bytes.
-fn stub_bytes(timeless: bool) -> Vec<u8> {
-    let ring =
-        Box::new(Ring::for_thread(64, ThreadIdx(0), timeless, MIN_BUFFERS, 0).stub_encoding());
+/// Runs `events` through the stubs on this thread; returns the stream's bytes.
+fn stub_bytes(timeless: bool, events: &[(EventKind, u32, u64)]) -> Vec<u8> {
+    let ring = Box::new(
+        Ring::for_thread(0, ThreadIdx(0), timeless, MIN_BUFFERS, 0).streaming(4096, 0, true),
+    );
     slot::set_for_test(&*ring as *const Ring as usize);
     let (e, l, t): (Stub, Stub, Stub) = if timeless {
         (
-            eltrace_stub_encode_enter_nt,
-            eltrace_stub_encode_leave_nt,
-            eltrace_stub_encode_tailcall_nt,
+            eltrace_stream_enter_nt,
+            eltrace_stream_leave_nt,
+            eltrace_stream_tailcall_nt,
         )
     } else {
         (
-            eltrace_stub_encode_enter,
-            eltrace_stub_encode_leave,
-            eltrace_stub_encode_tailcall,
+            eltrace_stream_enter,
+            eltrace_stream_leave,
+            eltrace_stream_tailcall,
         )
     };
-    for (kind, func, sp) in EVENTS {
+    for &(kind, func, sp) in events {
         match kind {
             EventKind::Enter => enter(e, func, sp),
             EventKind::Leave => leave(l, func, sp),
@@ -87,9 +92,11 @@ fn stub_bytes(timeless: bool) -> Vec<u8> {
         }
     }
     slot::set_for_test(0);
-    assert_eq!(ring.stub_state().events(), EVENTS.len() as u64);
-    assert_eq!(ring.published(), 0, "a stub took the recording path");
-    ring.stub_state().bytes()
+    let stream = ring.stream().unwrap();
+    assert_eq!(stream.events(), events.len() as u64);
+    let cut = stream.cut(stream.published(), 0).unwrap();
+    assert_eq!(cut.events, events.len() as u64);
+    cut.parts.concat()
 }
 
 fn uvar(b: &[u8], at: &mut usize) -> u64 {
@@ -105,29 +112,24 @@ fn uvar(b: &[u8], at: &mut usize) -> u64 {
     }
 }
 
-/// The chunk builder's bytes for `EVENTS` at times `ts`, without the chunk's header and prefix.
-fn builder_bytes(timeless: bool, ts: &[u64]) -> Vec<u8> {
-    let mut b = ChunkBuilder::new(ThreadIdx(0), timeless);
-    let mut buf = Vec::with_capacity(4096);
-    for (&(kind, func, sp), &t) in EVENTS.iter().zip(ts) {
-        assert!(b.push(&mut buf, t, kind.code(), func, sp));
+/// The reference encoder's bytes for `events` at times `ts`.
+fn reference(timeless: bool, events: &[(EventKind, u32, u64)], ts: &[u64]) -> Vec<u8> {
+    let (mut out, mut s) = (Vec::new(), StreamState::default());
+    for (&(kind, func, sp), &t) in events.iter().zip(ts) {
+        put_event(&mut out, &mut s, timeless, t, kind.code(), func, sp);
     }
-    b.close(&mut buf);
-    let mut at = 12;
-    for _ in 0..if timeless { 4 } else { 3 } {
-        uvar(&buf, &mut at);
-    }
-    buf[at..].to_vec()
+    out
 }
 
 #[test]
-fn timeless_stubs_write_the_chunk_builders_bytes() {
-    let stub = stub_bytes(true);
-    assert_eq!(stub, builder_bytes(true, &[0; EVENTS.len()]));
+fn timeless_stream_stubs_write_the_reference_bytes() {
+    // Without the Leave below the top: the Rust side would read the process's clock mode.
+    let events = &EVENTS[..14];
+    assert_eq!(stub_bytes(true, events), reference(true, events, &[0; 14]));
 }
 
 #[test]
-fn timed_stubs_write_the_chunk_builders_bytes() {
+fn timed_stream_stubs_and_their_fallback_write_the_reference_bytes() {
     let _calibrating = clock::tests::CALIBRATING
         .lock()
         .unwrap_or_else(|e| e.into_inner());
@@ -136,16 +138,11 @@ fn timed_stubs_write_the_chunk_builders_bytes() {
         eprintln!("no invariant TSC here: the timed stubs never run inline; nothing to compare");
         return;
     }
-    let stub = stub_bytes(false);
-    // The stubs' times, read from their heads: each event's delta from the one before (from 0
-    // for the first), then its function and SP unless the head predicts them.
+    let stub = stub_bytes(false, &EVENTS);
+    // The times, read back from the heads: each the delta from the one before (from 0).
     let (mut at, mut ts, mut t) = (0, Vec::new(), 0u64);
-    let mut first_head = 0;
     for _ in EVENTS {
         let head = uvar(&stub, &mut at);
-        if ts.is_empty() {
-            first_head = at;
-        }
         t += head >> 4;
         ts.push(t);
         if head & 1 == 0 {
@@ -155,8 +152,5 @@ fn timed_stubs_write_the_chunk_builders_bytes() {
     }
     assert_eq!(at, stub.len());
     assert!(ts[0] > 0 && ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
-    // The builder's chunk starts at the first time (its first delta is 0); the rest is equal.
-    let built = builder_bytes(false, &ts);
-    assert_eq!(built[0], EventKind::Enter.code() << 1);
-    assert_eq!(stub[first_head..], built[1..]);
+    assert_eq!(stub, reference(false, &EVENTS, &ts));
 }
