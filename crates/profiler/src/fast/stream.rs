@@ -157,34 +157,84 @@ macro_rules! stream_tick {
     };
 }
 
-/// Enter: `$timed` true for a timed stub; `$rep` the head bits of a repeat; `$epilogue` runs
-/// before `ret` (the contract test's trash); `$fallback` the recording stub.
-macro_rules! stream_enter {
-    ($name:literal, $fallback:literal, $timed:literal, $rep:literal, $epilogue:expr) => {
-        stream_asm!(concat!(
+/// A stub's start: the operands every stub names (so that each uses them all), its section
+/// and symbol.
+macro_rules! stub_open {
+    ($name:literal) => {
+        concat!(
             "# operands: {tsc0} {mult} {mono0} {prevts} {vectors} {clobber} {upper}\n",
             ".pushsection .text.",
             $name,
             ",\"ax\",@progbits\n",
             ".globl ",
             $name,
-            "\n.hidden ",
+            "\n",
+            ".hidden ",
             $name,
-            "\n.type ",
+            "\n",
+            ".type ",
             $name,
             ", @function\n",
             ".p2align 4\n",
             $name,
-            ":\n",
-            "mov rax, r14\n",
-            "shr rax, {flags_shift}\n",
+            ":\n"
+        )
+    };
+}
+
+/// The thread's ring into R10, or the fallback (`9f`) for a client id with flags or a thread
+/// without a ring; `$client` holds the client id, `$t` is a scratch register.
+macro_rules! thread_stream {
+    ($client:literal, $t:literal) => {
+        concat!(
+            "mov ",
+            $t,
+            ", ",
+            $client,
+            "\n",
+            "shr ",
+            $t,
+            ", {flags_shift}\n",
             "jnz 9f\n",
-            "mov rax, qword ptr [rip + ",
+            "mov ",
+            $t,
+            ", qword ptr [rip + ",
             crate::slot::slot_symbol!(),
             "@GOTTPOFF]\n",
-            "mov r10, qword ptr fs:[rax]\n",
+            "mov r10, qword ptr fs:[",
+            $t,
+            "]\n",
             "cmp r10, {dead}\n",
-            "jbe 9f\n",
+            "jbe 9f\n"
+        )
+    };
+}
+
+/// A stub's end: the fallback jump to the recording stub, the symbol's size.
+macro_rules! stub_close {
+    ($name:literal, $fallback:literal) => {
+        concat!(
+            "9:\n",
+            "jmp ",
+            $fallback,
+            "\n",
+            ".size ",
+            $name,
+            ", . - ",
+            $name,
+            "\n",
+            ".popsection"
+        )
+    };
+}
+
+/// Enter: `$timed` true for a timed stub; `$rep` the head bits of a repeat; `$epilogue` runs
+/// before `ret` (the contract test's trash); `$fallback` the recording stub.
+macro_rules! stream_enter {
+    ($name:literal, $fallback:literal, $timed:literal, $rep:literal, $epilogue:expr) => {
+        stream_asm!(concat!(
+            stub_open!($name),
+            thread_stream!("r14", "rax"),
             room!("rax", "eax", "r11d"),
             "add r11, qword ptr [r10 + {buf}]\n",
             "movq xmm9, r11\n",
@@ -244,16 +294,7 @@ macro_rules! stream_enter {
             $epilogue,
             "\n",
             "ret\n",
-            "9:\n",
-            "jmp ",
-            $fallback,
-            "\n",
-            ".size ",
-            $name,
-            ", . - ",
-            $name,
-            "\n",
-            ".popsection"
+            stub_close!($name, $fallback)
         ),);
     };
 }
@@ -263,29 +304,8 @@ macro_rules! stream_enter {
 macro_rules! stream_leave {
     ($name:literal, $fallback:literal, $kind:literal, $timed:literal, $epilogue:expr) => {
         stream_asm!(concat!(
-            "# operands: {tsc0} {mult} {mono0} {prevts} {vectors} {clobber} {upper}\n",
-            ".pushsection .text.",
-            $name,
-            ",\"ax\",@progbits\n",
-            ".globl ",
-            $name,
-            "\n.hidden ",
-            $name,
-            "\n.type ",
-            $name,
-            ", @function\n",
-            ".p2align 4\n",
-            $name,
-            ":\n",
-            "mov r8, rdi\n",
-            "shr r8, {flags_shift}\n",
-            "jnz 9f\n",
-            "mov r8, qword ptr [rip + ",
-            crate::slot::slot_symbol!(),
-            "@GOTTPOFF]\n",
-            "mov r10, qword ptr fs:[r8]\n",
-            "cmp r10, {dead}\n",
-            "jbe 9f\n",
+            stub_open!($name),
+            thread_stream!("rdi", "r8"),
             room!("r8", "r8d", "r11d"),
             // The stack's top: R9 its address, unless the stack is empty (R8 = 0).
             "mov r8, qword ptr [r10 + {depth}]\n",
@@ -350,16 +370,7 @@ macro_rules! stream_leave {
             $epilogue,
             "\n",
             "ret\n",
-            "9:\n",
-            "jmp ",
-            $fallback,
-            "\n",
-            ".size ",
-            $name,
-            ", . - ",
-            $name,
-            "\n",
-            ".popsection"
+            stub_close!($name, $fallback)
         ),);
     };
 }

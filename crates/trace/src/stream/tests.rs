@@ -241,44 +241,15 @@ fn timeless_streams_read_back_as_written_but_the_times() {
 fn a_leave_the_stack_predicts_costs_its_head_and_a_loop_call_two_bytes() {
     let mut s = StreamState::default();
     let mut b = Vec::new();
-    put_event(
-        &mut b,
-        &mut s,
-        true,
-        0,
-        EventKind::Enter.code(),
-        300,
-        0x1000,
-    );
+    let mut call = |b: &mut Vec<u8>, kind: EventKind| {
+        put_event(b, &mut s, true, 0, kind.code(), 300, 0x1000);
+    };
+    call(&mut b, EventKind::Enter);
     let enter = b.len();
-    put_event(
-        &mut b,
-        &mut s,
-        true,
-        0,
-        EventKind::Leave.code(),
-        300,
-        0x1000,
-    );
+    call(&mut b, EventKind::Leave);
     assert_eq!(b.len() - enter, 1, "predicted Leave");
-    put_event(
-        &mut b,
-        &mut s,
-        true,
-        0,
-        EventKind::Enter.code(),
-        300,
-        0x1000,
-    );
-    put_event(
-        &mut b,
-        &mut s,
-        true,
-        0,
-        EventKind::Leave.code(),
-        300,
-        0x1000,
-    );
+    call(&mut b, EventKind::Enter);
+    call(&mut b, EventKind::Leave);
     assert_eq!(b.len() - enter, 3, "repeated Enter and its Leave");
 }
 
