@@ -211,17 +211,26 @@ impl Recorder {
         };
         let idx = ThreadIdx(self.next_thread.fetch_add(1, Ordering::Relaxed));
         let max = self.config.max_buffer_bytes();
-        let mut capacity = self.ring_capacity;
-        let mut buffers = BUFFERS;
-        let mut bytes = Ring::bytes_for(capacity, buffers);
+        // A stream (ring/stream.rs) or records and an outbox; over the cap a small one, still
+        // lossless (its producer waits for the writer more often), instead of none.
+        let streams = self.config.stream;
+        let (full, small) = if streams {
+            (
+                Ring::bytes_for(0, 0) + Stream::bytes_for(stream::DEFAULT_BYTES),
+                Ring::bytes_for(0, 0) + Stream::bytes_for(stream::SMALL_BYTES),
+            )
+        } else {
+            (
+                Ring::bytes_for(self.ring_capacity, BUFFERS),
+                Ring::bytes_for(self.ring_capacity.min(MIN_RING_EVENTS), MIN_BUFFERS),
+            )
+        };
+        let mut bytes = full;
         let before = self.reserved_bytes.fetch_add(bytes, Ordering::Relaxed);
-        if before + bytes > max && (capacity > MIN_RING_EVENTS || buffers > MIN_BUFFERS) {
-            // Over the cap: a small ring and outbox, still lossless (its producer waits for
-            // the writer more often), instead of none.
+        let over = before + bytes > max && small < full;
+        if over {
             self.reserved_bytes.fetch_sub(bytes, Ordering::Relaxed);
-            capacity = capacity.min(MIN_RING_EVENTS);
-            buffers = MIN_BUFFERS;
-            bytes = Ring::bytes_for(capacity, buffers);
+            bytes = small;
             self.reserved_bytes.fetch_add(bytes, Ordering::Relaxed);
             self.note(
                 "memory-cap",
@@ -229,7 +238,7 @@ impl Recorder {
                     "threads from thread {} on get {} KiB buffers instead of {} KiB: {} KiB of {} KiB ({}) are in use",
                     idx.0,
                     bytes >> 10,
-                    Ring::bytes_for(self.ring_capacity, BUFFERS) >> 10,
+                    full >> 10,
                     before >> 10,
                     max >> 10,
                     protocol::env::MAX_BUFFER_MB
@@ -237,26 +246,23 @@ impl Recorder {
             );
         }
         let timeless = clock::is_timeless();
-        let mut ring = if self.config.stream {
-            // A stream instead of records and an outbox (ring/stream.rs): its byte ring and
-            // stack take the place of what was reserved above.
-            let stream = Ring::bytes_for(0, 0) + Stream::bytes_for(stream::DEFAULT_BYTES);
-            if stream > bytes {
-                self.reserved_bytes
-                    .fetch_add(stream - bytes, Ordering::Relaxed);
+        let mut ring = if streams {
+            let size = if over {
+                stream::SMALL_BYTES
             } else {
-                self.reserved_bytes
-                    .fetch_sub(bytes - stream, Ordering::Relaxed);
-            }
-            bytes = stream;
+                stream::DEFAULT_BYTES
+            };
             // The timed stubs read the TSC: with another clock every event takes the Rust side.
             Ring::for_thread(0, idx, timeless, 0, registered_ns).streaming(
-                stream::DEFAULT_BYTES,
+                size,
                 registered_ns,
                 clock::is_tsc() || timeless,
             )
+        } else if over {
+            let capacity = self.ring_capacity.min(MIN_RING_EVENTS);
+            Ring::for_thread(capacity, idx, timeless, MIN_BUFFERS, registered_ns)
         } else {
-            Ring::for_thread(capacity, idx, timeless, buffers, registered_ns)
+            Ring::for_thread(self.ring_capacity, idx, timeless, BUFFERS, registered_ns)
         };
         if !clock::is_tsc() && !timeless {
             ring = ring.without_inline_writes();

@@ -33,6 +33,9 @@ use eltrace_trace::{EventKind, ThreadIdx};
 /// The byte ring's default size. Half a MiB: the slack a thread has while the writer, on a busy
 /// machine, takes a while to come.
 pub const DEFAULT_BYTES: usize = 1 << 19;
+/// The byte ring of a thread that starts while the buffers use the whole cap
+/// (`ELTRACE_MAX_BUFFER_MB`).
+pub const SMALL_BYTES: usize = 1 << 15;
 /// The smallest byte ring (tests).
 pub const MIN_BYTES: usize = 1 << 10;
 /// Bytes the Rust side keeps free for what it writes at once: a reset and an event.
