@@ -140,6 +140,12 @@ impl Stream {
     fn open_to(&self, value: u64) {
         if self.inline && self.pending_drops.load(Ordering::Relaxed) == 0 {
             self.limit.store(value, Ordering::Relaxed);
+            // A drop counted meanwhile (`drop_one`, on the owning thread) keeps the stubs out:
+            // its reset must come before the next event.
+            core::sync::atomic::fence(Ordering::SeqCst);
+            if self.pending_drops.load(Ordering::Relaxed) != 0 {
+                self.limit.store(0, Ordering::Relaxed);
+            }
         }
     }
 
@@ -261,9 +267,12 @@ impl Stream {
     /// Producer: one event lost; the next one pushed follows a reset. Returns the drops now
     /// pending.
     pub fn drop_one(&self) -> u64 {
-        self.limit.store(0, Ordering::Relaxed);
         let n = self.pending_drops.load(Ordering::Relaxed) + 1;
         self.pending_drops.store(n, Ordering::Relaxed);
+        // After the count (pairs with `open_to`): the writer either sees the drop and keeps
+        // the stubs out, or opened the limit before this store closes it again.
+        core::sync::atomic::fence(Ordering::SeqCst);
+        self.limit.store(0, Ordering::Relaxed);
         let all = self.dropped.load(Ordering::Relaxed) + 1;
         self.dropped.store(all, Ordering::Relaxed);
         n
