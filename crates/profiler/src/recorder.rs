@@ -214,10 +214,13 @@ impl Recorder {
         // A stream (ring/stream.rs) or records and an outbox; over the cap a small one, still
         // lossless (its producer waits for the writer more often), instead of none.
         let streams = self.config.stream;
+        // A stream's ring follows ELTRACE_BUFFER_EVENTS (ring/stream.rs `bytes_for_events`).
+        let stream_size = stream::bytes_for_events(self.ring_capacity);
+        let small_stream = stream::SMALL_BYTES.min(stream_size);
         let (full, small) = if streams {
             (
-                Ring::bytes_for(0, 0) + Stream::bytes_for(stream::DEFAULT_BYTES),
-                Ring::bytes_for(0, 0) + Stream::bytes_for(stream::SMALL_BYTES),
+                Ring::bytes_for(0, 0) + Stream::bytes_for(stream_size),
+                Ring::bytes_for(0, 0) + Stream::bytes_for(small_stream),
             )
         } else {
             (
@@ -247,11 +250,7 @@ impl Recorder {
         }
         let timeless = clock::is_timeless();
         let mut ring = if streams {
-            let size = if over {
-                stream::SMALL_BYTES
-            } else {
-                stream::DEFAULT_BYTES
-            };
+            let size = if over { small_stream } else { stream_size };
             // The timed stubs read the TSC: with another clock every event takes the Rust side.
             Ring::for_thread(0, idx, timeless, 0, registered_ns).streaming(
                 size,

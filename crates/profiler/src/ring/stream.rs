@@ -30,14 +30,25 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use eltrace_trace::stream::{MAX_EVENT_BYTES, RESET_HEAD, STACK_ENTRIES};
 use eltrace_trace::{EventKind, ThreadIdx};
 
-/// The byte ring's default size. Half a MiB: the slack a thread has while the writer, on a busy
-/// machine, takes a while to come.
+/// The byte ring's default size (for the default 4,096-record `ELTRACE_BUFFER_EVENTS`). Half a
+/// MiB: the slack a thread has while the writer, on a busy machine, takes a while to come.
 pub const DEFAULT_BYTES: usize = 1 << 19;
+/// The largest byte ring (with its stack, a thread's stream stays within 2 MiB).
+pub const MAX_BYTES: usize = 1 << 20;
 /// The byte ring of a thread that starts while the buffers use the whole cap
 /// (`ELTRACE_MAX_BUFFER_MB`).
 pub const SMALL_BYTES: usize = 1 << 15;
-/// The smallest byte ring (tests).
+/// The smallest byte ring.
 pub const MIN_BYTES: usize = 1 << 10;
+
+/// The byte ring for `ELTRACE_BUFFER_EVENTS` = `events` (a ring of that many records): 128
+/// bytes per record, a power of two from [`MIN_BYTES`] to [`MAX_BYTES`].
+pub fn bytes_for_events(events: usize) -> usize {
+    events
+        .saturating_mul(DEFAULT_BYTES / 4096)
+        .next_power_of_two()
+        .clamp(MIN_BYTES, MAX_BYTES)
+}
 /// Bytes the Rust side keeps free for what it writes at once: a reset and an event.
 const ROOM: u64 = 64;
 const STACK_MASK: u64 = STACK_ENTRIES as u64 - 1;

@@ -190,3 +190,13 @@ fn the_byte_counts_carry_past_a_tib_is_not_counted_as_an_event() {
     let word = ((1u64 << 40) - 4) | ((5 + 2) << 40);
     assert_eq!(s.since_cut(word), (6, 2));
 }
+
+#[test]
+fn the_ring_follows_the_buffer_setting_within_its_bounds() {
+    use super::{DEFAULT_BYTES, MAX_BYTES, MIN_BYTES, bytes_for_events};
+    assert_eq!(bytes_for_events(4096), DEFAULT_BYTES);
+    assert_eq!(bytes_for_events(16), 2048);
+    assert_eq!(bytes_for_events(1), MIN_BYTES);
+    assert_eq!(bytes_for_events(1 << 17), MAX_BYTES);
+    assert_eq!(bytes_for_events(3000), DEFAULT_BYTES);
+}
