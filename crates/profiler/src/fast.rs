@@ -95,8 +95,8 @@ pub struct Variant {
     pub body: Body,
     /// Stubs that take no timestamp (`record --timing none|sampled`).
     pub timeless: bool,
-    /// Recording stubs that encode into the thread's stream (`ELTRACE_STREAM=1`,
-    /// fast/stream.rs).
+    /// Recording stubs that encode into the thread's stream (exact recordings, or
+    /// `ELTRACE_STREAM=1`; fast/stream.rs).
     pub stream: bool,
 }
 

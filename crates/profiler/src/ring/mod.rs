@@ -196,7 +196,8 @@ pub struct Ring {
     encoder: UnsafeCell<Encoder>,
     /// Encoded chunks waiting for the writer.
     outbox: Outbox,
-    /// The thread's stream (`ELTRACE_STREAM=1`; stream.rs), disabled otherwise.
+    /// The thread's stream (exact recordings, or `ELTRACE_STREAM=1`; stream.rs), disabled
+    /// otherwise.
     stream: Stream,
 }
 

@@ -1,4 +1,5 @@
-//! A thread's stream (`ELTRACE_STREAM=1`; docs/design.md "Streams"): the thread encodes each
+//! A thread's stream (exact recordings, or `ELTRACE_STREAM=1`; docs/design.md "Streams"): the
+//! thread encodes each
 //! event into a stream chunk's bytes (eltrace_trace::stream) in a byte ring, the fast path's
 //! stubs inline (fast/stream.rs) and the Rust side ([`Stream::push`]) otherwise, and the writer
 //! cuts what was published into chunks ([`Stream::cut`]) and appends them. Nothing reads an
@@ -265,9 +266,7 @@ impl Stream {
     /// Producer: the writer was woken; the stubs may write on up to the Rust side's room
     /// (unless drops are pending).
     pub fn writer_woken(&self) {
-        if self.wants_writer() {
-            self.open_to(self.full());
-        }
+        self.open_to(self.full());
     }
 
     /// Producer: whether [`Stream::push`] would find room (a waiter's check).
@@ -275,9 +274,8 @@ impl Stream {
         self.used(self.word.load(Ordering::Relaxed)) <= self.full()
     }
 
-    /// Producer: one event lost; the next one pushed follows a reset. Returns the drops now
-    /// pending.
-    pub fn drop_one(&self) -> u64 {
+    /// Producer: one event lost; the next one pushed follows a reset.
+    pub fn drop_one(&self) {
         let n = self.pending_drops.load(Ordering::Relaxed) + 1;
         self.pending_drops.store(n, Ordering::Relaxed);
         // After the count (pairs with `open_to`): the writer either sees the drop and keeps
@@ -286,7 +284,6 @@ impl Stream {
         self.limit.store(0, Ordering::Relaxed);
         let all = self.dropped.load(Ordering::Relaxed) + 1;
         self.dropped.store(all, Ordering::Relaxed);
-        n
     }
 
     /// Events lost in all (reported in place by resets, or at the end).
