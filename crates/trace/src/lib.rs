@@ -56,10 +56,14 @@ pub use writer::TraceWriter;
 
 /// The first eight bytes of every trace file.
 pub const MAGIC: [u8; 8] = *b"ELTRACE\0";
-/// The format version this crate writes (it reads this one and versions 1 to 4): version 4
-/// plus the stream chunks (EVENT_STREAM, TIMELESS_STREAM: [`stream`]). A reader that knows
-/// only an older version refuses these traces instead of skipping their events.
-pub const FORMAT_VERSION: u16 = 5;
+/// The format version this crate writes (it reads this one and versions 1 to 5): version 5
+/// plus the callee table of stream chunks ([`stream`]), whose predicted Enters a version-5
+/// reader would refuse.
+pub const FORMAT_VERSION: u16 = 6;
+/// Version 5: version 4 plus the stream chunks (EVENT_STREAM, TIMELESS_STREAM: [`stream`]),
+/// written on 2026-12-06 only (still read). A reader that knows only an older version
+/// refuses these traces instead of skipping their events.
+pub const FORMAT_VERSION_5: u16 = 5;
 /// Version 4: version 3 plus runs of repeated leaf calls in TIMELESS_EVENTS and repeated
 /// Enters in EVENTS (still read).
 pub const FORMAT_VERSION_4: u16 = 4;

@@ -8,7 +8,10 @@
 //!
 //! The prediction stack is a ring of [`STACK_ENTRIES`] frames on both sides (a deeper stack
 //! overwrites its oldest frames), so that an encoder with a fixed buffer (the stubs) and the
-//! reader predict alike. A reset (the head [`RESET_HEAD`], then the number of events lost)
+//! reader predict alike. So is the callee table (format version 6): [`CALLEE_ENTRIES`]
+//! entries, each the function and SP delta of the Enter (not coded as a repeat) that last
+//! followed an event of the function and kind (Enter or not) that index it; an Enter the
+//! table predicts is its head alone. A reset (the head [`RESET_HEAD`], then the number of events lost)
 //! starts the state afresh after events were dropped.
 //!
 //! [`StreamState`] with [`put_event`] and [`put_reset`] is the reference encoder; [`frame`]
@@ -30,6 +33,13 @@ pub const MAX_EVENT_BYTES: usize = 10 + 5 + 10;
 pub const SEARCH: usize = crate::events::SEARCH;
 /// A timeless head's repeat bit (an Enter of the frame that ended last).
 const REPEAT: u64 = 0x10;
+/// Entries of the callee table (a power of two).
+pub const CALLEE_ENTRIES: usize = 1 << 12;
+const CALLEE_MASK: u64 = CALLEE_ENTRIES as u64 - 1;
+/// A head's low bits for an Enter the callee table predicts: the predicted bit on kind 4
+/// (Catch), which no event has (version 6).
+pub const CALLEE_HEAD: u64 = 0x09;
+const CALLEE_CODE: u8 = 4;
 
 /// The coding state of one thread's stream, the same on both sides.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +50,10 @@ pub struct StreamState {
     /// Frames pushed and not popped; the top is `stack[(depth - 1) % STACK_ENTRIES]`.
     depth: u64,
     stack: Box<[(u32, u64)]>,
+    /// The previous event's callee-table key: its function `<< 1`, plus 1 for an Enter.
+    prev_key: u64,
+    /// Per key, `func | zigzag(SP delta) << 32` of the Enter that last followed.
+    callees: Box<[u64]>,
 }
 
 impl Default for StreamState {
@@ -50,6 +64,8 @@ impl Default for StreamState {
             last_end: None,
             depth: 0,
             stack: vec![(0, 0); STACK_ENTRIES].into_boxed_slice(),
+            prev_key: 0,
+            callees: vec![0; CALLEE_ENTRIES].into_boxed_slice(),
         }
     }
 }
@@ -61,6 +77,23 @@ impl StreamState {
         self.prev_sp = 0;
         self.last_end = None;
         self.depth = 0;
+        self.prev_key = 0;
+        self.callees.fill(0);
+    }
+
+    /// The callee-table entry the next Enter is predicted by.
+    fn callee(&self) -> &u64 {
+        &self.callees[(self.prev_key & CALLEE_MASK) as usize]
+    }
+
+    /// The callee table after an event of `code` on `func` whose SP delta zigzags to `zz`
+    /// (`repeat`: an Enter coded as a repeat, which leaves the entries as they are).
+    fn follow(&mut self, code: u8, func: u32, zz: u64, repeat: bool) {
+        let enter = code == EventKind::Enter.code();
+        if enter && !repeat {
+            self.callees[(self.prev_key & CALLEE_MASK) as usize] = u64::from(func) | zz << 32;
+        }
+        self.prev_key = u64::from(func) << 1 | u64::from(enter);
     }
 
     fn top(&self) -> Option<(u32, u64)> {
@@ -90,6 +123,12 @@ fn ends_frame(code: u8) -> bool {
     matches!(code, 1..=3)
 }
 
+/// The zigzag code of an SP delta.
+fn zigzag(d: u64) -> u64 {
+    let d = d as i64;
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
 /// Appends one event (`code`: an [`EventKind`] code) to `out` and moves `state` on. A time
 /// before the previous event's counts as that one's (timed streams never go back); timeless
 /// streams ignore `ts`.
@@ -109,18 +148,23 @@ pub fn put_event(
         (ts - state.prev_ts) << 4
     };
     let kind = u64::from(code) << 1;
+    let enter = code == EventKind::Enter.code();
     let predicted = ends_frame(code) && state.top() == Some((func, sp));
+    let zz = zigzag(sp.wrapping_sub(state.prev_sp));
+    let repeat = enter && state.last_end == Some((func, sp));
     if predicted {
         put_u64(out, time | kind | 1);
-    } else if code == EventKind::Enter.code() && state.last_end == Some((func, sp)) {
+    } else if repeat {
         put_u64(out, time | if timeless { REPEAT } else { 1 });
+    } else if enter && zz >> 32 == 0 && *state.callee() == u64::from(func) | zz << 32 {
+        put_u64(out, time | CALLEE_HEAD);
     } else {
         put_u64(out, time | kind);
         put_u64(out, u64::from(func));
-        let d = sp.wrapping_sub(state.prev_sp) as i64;
-        put_u64(out, ((d << 1) ^ (d >> 63)) as u64);
+        put_u64(out, zz);
     }
     state.apply(code, func, sp, predicted);
+    state.follow(code, func, zz, repeat);
     if ends_frame(code) {
         state.last_end = Some((func, sp));
     }
@@ -225,7 +269,21 @@ pub(crate) fn decode(
                 (ts, predicted && kind == EventKind::Enter)
             }
         };
-        let (func, sp) = if repeat {
+        let callee = predicted && code == CALLEE_CODE;
+        let (kind, code) = if callee {
+            if times.is_some() && head & REPEAT != 0 {
+                return Err(DecodeError("a repeat on a predicted Enter"));
+            }
+            (EventKind::Enter, EventKind::Enter.code())
+        } else {
+            (kind, code)
+        };
+        let (func, sp) = if callee {
+            let entry = *state.callee();
+            let zz = entry >> 32;
+            let d = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
+            (entry as u32, state.prev_sp.wrapping_add(d as u64))
+        } else if repeat {
             if kind != EventKind::Enter || (times.is_some() && predicted) {
                 return Err(DecodeError("a repeat on an event that is no Enter"));
             }
@@ -243,7 +301,8 @@ pub(crate) fn decode(
             let f = c.u32()?;
             (f, state.prev_sp.wrapping_add(c.i64()? as u64))
         };
-        state.apply(code, func, sp, predicted && !repeat);
+        state.apply(code, func, sp, predicted && !repeat && !callee);
+        state.follow(code, func, zigzag(sp.wrapping_sub(state.prev_sp)), repeat);
         if ends_frame(code) {
             state.last_end = Some((func, sp));
         }

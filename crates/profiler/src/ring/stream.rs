@@ -16,8 +16,9 @@
 //! cut are fewer than 2^24, as each takes a byte and the ring holds fewer than 2^24; and each
 //! time the byte count passes 2^40 (a TiB) its carry adds one to the events, which the
 //! writer, counting whole bytes, takes off. The state the encoding continues (previous time
-//! and SP, the last frame-ending event, the prediction stack's depth and, in the buffer after
-//! the byte ring, its 2,048 frames) is the owning thread's only.
+//! and SP, the last frame-ending event, the prediction stack's depth, the callee table's key
+//! and, in the buffer after the byte ring, the stack's 2,048 frames and the table's 4,096
+//! entries) is the owning thread's only.
 //!
 //! `limit` is half the ring after a cut: a stub that finds the ring half full falls back to
 //! Rust, which wakes the writer and raises it to all but the room the Rust side keeps. It is
@@ -28,7 +29,9 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use eltrace_trace::stream::{MAX_EVENT_BYTES, RESET_HEAD, STACK_ENTRIES};
+use eltrace_trace::stream::{
+    CALLEE_ENTRIES, CALLEE_HEAD, MAX_EVENT_BYTES, RESET_HEAD, STACK_ENTRIES,
+};
 use eltrace_trace::{EventKind, ThreadIdx};
 
 /// The byte ring's default size (for the default 4,096-record `ELTRACE_BUFFER_EVENTS`). Half a
@@ -75,20 +78,24 @@ pub struct Stream {
     last_func: AtomicU64,
     last_sp: AtomicU64,
     depth: AtomicU64,
-    /// Events lost since the last reset (lossy recording, or the writer stopped), and in all.
+    /// Events lost since the last reset (lossy recording, or the writer stopped).
     pending_drops: AtomicU64,
-    dropped: AtomicU64,
-    // Fixed.
+    /// The callee table's key of the last event: its function `<< 1`, plus 1 for an Enter.
+    prev_key: AtomicU64,
+    // Fixed (but for `dropped`, written at a drop).
     /// The byte ring (`bytes` long, a power of two below 2^24) and, after it, the prediction
-    /// stack's frames; the ring's mask; the last offset at which a stub starts an event (one
-    /// cannot run past the ring's end from there).
+    /// stack's frames, then the callee table's entries (at `stack` + [`CALLEES`]); the ring's
+    /// mask; the last offset at which a stub starts an event (one cannot run past the ring's
+    /// end from there).
     buf: *mut u8,
     stack: *mut u8,
     mask: u64,
     last_inline: u64,
+    /// Events lost in all (reported in place by resets, or at the end).
+    dropped: AtomicU64,
     /// The stubs may write inline (false: `limit` stays 0).
     inline: bool,
-    _fixed: [u8; 31],
+    _fixed: [u8; 23],
     // Written by the writer, read by the stubs.
     tail: AtomicU64,
     limit: AtomicU64,
@@ -119,7 +126,12 @@ pub mod off {
     pub const STACK: usize = offset_of!(Stream, stack);
     pub const MASK: usize = offset_of!(Stream, mask);
     pub const LAST_INLINE: usize = offset_of!(Stream, last_inline);
+    pub const PREV_KEY: usize = offset_of!(Stream, prev_key);
 }
+
+/// The callee table's offset from the stack's start (after its frames).
+pub const CALLEES: usize = 16 * STACK_ENTRIES;
+const CALLEE_MASK: u64 = CALLEE_ENTRIES as u64 - 1;
 
 /// What [`Stream::cut`] hands the writer: a chunk's bytes in one or two pieces of the ring.
 pub struct Cut<'a> {
@@ -171,13 +183,14 @@ impl Stream {
             last_sp: AtomicU64::new(0),
             depth: AtomicU64::new(0),
             pending_drops: AtomicU64::new(0),
-            dropped: AtomicU64::new(0),
+            prev_key: AtomicU64::new(0),
             buf: core::ptr::null_mut(),
             stack: core::ptr::null_mut(),
             mask: 0,
             last_inline: 0,
+            dropped: AtomicU64::new(0),
             inline: false,
-            _fixed: [0; 31],
+            _fixed: [0; 23],
             tail: AtomicU64::new(0),
             limit: AtomicU64::new(0),
             _gate: [0; 6],
@@ -194,9 +207,9 @@ impl Stream {
         !self.buf.is_null()
     }
 
-    /// The buffer of a ring of `bytes`: the ring, then the stack.
+    /// The buffer of a ring of `bytes`: the ring, then the stack, then the callee table.
     const fn buffer(bytes: usize) -> usize {
-        bytes + 16 * STACK_ENTRIES
+        bytes + CALLEES + 8 * CALLEE_ENTRIES
     }
 
     /// The memory a stream with a ring of `bytes` takes.
@@ -240,6 +253,10 @@ impl Stream {
             self.prev_ts.store(0, Ordering::Relaxed);
             self.last_func.store(u64::MAX, Ordering::Relaxed);
             self.depth.store(0, Ordering::Relaxed);
+            self.prev_key.store(0, Ordering::Relaxed);
+            for i in 0..CALLEE_ENTRIES as u64 {
+                self.set_callee(i, 0);
+            }
             self.pending_drops.store(0, Ordering::Relaxed);
         }
         n += self.encode(&mut tmp[n..], timeless, ts, code, func, sp);
@@ -315,22 +332,27 @@ impl Stream {
         let depth = self.depth.load(r);
         let top = (depth > 0).then(|| self.frame(depth - 1));
         let me = (u64::from(func), sp);
+        let enter = code == EventKind::Enter.code();
+        let d = sp.wrapping_sub(self.prev_sp.load(r)) as i64;
+        let zz = ((d << 1) ^ (d >> 63)) as u64;
+        let key = self.prev_key.load(r) & CALLEE_MASK;
+        let entry = u64::from(func) | zz << 32;
+        let repeat = enter && (self.last_func.load(r), self.last_sp.load(r)) == me;
         let mut n;
         if ends && top == Some(me) {
             n = put(out, time | u64::from(code) << 1 | 1);
             self.depth.store(depth - 1, r);
         } else {
-            if code == EventKind::Enter.code()
-                && (self.last_func.load(r), self.last_sp.load(r)) == me
-            {
+            if repeat {
                 n = put(out, time | if timeless { 0x10 } else { 1 });
+            } else if enter && zz >> 32 == 0 && self.callee(key) == entry {
+                n = put(out, time | CALLEE_HEAD);
             } else {
                 n = put(out, time | u64::from(code) << 1);
                 n += put(&mut out[n..], u64::from(func));
-                let d = sp.wrapping_sub(self.prev_sp.load(r)) as i64;
-                n += put(&mut out[n..], ((d << 1) ^ (d >> 63)) as u64);
+                n += put(&mut out[n..], zz);
             }
-            if code == EventKind::Enter.code() {
+            if enter {
                 self.set_frame(depth, me);
                 self.depth.store(depth + 1, r);
             } else if ends {
@@ -344,6 +366,10 @@ impl Stream {
             self.last_func.store(me.0, r);
             self.last_sp.store(sp, r);
         }
+        if enter && !repeat {
+            self.set_callee(key, entry);
+        }
+        self.prev_key.store(me.0 << 1 | u64::from(enter), r);
         self.prev_sp.store(sp, r);
         self.prev_ts.store(ts, r);
         n
@@ -368,6 +394,28 @@ impl Stream {
         unsafe {
             self.stack.add(at).cast::<u64>().write(func);
             self.stack.add(at + 8).cast::<u64>().write(sp);
+        }
+    }
+
+    /// Callee-table entry `key` (below [`CALLEE_ENTRIES`]).
+    fn callee(&self, key: u64) -> u64 {
+        // SAFETY: the table's entries follow the stack's frames in the buffer; only the owning
+        // thread touches them.
+        unsafe {
+            self.stack
+                .add(CALLEES + 8 * key as usize)
+                .cast::<u64>()
+                .read()
+        }
+    }
+
+    fn set_callee(&self, key: u64, entry: u64) {
+        // SAFETY: as in `callee`.
+        unsafe {
+            self.stack
+                .add(CALLEES + 8 * key as usize)
+                .cast::<u64>()
+                .write(entry)
         }
     }
 

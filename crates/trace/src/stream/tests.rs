@@ -5,7 +5,7 @@
 
 use std::io::Cursor as IoCursor;
 
-use super::{StreamState, frame, put_event, put_reset};
+use super::{CALLEE_HEAD, StreamState, frame, put_event, put_reset};
 use crate::chunks::ChunkBuilder;
 use crate::model::{Event, EventKind, FunctionIdx, Record, ThreadIdx, TraceInfo};
 use crate::{TraceReader, TraceWriter};
@@ -54,7 +54,18 @@ fn program_with(seed: u64, n: usize, timeless: bool, extremes: bool) -> Vec<Item
         let func = (xorshift(&mut x) % 40) as u32 * if r % 7 == 0 { 5000 } else { 1 };
         match r {
             0..=34 => {
-                sp -= 16 + (xorshift(&mut x) % 8) * 16;
+                // As in real code, mostly the callee that followed the same event before, at
+                // the same SP offset (what the callee table predicts).
+                let last = match items.last() {
+                    Some(Item::Event(e)) => e.func.0,
+                    _ => 0,
+                };
+                let func = if r % 3 == 0 {
+                    func
+                } else {
+                    last.wrapping_mul(13).wrapping_add(5) % 40
+                };
+                sp -= 16 + u64::from(func % 8) * 16;
                 stack.push((func, sp));
                 push(&mut items, EventKind::Enter, func, sp, ts);
             }
@@ -300,8 +311,9 @@ fn first_varint(b: &[u8]) -> usize {
 }
 
 #[test]
-fn a_fresh_stream_codes_events_as_an_events_chunk_does() {
+fn a_fresh_stream_codes_events_as_an_events_chunk_does_but_predicted_enters() {
     for timeless in [false, true] {
+        let mut predicted = 0;
         for seed in 1..=10u64 {
             let items = program_with(seed, 3000, timeless, false);
             let events: Vec<Event> = items
@@ -334,13 +346,48 @@ fn a_fresh_stream_codes_events_as_an_events_chunk_does() {
                 at += first_varint(&buf[at..]);
             }
             let built = &buf[at..];
-            if timeless {
-                assert!(stream == built, "timeless seed {seed}");
-            } else {
-                // The chunk's first delta is from its base time, the stream's from 0.
-                let (a, b) = (first_varint(&stream), first_varint(built));
-                assert!(stream[a..] == built[b..], "timed seed {seed}");
+            // Event by event: the same bytes, but for an Enter the callee table predicts (its
+            // head alone, where the chunk has the Enter's head, function and SP) and the first
+            // timed delta (the chunk's is from its base time, the stream's from 0).
+            let (mut a, mut b) = (0, 0);
+            for i in 0..events.len() {
+                let (ha, hb) = (first_varint(&stream[a..]), first_varint(&built[b..]));
+                let (head_a, head_b) = (stream[a], built[b]);
+                let full = |h: u8| h & 1 == 0 && (!timeless || h & 0x10 == 0);
+                let len_b = if full(head_b) {
+                    hb + first_varint(&built[b + hb..])
+                        + first_varint(&built[b + hb + first_varint(&built[b + hb..])..])
+                } else {
+                    hb
+                };
+                if head_a & 0x0F == CALLEE_HEAD as u8 {
+                    predicted += 1;
+                    assert_eq!(head_b & 0x0F, 0, "seed {seed} event {i}: not an Enter");
+                    assert_eq!(
+                        (ha, head_a & 0xF0),
+                        (hb, head_b & 0xF0),
+                        "seed {seed} event {i}"
+                    );
+                    assert_eq!(stream[a..a + ha][1..], built[b..b + hb][1..]);
+                    a += ha;
+                } else {
+                    let from = usize::from(!timeless && i == 0) * ha;
+                    let from_b = usize::from(!timeless && i == 0) * hb;
+                    let len_a = len_b - hb + ha;
+                    assert!(
+                        stream[a + from..a + len_a] == built[b + from_b..b + len_b],
+                        "{} seed {seed} event {i}",
+                        if timeless { "timeless" } else { "timed" }
+                    );
+                    a += len_a;
+                }
+                b += len_b;
             }
+            assert_eq!((a, b), (stream.len(), built.len()));
         }
+        assert!(
+            predicted > 200,
+            "{predicted} Enters predicted by the callee table"
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use core::arch::asm;
 
-use eltrace_trace::stream::{StreamState, put_event};
+use eltrace_trace::stream::{CALLEE_HEAD, StreamState, put_event};
 use eltrace_trace::{EventKind, ThreadIdx};
 
 use crate::clock;
@@ -45,7 +45,25 @@ fn leave(stub: Stub, func: u32, sp: u64) {
 /// Every case the stubs encode: predicted Leaves, a repeated Enter, a Leave with nothing to
 /// predict it, a Tailcall, functions and SP deltas of several varint bytes; and (`BELOW`) a
 /// Leave of the frame below the top, which the stubs leave to the Rust side.
-const EVENTS: [(EventKind, u32, u64); 17] = [
+const EVENTS: [(EventKind, u32, u64); 33] = [
+    // Enters the callee table predicts: 10 after the Leave of 9 (the same SP), 9 after the
+    // Enter of 8 (an SP 0x100 below).
+    (EventKind::Enter, 8, 0x7ffc_0000_2000),
+    (EventKind::Enter, 9, 0x7ffc_0000_1f00),
+    (EventKind::Leave, 9, 0x7ffc_0000_1f00),
+    (EventKind::Enter, 10, 0x7ffc_0000_1f00),
+    (EventKind::Leave, 10, 0x7ffc_0000_1f00),
+    (EventKind::Enter, 9, 0x7ffc_0000_1f00),
+    (EventKind::Leave, 9, 0x7ffc_0000_1f00),
+    (EventKind::Enter, 10, 0x7ffc_0000_1f00),
+    (EventKind::Leave, 10, 0x7ffc_0000_1f00),
+    (EventKind::Leave, 8, 0x7ffc_0000_2000),
+    (EventKind::Enter, 11, 0x7ffc_0000_2000),
+    (EventKind::Leave, 11, 0x7ffc_0000_2000),
+    (EventKind::Enter, 8, 0x7ffc_0000_2000),
+    (EventKind::Enter, 9, 0x7ffc_0000_1f00),
+    (EventKind::Leave, 9, 0x7ffc_0000_1f00),
+    (EventKind::Leave, 8, 0x7ffc_0000_2000),
     (EventKind::Enter, 3, 0x7ffc_0000_1000),
     (EventKind::Enter, 300, 0x7ffc_0000_0f00),
     (EventKind::Leave, 300, 0x7ffc_0000_0f00),
@@ -124,8 +142,15 @@ fn reference(timeless: bool, events: &[(EventKind, u32, u64)], ts: &[u64]) -> Ve
 #[test]
 fn timeless_stream_stubs_write_the_reference_bytes() {
     // Without the Leave below the top: the Rust side would read the process's clock mode.
-    let events = &EVENTS[..14];
-    assert_eq!(stub_bytes(true, events), reference(true, events, &[0; 14]));
+    let events = &EVENTS[..30];
+    let bytes = stub_bytes(true, events);
+    assert_eq!(bytes, reference(true, events, &[0; 30]));
+    // The two Enters the callee table predicts (its head alone).
+    let predicted = bytes
+        .iter()
+        .filter(|&&b| u64::from(b) == CALLEE_HEAD)
+        .count();
+    assert!(predicted >= 2, "{bytes:x?}");
 }
 
 #[test]

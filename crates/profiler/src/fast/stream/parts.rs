@@ -1,0 +1,303 @@
+//! The pieces of the stream stubs (fast/stream.rs): macros that expand to assembly text, with
+//! the operand names `stream_asm!` gives (`{buf}`, `{word}`, ...). Labels: each piece names
+//! the local labels it uses; `9` is every stub's fallback jump.
+
+/// LEB128 of `$v` (clobbered; `$v32`/`$v16`/`$b` its 32-, 16- and 8-bit names) at `[$p]`, `$p`
+/// moved past it, with `$t32`/`$t8` a scratch register's names; `$l` a label prefix unique in
+/// the stub. One byte and two bytes (below 2^14: function indexes, most SP deltas) take no
+/// loop: two bytes are `v + (v & !0x7f) | 0x80`, one 16-bit store. Longer values loop; each
+/// byte is made in a register and stored once (a read-modify-write of the byte just stored
+/// would wait for its cache line).
+macro_rules! varint {
+    ($v:literal, $v32:literal, $v16:literal, $b:literal, $p:literal, $t32:literal, $t8:literal, $l:literal) => {
+        concat!(
+            "cmp ",
+            $v,
+            ", 0x80\n",
+            "jb ",
+            $l,
+            "1f\n",
+            "cmp ",
+            $v,
+            ", 0x4000\n",
+            "jae ",
+            $l,
+            "0f\n",
+            "mov ",
+            $t32,
+            ", ",
+            $v32,
+            "\n",
+            "and ",
+            $t32,
+            ", -128\n",
+            "add ",
+            $v32,
+            ", ",
+            $t32,
+            "\n",
+            "or ",
+            $v32,
+            ", 0x80\n",
+            "mov word ptr [",
+            $p,
+            "], ",
+            $v16,
+            "\n",
+            "add ",
+            $p,
+            ", 2\n",
+            "jmp ",
+            $l,
+            "2f\n",
+            $l,
+            "0:\n",
+            "mov ",
+            $t32,
+            ", ",
+            $v32,
+            "\n",
+            "or ",
+            $t8,
+            ", 0x80\n",
+            "mov byte ptr [",
+            $p,
+            "], ",
+            $t8,
+            "\n",
+            "inc ",
+            $p,
+            "\n",
+            "shr ",
+            $v,
+            ", 7\n",
+            "cmp ",
+            $v,
+            ", 0x80\n",
+            "jae ",
+            $l,
+            "0b\n",
+            $l,
+            "1:\n",
+            "mov byte ptr [",
+            $p,
+            "], ",
+            $b,
+            "\n",
+            "inc ",
+            $p,
+            "\n",
+            $l,
+            "2:\n"
+        )
+    };
+}
+
+/// The stream's room and the event's offset: falls back (`9f`) unless fewer than `limit`
+/// bytes wait and the event starts at or below `last_inline`; leaves the offset in `$off`
+/// (a 32-bit register name) with `$t` a scratch register. Touches nothing else.
+macro_rules! room {
+    ($t:literal, $t32:literal, $off:literal) => {
+        concat!(
+            "mov ",
+            $t,
+            ", qword ptr [r10 + {word}]\n",
+            "mov ",
+            $off,
+            ", ",
+            $t32,
+            "\n",
+            "sub ",
+            $t32,
+            ", dword ptr [r10 + {tail}]\n",
+            "cmp ",
+            $t,
+            ", qword ptr [r10 + {limit}]\n",
+            "jae 9f\n",
+            "and ",
+            $off,
+            ", dword ptr [r10 + {mask}]\n",
+            "cmp ",
+            $off,
+            ", dword ptr [r10 + {last_inline}]\n",
+            "ja 9f\n"
+        )
+    };
+}
+
+/// A timed stub's time: RAX = the ns time (no earlier than the previous event's), the
+/// previous time updated, RAX = the delta shifted above the head's four bits. Clobbers RDX.
+macro_rules! stream_tick {
+    () => {
+        concat!(
+            "rdtsc\n",
+            "shl rdx, 32\n",
+            "or rax, rdx\n",
+            tick_to_ns!(),
+            "\ncmp rax, qword ptr [r10 + {prevts}]\n",
+            "cmovb rax, qword ptr [r10 + {prevts}]\n",
+            "mov rdx, rax\n",
+            "sub rax, qword ptr [r10 + {prevts}]\n",
+            "mov qword ptr [r10 + {prevts}], rdx\n",
+            "shl rax, 4\n"
+        )
+    };
+}
+
+/// A stub's start: the operands every stub names (so that each uses them all), its section
+/// and symbol.
+macro_rules! stub_open {
+    ($name:literal) => {
+        concat!(
+            "# operands: {tsc0} {mult} {mono0} {prevts} {vectors} {clobber} {upper} {callees} {cmask} {callee_head}\n",
+            ".pushsection .text.",
+            $name,
+            ",\"ax\",@progbits\n",
+            ".globl ",
+            $name,
+            "\n",
+            ".hidden ",
+            $name,
+            "\n",
+            ".type ",
+            $name,
+            ", @function\n",
+            ".p2align 4\n",
+            $name,
+            ":\n"
+        )
+    };
+}
+
+/// The thread's ring into R10, or the fallback (`9f`) for a client id with flags or a thread
+/// without a ring; `$client` holds the client id, `$t` is a scratch register.
+macro_rules! thread_stream {
+    ($client:literal, $t:literal) => {
+        concat!(
+            "mov ",
+            $t,
+            ", ",
+            $client,
+            "\n",
+            "shr ",
+            $t,
+            ", {flags_shift}\n",
+            "jnz 9f\n",
+            "mov ",
+            $t,
+            ", qword ptr [rip + ",
+            crate::slot::slot_symbol!(),
+            "@GOTTPOFF]\n",
+            "mov r10, qword ptr fs:[",
+            $t,
+            "]\n",
+            "cmp r10, {dead}\n",
+            "jbe 9f\n"
+        )
+    };
+}
+
+/// A stub's end: the fallback jump to the recording stub, the symbol's size.
+macro_rules! stub_close {
+    ($name:literal, $fallback:literal) => {
+        concat!(
+            "9:\n",
+            "jmp ",
+            $fallback,
+            "\n",
+            ".size ",
+            $name,
+            ", . - ",
+            $name,
+            "\n",
+            ".popsection"
+        )
+    };
+}
+
+/// An Enter's end: pushes its frame (R14's function, R15), keeps the SP and the callee
+/// table's key; clobbers RAX, R11.
+macro_rules! push_frame {
+    () => {
+        concat!(
+            "mov r11, qword ptr [r10 + {depth}]\n",
+            "inc qword ptr [r10 + {depth}]\n",
+            "and r11d, {smask}\n",
+            "shl r11d, 4\n",
+            "add r11, qword ptr [r10 + {stack}]\n",
+            "lea eax, [r14 - {bias}]\n",
+            "mov qword ptr [r11], rax\n",
+            "mov qword ptr [r11 + 8], r15\n",
+            "mov qword ptr [r10 + {prevsp}], r15\n",
+            "lea rax, [rax + rax + 1]\n",
+            "mov qword ptr [r10 + {prevkey}], rax\n"
+        )
+    };
+}
+
+/// The callee table's look-up for an Enter (RAX = its function, R15 its SP) that is no
+/// repeat: RCX = the SP delta's zigzag, the entry written, and a jump to `4f` unless the
+/// table predicted the Enter; clobbers RAX and RDX (pushed by the stub).
+macro_rules! callee {
+    () => {
+        concat!(
+            "mov rcx, r15\n",
+            "sub rcx, qword ptr [r10 + {prevsp}]\n",
+            "mov rdx, rcx\n",
+            "sar rdx, 63\n",
+            "add rcx, rcx\n",
+            "xor rcx, rdx\n",
+            // The entry, func | zz << 32, in RDX; the table's slot in RAX.
+            "mov rdx, rcx\n",
+            "shl rdx, 32\n",
+            "or rdx, rax\n",
+            "mov eax, dword ptr [r10 + {prevkey}]\n",
+            "and eax, {cmask}\n",
+            "shl eax, 3\n",
+            "add rax, qword ptr [r10 + {stack}]\n",
+            "cmp rdx, qword ptr [rax + {callees}]\n",
+            "mov qword ptr [rax + {callees}], rdx\n",
+            "jne 4f\n",
+            "mov rax, rcx\n",
+            "shr rax, 32\n",
+            "jnz 4f\n"
+        )
+    };
+}
+
+/// A Leave's or Tailcall's look at the stack's top (RDI = client id, RSI = caller SP): to `1f`
+/// when the stack is empty (R8 = 0), to the fallback (`9f`) when the top is another frame;
+/// falls through when it predicts the event. Clobbers R8, R9.
+macro_rules! stack_top {
+    () => {
+        concat!(
+            "mov r8, qword ptr [r10 + {depth}]\n",
+            "test r8, r8\n",
+            "jz 1f\n",
+            "lea r9, [r8 - 1]\n",
+            "and r9d, {smask}\n",
+            "shl r9d, 4\n",
+            "add r9, qword ptr [r10 + {stack}]\n",
+            "mov r8, qword ptr [r9]\n",
+            "add r8, {bias}\n",
+            "cmp r8, rdi\n",
+            "jne 9f\n",
+            "cmp rsi, qword ptr [r9 + 8]\n",
+            "jne 9f\n",
+        )
+    };
+}
+
+/// A Leave's or Tailcall's end (RDI = its function index, RSI = its SP): the last frame-ending
+/// event, the previous SP, the callee table's key. Clobbers R8.
+macro_rules! leave_end {
+    () => {
+        concat!(
+            "mov qword ptr [r10 + {lef}], rdi\n",
+            "mov qword ptr [r10 + {les}], rsi\n",
+            "mov qword ptr [r10 + {prevsp}], rsi\n",
+            "lea r8, [rdi + rdi]\n",
+            "mov qword ptr [r10 + {prevkey}], r8\n",
+        )
+    };
+}
