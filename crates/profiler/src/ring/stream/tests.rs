@@ -30,7 +30,18 @@ fn program(seed: u64, n: usize) -> Vec<Option<(u64, u8, u32, u64)>> {
         let func = (xorshift(&mut x) % 50) as u32 * 7;
         match xorshift(&mut x) % 20 {
             0..=7 => {
-                sp -= 32 + xorshift(&mut x) % 4 * 16;
+                // Mostly the callee that followed the same event before, at the same SP
+                // offset: what the callee table predicts.
+                let last = match out.last() {
+                    Some(Some((_, _, f, _))) => *f,
+                    _ => 0,
+                };
+                let func = if x % 3 == 0 {
+                    func
+                } else {
+                    (last * 5 + 7) % 350
+                };
+                sp -= 32 + u64::from(func % 4) * 16;
                 stack.push((func, sp));
                 out.push(Some((ts, 0, func, sp)));
             }
