@@ -301,3 +301,43 @@ macro_rules! leave_end {
         )
     };
 }
+
+/// An Enter's repeat check: RAX = its function index; on to `1f` unless the frame that ended
+/// last is the same (function and SP), when it falls through.
+macro_rules! repeat {
+    () => {
+        concat!(
+            "lea eax, [r14 - {bias}]\n",
+            "cmp rax, qword ptr [r10 + {lef}]\n",
+            "jne 1f\n",
+            "cmp r15, qword ptr [r10 + {les}]\n",
+            "jne 1f\n",
+        )
+    };
+}
+
+/// A full Enter's function and SP delta (RCX: its zigzag, from `callee!`) at R11; clobbers
+/// RAX and RDX.
+macro_rules! enter_varints {
+    () => {
+        concat!(
+            "lea eax, [r14 - {bias}]\n",
+            varint!("rax", "eax", "ax", "al", "r11", "edx", "dl", "5"),
+            "mov rax, rcx\n",
+            varint!("rax", "eax", "ax", "al", "r11", "edx", "dl", "6"),
+        )
+    };
+}
+
+/// Publishes the event written from XMM9's start to R11: its length and one event added to
+/// the word. Clobbers RAX, R11.
+macro_rules! publish {
+    () => {
+        concat!(
+            "movq rax, xmm9\n",
+            "sub r11, rax\n",
+            "bts r11, {event_bit}\n",
+            "add qword ptr [r10 + {word}], r11\n",
+        )
+    };
+}
