@@ -13,10 +13,12 @@
 #                 (docs/performance.md, "The stages per request and per event"); their
 #                 events are all dropped, by design
 #   records       eltrace record with ELTRACE_STREAM=0: exact times through raw records, which
-#                 the threads encode in batches (the default for timeless recordings), instead
-#                 of streams (the default for exact ones: the stubs encode, the writer cuts)
+#                 the threads encode in batches (the default for --timing none), instead
+#                 of streams (the default for exact and sampled: the stubs encode, the writer
+#                 cuts)
+#   records-sampled  the same for --timing sampled
 #   stream-none   eltrace record --timing none / sampled with ELTRACE_STREAM=1: streams for
-#   stream-sampled  timeless recordings
+#   stream-sampled  timeless recordings (the default for sampled ones)
 #   fast          eltrace record (fast path, lossless)
 #   slow-empty    the runtime's slow path with an empty hook (ELTRACE_HOOKS=slow-empty)
 #   slow          eltrace record --slow-path (lossless)
@@ -100,6 +102,7 @@ start_server() {
         records) cmd=(env ELTRACE_STREAM=0 "${rec[@]}" -- dotnet "$web") ;;
         stream-none) cmd=(env ELTRACE_STREAM=1 "${rec[@]}" --timing none -- dotnet "$web") ;;
         stream-sampled) cmd=(env ELTRACE_STREAM=1 "${rec[@]}" --timing sampled -- dotnet "$web") ;;
+        records-sampled) cmd=(env ELTRACE_STREAM=0 "${rec[@]}" --timing sampled -- dotnet "$web") ;;
         fast) cmd=("${rec[@]}" -- dotnet "$web") ;;
         slow-empty) cmd=(env ELTRACE_HOOKS=slow-empty "${rec[@]}" -- dotnet "$web") ;;
         slow) cmd=("${rec[@]}" --slow-path -- dotnet "$web") ;;
@@ -209,13 +212,14 @@ pick() {
         [records]="eltrace record, raw records instead of streams (ELTRACE_STREAM=0; all methods)"
         [stream-none]="eltrace record --timing none, streams (ELTRACE_STREAM=1; all methods)"
         [stream-sampled]="eltrace record --timing sampled, streams (ELTRACE_STREAM=1; all methods)"
+        [records-sampled]="eltrace record --timing sampled, raw records (ELTRACE_STREAM=0; all methods)"
         [fast]="eltrace record (fast path, all methods; exact: streams)"
         [slow-empty]="slow path, empty hook (all methods)"
         [slow]="eltrace record --slow-path (all methods)"
         [fast-app]="eltrace record (default selection: the app's code)"
         [nothing]="eltrace record --exclude '*' (profiler loaded, nothing selected)"
         [fast-none]="eltrace record --timing none (all methods)"
-        [fast-sampled]="eltrace record --timing sampled (all methods)"
+        [fast-sampled]="eltrace record --timing sampled (all methods; streams)"
         [dotnet-trace]="dotnet-trace collect $trace_version (default profile)"
     )
     for config in "${configs[@]}"; do

@@ -48,7 +48,7 @@
 //! the monotonic clock every ring's inline limit stays 0 (`Ring::without_inline_writes`) and
 //! every event takes the fallback (correct, slower).
 //!
-//! # Stream stubs (exact recordings: fast/stream.rs)
+//! # Stream stubs (exact and sampled recordings: fast/stream.rs)
 //!
 //! With streams (ring/stream.rs) the stubs installed encode each event into the thread's
 //! stream instead of writing a record; for what they cannot do inline they jump to the
@@ -95,7 +95,7 @@ pub struct Variant {
     pub body: Body,
     /// Stubs that take no timestamp (`record --timing none|sampled`).
     pub timeless: bool,
-    /// Recording stubs that encode into the thread's stream (exact recordings, or
+    /// Recording stubs that encode into the thread's stream (exact and sampled recordings, or
     /// `ELTRACE_STREAM=1`; fast/stream.rs).
     pub stream: bool,
 }

@@ -183,6 +183,20 @@ fn timing() {
 }
 
 #[test]
+fn streams_with_exact_and_sampled_timing_unless_told() {
+    let on = |pairs: &[(&str, &str)]| cfg(pairs).stream;
+    assert!(on(&[]) && on(&[("ELTRACE_TIMING", "sampled")]));
+    assert!(!on(&[("ELTRACE_TIMING", "none")]));
+    assert!(on(&[("ELTRACE_TIMING", "none"), ("ELTRACE_STREAM", "1")]));
+    assert!(!on(&[
+        ("ELTRACE_TIMING", "sampled"),
+        ("ELTRACE_STREAM", "0")
+    ]));
+    // The benchmark hook modes measure the raw records' path.
+    assert!(!on(&[("ELTRACE_HOOKS", "fast-discard")]));
+}
+
+#[test]
 fn disable() {
     for yes in ["1", "true", "YES", "on"] {
         assert!(cfg(&[(env::DISABLE, yes)]).disable, "{yes}");

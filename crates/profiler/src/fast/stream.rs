@@ -1,4 +1,4 @@
-//! The stream stubs (exact recordings, or `ELTRACE_STREAM=1`): each encodes its event into the thread's stream
+//! The stream stubs (exact and sampled recordings, or `ELTRACE_STREAM=1`): each encodes its event into the thread's stream
 //! (ring/stream.rs) as eltrace_trace::stream::put_event does, and publishes it with one `add`
 //! of its length and one event to the stream's word. Timed stubs (`record --timing exact`)
 //! take the time as the recording stubs do (fast.rs `tick_to_ns`), no earlier than the

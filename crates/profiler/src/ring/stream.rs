@@ -1,4 +1,4 @@
-//! A thread's stream (exact recordings, or `ELTRACE_STREAM=1`; docs/design.md "Streams"): the
+//! A thread's stream (exact and sampled recordings, or `ELTRACE_STREAM=1`; docs/design.md "Streams"): the
 //! thread encodes each
 //! event into a stream chunk's bytes (eltrace_trace::stream) in a byte ring, the fast path's
 //! stubs inline (fast/stream.rs) and the Rust side ([`Stream::push`]) otherwise, and the writer

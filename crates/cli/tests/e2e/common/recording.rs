@@ -89,7 +89,8 @@ pub enum Hooks {
     /// stubs overwrite every register the probe contract lets them, RCX included.
     FastTrash,
     /// As `FastTrash`, with raw records instead of streams (`ELTRACE_STREAM=0`): the path the
-    /// exact recordings of the other modes do not take (timeless ones take it in every mode).
+    /// exact and sampled recordings of the other modes do not take (`--timing none` takes it in
+    /// every mode).
     RecordsTrash,
 }
 
