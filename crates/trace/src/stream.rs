@@ -20,7 +20,7 @@
 use crate::crc::crc32_parts;
 use crate::model::{Event, EventKind, FunctionIdx, ThreadIdx};
 use crate::tag;
-use crate::varint::{Cursor, DecodeError, put_u64};
+use crate::varint::{Cursor, DecodeError, put_u64, unzigzag, zigzag};
 
 /// Frames on the prediction stack's ring (a power of two).
 pub const STACK_ENTRIES: usize = 1 << 11;
@@ -123,12 +123,6 @@ fn ends_frame(code: u8) -> bool {
     matches!(code, 1..=3)
 }
 
-/// The zigzag code of an SP delta.
-fn zigzag(d: u64) -> u64 {
-    let d = d as i64;
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
 /// Appends one event (`code`: an [`EventKind`] code) to `out` and moves `state` on. A time
 /// before the previous event's counts as that one's (timed streams never go back); timeless
 /// streams ignore `ts`.
@@ -150,7 +144,7 @@ pub fn put_event(
     let kind = u64::from(code) << 1;
     let enter = code == EventKind::Enter.code();
     let predicted = ends_frame(code) && state.top() == Some((func, sp));
-    let zz = zigzag(sp.wrapping_sub(state.prev_sp));
+    let zz = zigzag(sp.wrapping_sub(state.prev_sp) as i64);
     let repeat = enter && state.last_end == Some((func, sp));
     if predicted {
         put_u64(out, time | kind | 1);
@@ -280,8 +274,7 @@ pub(crate) fn decode(
         };
         let (func, sp) = if callee {
             let entry = *state.callee();
-            let zz = entry >> 32;
-            let d = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
+            let d = unzigzag(entry >> 32);
             (entry as u32, state.prev_sp.wrapping_add(d as u64))
         } else if repeat {
             if kind != EventKind::Enter || (times.is_some() && predicted) {
@@ -302,7 +295,12 @@ pub(crate) fn decode(
             (f, state.prev_sp.wrapping_add(c.i64()? as u64))
         };
         state.apply(code, func, sp, predicted && !repeat && !callee);
-        state.follow(code, func, zigzag(sp.wrapping_sub(state.prev_sp)), repeat);
+        state.follow(
+            code,
+            func,
+            zigzag(sp.wrapping_sub(state.prev_sp) as i64),
+            repeat,
+        );
         if ends_frame(code) {
             state.last_end = Some((func, sp));
         }

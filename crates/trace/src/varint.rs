@@ -9,7 +9,19 @@ pub fn put_u64(out: &mut Vec<u8>, mut v: u64) {
 }
 
 pub fn put_i64(out: &mut Vec<u8>, v: i64) {
-    put_u64(out, ((v << 1) ^ (v >> 63)) as u64);
+    put_u64(out, zigzag(v));
+}
+
+/// The zigzag code of `v` (small magnitudes, small codes).
+#[inline(always)]
+pub(crate) fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// The value of zigzag code `z`.
+#[inline(always)]
+pub(crate) fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
 }
 
 pub fn put_str(out: &mut Vec<u8>, s: &str) {
@@ -105,8 +117,7 @@ impl<'a> Cursor<'a> {
 
     #[inline(always)]
     pub fn i64(&mut self) -> Result<i64, DecodeError> {
-        let z = self.u64()?;
-        Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
+        Ok(unzigzag(self.u64()?))
     }
 
     pub fn string(&mut self) -> Result<String, DecodeError> {

@@ -67,9 +67,7 @@ macro_rules! stream_asm {
 macro_rules! stream_enter {
     ($name:literal, $fallback:literal, $epilogue:expr) => {
         stream_asm!(concat!(
-            stub_open!($name),
-            thread_stream!("r14", "rax"),
-            room!("rax", "eax", "r11d"),
+            stream_start!($name, "r14", "rax", "eax"),
             "add r11, qword ptr [r10 + {buf}]\n",
             "movq xmm9, r11\n",
             // RCX and RDX (arguments) are scratch until the event is written.
@@ -97,7 +95,7 @@ macro_rules! stream_enter {
             "pop rdx\n",
             "pop rcx\n",
             // Publish: the length and one event.
-            publish!(),
+            publish!("xmm9", "rax"),
             push_frame!(),
             $epilogue,
             "\n",
@@ -113,9 +111,7 @@ macro_rules! stream_enter {
 macro_rules! stream_enter_nt {
     ($name:literal, $fallback:literal, $epilogue:expr) => {
         stream_asm!(concat!(
-            stub_open!($name),
-            thread_stream!("r14", "rax"),
-            room!("rax", "eax", "r11d"),
+            stream_start!($name, "r14", "rax", "eax"),
             "add r11, qword ptr [r10 + {buf}]\n",
             repeat!(),
             "mov byte ptr [r11], 0x10\n",
@@ -140,7 +136,7 @@ macro_rules! stream_enter_nt {
             enter_varints!(),
             "pop rdx\n",
             "pop rcx\n",
-            publish!(),
+            publish!("xmm9", "rax"),
             "3:\n",
             push_frame!(),
             $epilogue,
@@ -151,14 +147,12 @@ macro_rules! stream_enter_nt {
     };
 }
 
-/// Leave or Tailcall of kind code `$kind` (RDI = client id, RSI = caller SP); as
+/// Timed Leave or Tailcall of kind code `$kind` (RDI = client id, RSI = caller SP); as
 /// `stream_enter`.
 macro_rules! stream_leave {
-    ($name:literal, $fallback:literal, $kind:literal, $timed:literal, $epilogue:expr) => {
+    ($name:literal, $fallback:literal, $kind:literal, $epilogue:expr) => {
         stream_asm!(concat!(
-            stub_open!($name),
-            thread_stream!("rdi", "r8"),
-            room!("r8", "r8d", "r11d"),
+            stream_start!($name, "rdi", "r8", "r8d"),
             // The stack's top: R9 its address, unless the stack is empty (R8 = 0).
             stack_top!(),
             "mov r8d, 1\n",
@@ -168,12 +162,7 @@ macro_rules! stream_leave {
             "movq xmm9, rdx\n",
             "add r11, qword ptr [r10 + {buf}]\n",
             "movq xmm10, r11\n",
-            "xor eax, eax\n",
-            ".if ",
-            $timed,
-            "\n",
             stream_tick!(),
-            ".endif\n",
             "lea edi, [rdi - {bias}]\n",
             "test r8, r8\n",
             "jz 2f\n",
@@ -190,18 +179,10 @@ macro_rules! stream_leave {
             varint!("rax", "eax", "ax", "al", "r11", "r9d", "r9b", "5"),
             "mov eax, edi\n",
             varint!("rax", "eax", "ax", "al", "r11", "r9d", "r9b", "6"),
-            "mov rax, rsi\n",
-            "sub rax, qword ptr [r10 + {prevsp}]\n",
-            "mov rdx, rax\n",
-            "sar rdx, 63\n",
-            "add rax, rax\n",
-            "xor rax, rdx\n",
+            sp_zigzag!("rax", "rdx", "rsi"),
             varint!("rax", "eax", "ax", "al", "r11", "r9d", "r9b", "7"),
             "3:\n",
-            "movq rax, xmm10\n",
-            "sub r11, rax\n",
-            "bts r11, {event_bit}\n",
-            "add qword ptr [r10 + {word}], r11\n",
+            publish!("xmm10", "rax"),
             leave_end!(),
             "movq rax, xmm8\n",
             "movq rdx, xmm9\n",
@@ -218,9 +199,7 @@ macro_rules! stream_leave {
 macro_rules! stream_leave_nt {
     ($name:literal, $fallback:literal, $kind:literal, $epilogue:expr) => {
         stream_asm!(concat!(
-            stub_open!($name),
-            thread_stream!("rdi", "r8"),
-            room!("r8", "r8d", "r11d"),
+            stream_start!($name, "rdi", "r8", "r8d"),
             "add r11, qword ptr [r10 + {buf}]\n",
             stack_top!(),
             "dec qword ptr [r10 + {depth}]\n",
@@ -241,17 +220,9 @@ macro_rules! stream_leave_nt {
             "lea edi, [rdi - {bias}]\n",
             "mov r8d, edi\n",
             varint!("r8", "r8d", "r8w", "r8b", "r11", "r9d", "r9b", "5"),
-            "mov r8, rsi\n",
-            "sub r8, qword ptr [r10 + {prevsp}]\n",
-            "mov r9, r8\n",
-            "sar r9, 63\n",
-            "add r8, r8\n",
-            "xor r8, r9\n",
+            sp_zigzag!("r8", "r9", "rsi"),
             varint!("r8", "r8d", "r8w", "r8b", "r11", "r9d", "r9b", "6"),
-            "movq r8, xmm10\n",
-            "sub r11, r8\n",
-            "bts r11, {event_bit}\n",
-            "add qword ptr [r10 + {word}], r11\n",
+            publish!("xmm10", "r8"),
             "3:\n",
             leave_end!(),
             $epilogue,
@@ -274,11 +245,10 @@ stream_enter_nt!(
     "eltrace_fast_enter_nt_trash",
     trash_enter!()
 );
-stream_leave!("eltrace_stream_leave", "eltrace_fast_leave", "1", "1", "");
+stream_leave!("eltrace_stream_leave", "eltrace_fast_leave", "1", "");
 stream_leave!(
     "eltrace_stream_leave_trash",
     "eltrace_fast_leave_trash",
-    "1",
     "1",
     trash_leave!()
 );
@@ -289,18 +259,11 @@ stream_leave_nt!(
     "1",
     trash_leave!()
 );
-stream_leave!(
-    "eltrace_stream_tailcall",
-    "eltrace_fast_tailcall",
-    "2",
-    "1",
-    ""
-);
+stream_leave!("eltrace_stream_tailcall", "eltrace_fast_tailcall", "2", "");
 stream_leave!(
     "eltrace_stream_tailcall_trash",
     "eltrace_fast_tailcall_trash",
     "2",
-    "1",
     trash_leave!()
 );
 stream_leave_nt!(

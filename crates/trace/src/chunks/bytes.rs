@@ -2,6 +2,8 @@
 //! unpredicted event's function and stack pointer, and a timeless run head. Each writes at a
 //! raw pointer the caller has checked room for, and returns the bytes it wrote.
 
+use crate::varint::zigzag;
+
 /// Writes `v` as a varint at `p`; returns the bytes written (at most 10).
 ///
 /// # Safety
@@ -81,9 +83,4 @@ pub(super) unsafe fn put_full(p: *mut u8, func: u32, sp: u64, prev_sp: u64) -> u
         let k = put_var(p, u64::from(func));
         k + put_var(p.add(k), zigzag(sp.wrapping_sub(prev_sp) as i64))
     }
-}
-
-#[inline(always)]
-pub(super) fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
 }

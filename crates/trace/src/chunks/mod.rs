@@ -20,7 +20,8 @@ use crate::model::ThreadIdx;
 use crate::{MAX_EVENTS_PER_CHUNK, tag};
 
 mod bytes;
-use bytes::{put_full, put_run, put_timed_head, put_var, zigzag};
+use crate::varint::zigzag;
+use bytes::{put_full, put_run, put_timed_head, put_var};
 
 /// Header space an open chunk keeps in front of its events: the 12-byte chunk head and the
 /// payload's prefix at its longest (thread and count varints, first and last time).

@@ -241,12 +241,7 @@ macro_rules! push_frame {
 macro_rules! callee {
     () => {
         concat!(
-            "mov rcx, r15\n",
-            "sub rcx, qword ptr [r10 + {prevsp}]\n",
-            "mov rdx, rcx\n",
-            "sar rdx, 63\n",
-            "add rcx, rcx\n",
-            "xor rcx, rdx\n",
+            sp_zigzag!("rcx", "rdx", "r15"),
             // The entry, func | zz << 32, in RDX; the table's slot in RAX.
             "mov rdx, rcx\n",
             "shl rdx, 32\n",
@@ -329,15 +324,68 @@ macro_rules! enter_varints {
     };
 }
 
-/// Publishes the event written from XMM9's start to R11: its length and one event added to
-/// the word. Clobbers RAX, R11.
+/// Publishes the event written from the start kept in `$start` (an XMM register) to R11: its
+/// length and one event added to the word. Clobbers `$t` and R11.
 macro_rules! publish {
-    () => {
+    ($start:literal, $t:literal) => {
         concat!(
-            "movq rax, xmm9\n",
-            "sub r11, rax\n",
+            "movq ",
+            $t,
+            ", ",
+            $start,
+            "\n",
+            "sub r11, ",
+            $t,
+            "\n",
             "bts r11, {event_bit}\n",
             "add qword ptr [r10 + {word}], r11\n",
+        )
+    };
+}
+
+/// `$v` = the zigzag code of `$sp` less the previous SP, `(d << 1) ^ (d >> 63)`, with `$t` a
+/// scratch register.
+macro_rules! sp_zigzag {
+    ($v:literal, $t:literal, $sp:literal) => {
+        concat!(
+            "mov ",
+            $v,
+            ", ",
+            $sp,
+            "\n",
+            "sub ",
+            $v,
+            ", qword ptr [r10 + {prevsp}]\n",
+            "mov ",
+            $t,
+            ", ",
+            $v,
+            "\n",
+            "sar ",
+            $t,
+            ", 63\n",
+            "add ",
+            $v,
+            ", ",
+            $v,
+            "\n",
+            "xor ",
+            $v,
+            ", ",
+            $t,
+            "\n"
+        )
+    };
+}
+
+/// A stub's start: its symbol, the thread's stream in R10 (`$client` the client id) and the
+/// event's offset in R11D, with `$t`/`$t32` a scratch register's names; or the fallback.
+macro_rules! stream_start {
+    ($name:literal, $client:literal, $t:literal, $t32:literal) => {
+        concat!(
+            stub_open!($name),
+            thread_stream!($client, $t),
+            room!($t, $t32, "r11d")
         )
     };
 }
