@@ -56,10 +56,12 @@ pub use writer::TraceWriter;
 
 /// The first eight bytes of every trace file.
 pub const MAGIC: [u8; 8] = *b"ELTRACE\0";
-/// The format version this crate writes (it reads this one and versions 1 to 5): version 5
-/// plus the callee table of stream chunks ([`stream`]), whose predicted Enters a version-5
-/// reader would refuse.
-pub const FORMAT_VERSION: u16 = 6;
+/// The format version this crate writes (it reads this one and versions 1 to 6): version 6
+/// plus runs in TIMELESS_STREAM chunks ([`stream`]), which a version-6 reader would refuse.
+pub const FORMAT_VERSION: u16 = 7;
+/// Version 6: version 5 plus the callee table of stream chunks, whose predicted Enters a
+/// version-5 reader would refuse (still read).
+pub const FORMAT_VERSION_6: u16 = 6;
 /// Version 5: version 4 plus the stream chunks (EVENT_STREAM, TIMELESS_STREAM: [`stream`]),
 /// written on 2026-12-06 only (still read). A reader that knows only an older version
 /// refuses these traces instead of skipping their events.

@@ -346,7 +346,7 @@ fn decode_stream(
     let mut c = Cursor::new(payload);
     let thread = c.u32()?;
     let count = c.u64()?;
-    if count as usize > payload.len() {
+    if count > payload.len() as u64 * crate::stream::MAX_EVENTS_PER_BYTE {
         return Err(DecodeError("event count larger than the chunk"));
     }
     let times = if kind == tag::TIMELESS_STREAM {

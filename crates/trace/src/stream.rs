@@ -11,7 +11,9 @@
 //! reader predict alike. So is the callee table (format version 6): [`CALLEE_ENTRIES`]
 //! entries, each the function and SP delta of the Enter (not coded as a repeat) that last
 //! followed an event of the function and kind (Enter or not) that index it; an Enter the
-//! table predicts is its head alone. A reset (the head [`RESET_HEAD`], then the number of events lost)
+//! table predicts is its head alone. A timeless stream (version 7) codes a leaf called in a
+//! loop as runs of up to [`RUN_MAX`] pairs, each two bytes, which the encoder keeps unwritten
+//! until the run ends ([`flush_run`]). A reset (the head [`RESET_HEAD`], then the number of events lost)
 //! starts the state afresh after events were dropped.
 //!
 //! [`StreamState`] with [`put_event`] and [`put_reset`] is the reference encoder; [`frame`]
@@ -33,6 +35,15 @@ pub const MAX_EVENT_BYTES: usize = 10 + 5 + 10;
 pub const SEARCH: usize = crate::events::SEARCH;
 /// A timeless head's repeat bit (an Enter of the frame that ended last).
 const REPEAT: u64 = 0x10;
+/// A timeless stream's run head (version 7), as TIMELESS_EVENTS's: `n` pairs of a repeated
+/// Enter and the Leave right after it follow.
+pub const RUN_HEAD: u64 = crate::events::TIMELESS_RUN;
+/// The most pairs one run holds. Its two bytes so hold 30 events: a stream's bytes hold at
+/// most 15 events each, which bounds the events a ring of bytes holds (the profiler counts
+/// them in 24 bits) and a chunk's count.
+pub const RUN_MAX: u64 = 15;
+/// The most events per byte of a stream chunk.
+pub const MAX_EVENTS_PER_BYTE: u64 = RUN_MAX;
 /// Entries of the callee table (a power of two).
 pub const CALLEE_ENTRIES: usize = 1 << 12;
 const CALLEE_MASK: u64 = CALLEE_ENTRIES as u64 - 1;
@@ -54,6 +65,9 @@ pub struct StreamState {
     prev_key: u64,
     /// Per key, `func | zigzag(SP delta) << 32` of the Enter that last followed.
     callees: Box<[u64]>,
+    /// Timeless events encoded but not yet written: twice the pairs of the run under way, plus
+    /// 1 for a repeated Enter whose Leave may continue it (its events' count).
+    run: u64,
 }
 
 impl Default for StreamState {
@@ -66,13 +80,20 @@ impl Default for StreamState {
             stack: vec![(0, 0); STACK_ENTRIES].into_boxed_slice(),
             prev_key: 0,
             callees: vec![0; CALLEE_ENTRIES].into_boxed_slice(),
+            run: 0,
         }
     }
 }
 
 impl StreamState {
+    /// Events encoded but not yet written (a run under way: [`flush_run`] writes them).
+    pub fn pending(&self) -> u64 {
+        self.run
+    }
+
     /// The state at a thread's first event, and after a reset.
     pub fn reset(&mut self) {
+        self.run = 0;
         self.prev_ts = 0;
         self.prev_sp = 0;
         self.last_end = None;
@@ -123,9 +144,14 @@ fn ends_frame(code: u8) -> bool {
     matches!(code, 1..=3)
 }
 
-/// Appends one event (`code`: an [`EventKind`] code) to `out` and moves `state` on. A time
-/// before the previous event's counts as that one's (timed streams never go back); timeless
-/// streams ignore `ts`.
+/// Appends one event (`code`: an [`EventKind`] code) to `out` and moves `state` on; returns
+/// the events whose bytes it appended. A time before the previous event's counts as that
+/// one's (timed streams never go back); timeless streams ignore `ts`.
+///
+/// A timeless stream keeps a repeated Enter unwritten, and counts it and the Leave right after
+/// it as a run's pair. Any other event writes what the run holds first ([`flush_run`]), as
+/// does a repeated Enter when an Enter already waits or the run holds [`RUN_MAX`] pairs: a
+/// leaf called in a loop costs two bytes per 15 calls.
 pub fn put_event(
     out: &mut Vec<u8>,
     state: &mut StreamState,
@@ -134,7 +160,30 @@ pub fn put_event(
     code: u8,
     func: u32,
     sp: u64,
-) {
+) -> u64 {
+    let enter = code == EventKind::Enter.code();
+    let mut written = 0;
+    if timeless {
+        let me = Some((func, sp));
+        if state.run & 1 == 1 && code == EventKind::Leave.code() && state.top() == me {
+            state.run += 1;
+            state.depth -= 1;
+            state.follow(code, func, 0, false);
+            state.prev_sp = sp;
+            return 0;
+        }
+        let repeat = enter && state.last_end == me;
+        if !repeat || state.run & 1 == 1 || state.run >> 1 == RUN_MAX {
+            written = flush_run(out, state);
+        }
+        if repeat {
+            state.run |= 1;
+            state.apply(code, func, sp, false);
+            state.follow(code, func, 0, true);
+            state.prev_sp = sp;
+            return written;
+        }
+    }
     let ts = ts.max(state.prev_ts);
     let time = if timeless {
         0
@@ -142,7 +191,6 @@ pub fn put_event(
         (ts - state.prev_ts) << 4
     };
     let kind = u64::from(code) << 1;
-    let enter = code == EventKind::Enter.code();
     let predicted = ends_frame(code) && state.top() == Some((func, sp));
     let zz = zigzag(sp.wrapping_sub(state.prev_sp) as i64);
     let repeat = enter && state.last_end == Some((func, sp));
@@ -164,13 +212,44 @@ pub fn put_event(
     }
     state.prev_sp = sp;
     state.prev_ts = ts;
+    written + 1
 }
 
-/// Appends a reset after `dropped` events were lost, and starts `state` afresh.
-pub fn put_reset(out: &mut Vec<u8>, state: &mut StreamState, dropped: u64) {
+/// Appends the events a timeless stream holds unwritten (a run's pairs, then a repeated
+/// Enter waiting for its Leave); returns how many.
+pub fn flush_run(out: &mut Vec<u8>, state: &mut StreamState) -> u64 {
+    let n = state.run;
+    let mut bytes = [0u8; 3];
+    let len = put_pending(&mut bytes, n);
+    out.extend_from_slice(&bytes[..len]);
+    state.run = 0;
+    n
+}
+
+/// Writes the bytes of `pending` events a timeless stream holds unwritten (twice a run's
+/// pairs, plus 1 for a repeated Enter waiting for its Leave: [`StreamState::pending`]) at the
+/// start of `out` (at least 3 bytes); returns their length.
+pub fn put_pending(out: &mut [u8], pending: u64) -> usize {
+    let mut n = 0;
+    if pending >> 1 > 0 {
+        out[..2].copy_from_slice(&[RUN_HEAD as u8, (pending >> 1) as u8]);
+        n = 2;
+    }
+    if pending & 1 == 1 {
+        out[n] = REPEAT as u8;
+        n += 1;
+    }
+    n
+}
+
+/// Appends a reset after `dropped` events were lost (after the events a run holds unwritten),
+/// and starts `state` afresh; returns the events it appended.
+pub fn put_reset(out: &mut Vec<u8>, state: &mut StreamState, dropped: u64) -> u64 {
+    let written = flush_run(out, state);
     put_u64(out, RESET_HEAD);
     put_u64(out, dropped);
     state.reset();
+    written
 }
 
 /// Appends a whole stream chunk of `count` events of `thread` whose bytes are `parts` in
@@ -243,17 +322,19 @@ pub(crate) fn decode(
             state.reset();
             continue;
         }
+        if head == RUN_HEAD && times.is_some() {
+            i = decode_run(c, state, times, count, i, &mut events)?;
+            continue;
+        }
         let predicted = head & 1 == 1;
         let code = ((head >> 1) & 7) as u8;
         let kind = EventKind::from_code(code).ok_or(DecodeError("unknown event kind"))?;
         let (ts, repeat) = match times {
-            Some((first, last)) => {
+            Some(_) => {
                 if head >> 5 != 0 {
                     return Err(DecodeError("timeless head out of range"));
                 }
-                let steps = u128::from(count.saturating_sub(1).max(1));
-                let at = u128::from(last - first) * u128::from(i) / steps;
-                (first + at as u64, head & REPEAT != 0)
+                (ordering_time(times, count, i), head & REPEAT != 0)
             }
             None => {
                 let ts = state
@@ -328,6 +409,51 @@ pub(crate) fn decode(
         }
     }
     Ok(pieces)
+}
+
+/// A run's pairs (after its head) as events `i` on of the chunk's `count`; returns the index
+/// after them.
+fn decode_run(
+    c: &mut Cursor<'_>,
+    state: &mut StreamState,
+    times: Option<(u64, u64)>,
+    count: u64,
+    mut i: u64,
+    events: &mut Vec<Event>,
+) -> Result<u64, DecodeError> {
+    let n = c.u64()?;
+    let (func, sp) = state
+        .last_end
+        .ok_or(DecodeError("a run with no frame before"))?;
+    if n == 0 || n > RUN_MAX || n > (count - i) / 2 {
+        return Err(DecodeError("a run's length out of range"));
+    }
+    for k in 0..2 * n {
+        let enter = k % 2 == 0;
+        let kind = if enter {
+            EventKind::Enter
+        } else {
+            EventKind::Leave
+        };
+        state.apply(kind.code(), func, sp, !enter);
+        state.follow(kind.code(), func, 0, true);
+        state.prev_sp = sp;
+        events.push(Event {
+            ts: ordering_time(times, count, i),
+            kind,
+            func: FunctionIdx(func),
+            sp,
+        });
+        i += 1;
+    }
+    Ok(i)
+}
+
+/// A timeless chunk's event `i` of `count`: `first + (last - first) · i / (count - 1)`.
+fn ordering_time(times: Option<(u64, u64)>, count: u64, i: u64) -> u64 {
+    let (first, last) = times.unwrap_or_default();
+    let steps = u128::from(count.saturating_sub(1).max(1));
+    first + (u128::from(last - first) * u128::from(i) / steps) as u64
 }
 
 const _: () = assert!(STACK_ENTRIES.is_power_of_two());

@@ -461,11 +461,11 @@ fn events_of(bytes: &[u8]) -> Result<Vec<Event>, ReadError> {
 
 #[test]
 fn repeated_enters_are_version_4_and_older_versions_still_read() {
-    // Version 4 (and 5, and 6, which this crate writes): a repeated Enter is its head alone; 1000
-    // calls in a loop take 2 bytes per event.
+    // Version 4 (and 5 to 7, which this crate writes): a repeated Enter is its head alone;
+    // 1000 calls in a loop take 2 bytes per event.
     let calls = loop_calls(1000);
     let bytes = trace_of(&calls);
-    assert_eq!(&bytes[8..10], &6u16.to_le_bytes());
+    assert_eq!(&bytes[8..10], &7u16.to_le_bytes());
     assert_eq!(events_of(&bytes).unwrap(), calls);
     let mut v4 = bytes.clone();
     v4[8..10].copy_from_slice(&4u16.to_le_bytes());

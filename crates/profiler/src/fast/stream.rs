@@ -1,4 +1,4 @@
-//! The stream stubs (exact and sampled recordings, or `ELTRACE_STREAM=1`): each encodes its event into the thread's stream
+//! The stream stubs (the default; `ELTRACE_STREAM=0` for raw records): each encodes its event into the thread's stream
 //! (ring/stream.rs) as eltrace_trace::stream::put_event does, and publishes it with one `add`
 //! of its length and one event to the stream's word. Timed stubs (`record --timing exact`)
 //! take the time as the recording stubs do (fast.rs `tick_to_ns`), no earlier than the
@@ -47,6 +47,9 @@ macro_rules! stream_asm {
             last_inline = const stub::STREAM + off::LAST_INLINE,
             stack = const stub::STREAM + off::STACK,
             prevkey = const stub::STREAM + off::PREV_KEY,
+            run = const stub::STREAM + off::RUN,
+            run_full = const 2 * eltrace_trace::stream::RUN_MAX,
+            run_head = const eltrace_trace::stream::RUN_HEAD,
             callees = const crate::ring::stream::CALLEES,
             cmask = const eltrace_trace::stream::CALLEE_ENTRIES - 1,
             callee_head = const eltrace_trace::stream::CALLEE_HEAD,
@@ -105,23 +108,40 @@ macro_rules! stream_enter {
     };
 }
 
-/// Timeless Enter: a repeat is the head `0x10` and an Enter the callee table predicts the
-/// head `0x09`, each one byte published by a constant; otherwise the head `0x00`, the
-/// function and the SP's delta.
+/// Timeless Enter: a repeat is taken by the run (no byte: a run's pair once its Leave
+/// follows), after what the run holds is written when an Enter waits already or the run is
+/// full; any other Enter writes what the run holds first (out of line). An Enter the callee
+/// table predicts is the head `0x09`, one byte published by a constant; otherwise the head
+/// `0x00`, the function and the SP's delta.
 macro_rules! stream_enter_nt {
     ($name:literal, $fallback:literal, $epilogue:expr) => {
         stream_asm!(concat!(
-            stream_start!($name, "r14", "rax", "eax"),
-            "add r11, qword ptr [r10 + {buf}]\n",
+            stub_open!($name),
+            thread_stream!("r14", "rax"),
             repeat!(),
-            "mov byte ptr [r11], 0x10\n",
-            "mov r11, (1 << {event_bit}) | 1\n",
-            "add qword ptr [r10 + {word}], r11\n",
+            run_enter!(),
+            "or qword ptr [r10 + {run}], 1\n",
             "jmp 3f\n",
+            // A repeat after what the run holds: it waits now.
+            "81:\n",
+            room!("rax", "eax", "r11d"),
+            "add r11, qword ptr [r10 + {buf}]\n",
+            "push rdx\n",
+            flush_held!("rax", "eax", "ax", "rdx"),
+            "pop rdx\n",
+            "mov qword ptr [r10 + {run}], 1\n",
+            "jmp 3f\n",
+            // No repeat.
             "1:\n",
+            room!("rax", "eax", "r11d"),
+            "add r11, qword ptr [r10 + {buf}]\n",
+            "cmp qword ptr [r10 + {run}], 0\n",
+            "jne 88f\n",
+            "80:\n",
             // RCX and RDX (arguments) are scratch until the event is written.
             "push rcx\n",
             "push rdx\n",
+            "lea eax, [r14 - {bias}]\n",
             callee!(),
             "pop rdx\n",
             "pop rcx\n",
@@ -142,6 +162,12 @@ macro_rules! stream_enter_nt {
             $epilogue,
             "\n",
             "ret\n",
+            // What the run holds, before an Enter that is no repeat.
+            "88:\n",
+            "push rdx\n",
+            flush_held!("rax", "eax", "ax", "rdx"),
+            "pop rdx\n",
+            "jmp 80b\n",
             stub_close!($name, $fallback)
         ),);
     };
@@ -195,12 +221,21 @@ macro_rules! stream_leave {
 }
 
 /// Timeless Leave or Tailcall (`stream_leave`'s `_nt` stubs, shorter): RAX and RDX (the
-/// return value) untouched; a predicted one is one head byte published by a constant.
+/// return value) untouched. A Leave (`$run`: `run_leave!()`) of the repeated Enter waiting is a
+/// run's pair (no byte); otherwise what the run holds is written first (out of line), and a
+/// predicted event is one head byte published by a constant.
 macro_rules! stream_leave_nt {
-    ($name:literal, $fallback:literal, $kind:literal, $epilogue:expr) => {
+    ($name:literal, $fallback:literal, $kind:literal, $run:expr, $epilogue:expr) => {
         stream_asm!(concat!(
-            stream_start!($name, "rdi", "r8", "r8d"),
+            stub_open!($name),
+            thread_stream!("rdi", "r8"),
+            $run,
+            "81:\n",
+            room!("r8", "r8d", "r11d"),
             "add r11, qword ptr [r10 + {buf}]\n",
+            "cmp qword ptr [r10 + {run}], 0\n",
+            "jne 88f\n",
+            "80:\n",
             stack_top!(),
             "dec qword ptr [r10 + {depth}]\n",
             "mov byte ptr [r11], (",
@@ -225,9 +260,14 @@ macro_rules! stream_leave_nt {
             publish!("xmm10", "r8"),
             "3:\n",
             leave_end!(),
+            "82:\n",
             $epilogue,
             "\n",
             "ret\n",
+            // What the run holds, before an event that is no run's.
+            "88:\n",
+            flush_held!("r8", "r8d", "r8w", "r9"),
+            "jmp 80b\n",
             stub_close!($name, $fallback)
         ),);
     };
@@ -252,11 +292,18 @@ stream_leave!(
     "1",
     trash_leave!()
 );
-stream_leave_nt!("eltrace_stream_leave_nt", "eltrace_fast_leave_nt", "1", "");
+stream_leave_nt!(
+    "eltrace_stream_leave_nt",
+    "eltrace_fast_leave_nt",
+    "1",
+    run_leave!(),
+    ""
+);
 stream_leave_nt!(
     "eltrace_stream_leave_nt_trash",
     "eltrace_fast_leave_nt_trash",
     "1",
+    run_leave!(),
     trash_leave!()
 );
 stream_leave!("eltrace_stream_tailcall", "eltrace_fast_tailcall", "2", "");
@@ -270,12 +317,14 @@ stream_leave_nt!(
     "eltrace_stream_tailcall_nt",
     "eltrace_fast_tailcall_nt",
     "2",
+    "",
     ""
 );
 stream_leave_nt!(
     "eltrace_stream_tailcall_nt_trash",
     "eltrace_fast_tailcall_nt_trash",
     "2",
+    "",
     trash_leave!()
 );
 

@@ -3,7 +3,8 @@
 //! callbacks); the consumer is whoever holds the ring's consumer lock: the same thread, which
 //! encodes its own records into trace chunks when the ring is half full, or the writer thread
 //! for a ring that fills slowly or whose thread exited (consumer.rs, outbox.rs). A streaming
-//! ring (exact and sampled recordings) holds no records: its thread encodes into its [`stream`] instead.
+//! ring (the default; `ELTRACE_STREAM=0` for records) holds no records: its thread encodes
+//! into its [`stream`] instead.
 //!
 //! The layout of [`RawRecord`] and of [`Ring`]'s first cache lines is a contract with the
 //! hand-written fast-path stubs (fast.rs), which write records exactly like [`Ring::push`];
@@ -196,8 +197,8 @@ pub struct Ring {
     encoder: UnsafeCell<Encoder>,
     /// Encoded chunks waiting for the writer.
     outbox: Outbox,
-    /// The thread's stream (exact and sampled recordings, or `ELTRACE_STREAM=1`; stream.rs), disabled
-    /// otherwise.
+    /// The thread's stream (stream.rs; a recording's default), disabled with
+    /// `ELTRACE_STREAM=0`.
     stream: Stream,
 }
 

@@ -1,5 +1,5 @@
-//! A thread's stream (exact and sampled recordings, or `ELTRACE_STREAM=1`; docs/design.md "Streams"): the
-//! thread encodes each
+//! A thread's stream (the default; `ELTRACE_STREAM=0` for raw records; docs/design.md
+//! "Streams"): the thread encodes each
 //! event into a stream chunk's bytes (eltrace_trace::stream) in a byte ring, the fast path's
 //! stubs inline (fast/stream.rs) and the Rust side ([`Stream::push`]) otherwise, and the writer
 //! cuts what was published into chunks ([`Stream::cut`]) and appends them. Nothing reads an
@@ -13,12 +13,15 @@
 //!
 //! A stub adds `len | 1 << 40` to `word` (one instruction for both counts). The writer takes a
 //! consistent pair of byte and event counts from one load of `word`: the events since its last
-//! cut are fewer than 2^24, as each takes a byte and the ring holds fewer than 2^24; and each
+//! cut are fewer than 2^24, as a byte stands for at most 15 (a run's two bytes for 30 events)
+//! and the ring holds at most 2^20 bytes; and each
 //! time the byte count passes 2^40 (a TiB) its carry adds one to the events, which the
 //! writer, counting whole bytes, takes off. The state the encoding continues (previous time
-//! and SP, the last frame-ending event, the prediction stack's depth, the callee table's key
-//! and, in the buffer after the byte ring, the stack's 2,048 frames and the table's 4,096
-//! entries) is the owning thread's only.
+//! and SP, the last frame-ending event, the prediction stack's depth, the callee table's key,
+//! the timeless run's held events and, in the buffer after the byte ring, the stack's 2,048
+//! frames and the table's 4,096 entries) is the owning thread's only. A run holds a loop's
+//! events unwritten until it ends (eltrace_trace::stream::put_event); the writer writes what
+//! it holds once the thread exited, or at the end ([`Stream::frame_held`]).
 //!
 //! `limit` is half the ring after a cut: a stub that finds the ring half full falls back to
 //! Rust, which wakes the writer and raises it to all but the room the Rust side keeps. It is
@@ -29,10 +32,10 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use eltrace_trace::EventKind;
 use eltrace_trace::stream::{
-    CALLEE_ENTRIES, CALLEE_HEAD, MAX_EVENT_BYTES, RESET_HEAD, STACK_ENTRIES,
+    CALLEE_ENTRIES, CALLEE_HEAD, MAX_EVENT_BYTES, RESET_HEAD, RUN_MAX, STACK_ENTRIES, put_pending,
 };
-use eltrace_trace::{EventKind, ThreadIdx};
 
 /// The byte ring's default size (for the default 4,096-record `ELTRACE_BUFFER_EVENTS`). Half a
 /// MiB: the slack a thread has while the writer, on a busy machine, takes a while to come.
@@ -78,24 +81,27 @@ pub struct Stream {
     last_func: AtomicU64,
     last_sp: AtomicU64,
     depth: AtomicU64,
-    /// Events lost since the last reset (lossy recording, or the writer stopped).
-    pending_drops: AtomicU64,
+    /// Timeless events encoded and not yet written (eltrace_trace::stream::StreamState::pending:
+    /// twice a run's pairs, plus 1 for a repeated Enter waiting for its Leave).
+    run: AtomicU64,
     /// The callee table's key of the last event: its function `<< 1`, plus 1 for an Enter.
     prev_key: AtomicU64,
-    // Fixed (but for `dropped`, written at a drop).
-    /// The byte ring (`bytes` long, a power of two below 2^24) and, after it, the prediction
-    /// stack's frames, then the callee table's entries (at `stack` + [`CALLEES`]); the ring's
-    /// mask; the last offset at which a stub starts an event (one cannot run past the ring's
-    /// end from there).
+    // Fixed (but for the drop counts, written at a drop).
+    /// The byte ring (`bytes` long, a power of two up to [`MAX_BYTES`]) and, after it, the
+    /// prediction stack's frames, then the callee table's entries (at `stack` + [`CALLEES`]);
+    /// the ring's mask; the last offset at which a stub starts an event (one cannot run past
+    /// the ring's end from there).
     buf: *mut u8,
     stack: *mut u8,
     mask: u64,
     last_inline: u64,
     /// Events lost in all (reported in place by resets, or at the end).
     dropped: AtomicU64,
+    /// Events lost since the last reset (lossy recording, or the writer stopped).
+    pending_drops: AtomicU64,
     /// The stubs may write inline (false: `limit` stays 0).
     inline: bool,
-    _fixed: [u8; 23],
+    _fixed: [u8; 15],
     // Written by the writer, read by the stubs.
     tail: AtomicU64,
     limit: AtomicU64,
@@ -127,26 +133,18 @@ pub mod off {
     pub const MASK: usize = offset_of!(Stream, mask);
     pub const LAST_INLINE: usize = offset_of!(Stream, last_inline);
     pub const PREV_KEY: usize = offset_of!(Stream, prev_key);
+    pub const RUN: usize = offset_of!(Stream, run);
 }
 
 /// The callee table's offset from the stack's start (after its frames).
 pub const CALLEES: usize = 16 * STACK_ENTRIES;
 const CALLEE_MASK: u64 = CALLEE_ENTRIES as u64 - 1;
 
-/// What [`Stream::cut`] hands the writer: a chunk's bytes in one or two pieces of the ring.
-pub struct Cut<'a> {
-    pub parts: [&'a [u8]; 2],
-    pub events: u64,
-    /// Timeless chunks: the ordering times (the last cut's time, now).
-    pub times: (u64, u64),
-    word: u64,
-}
-
 impl Stream {
-    /// A stream with a byte ring of `bytes` (a power of two from [`MIN_BYTES`] below 2^24);
+    /// A stream with a byte ring of `bytes` (a power of two from [`MIN_BYTES`] to [`MAX_BYTES`]);
     /// timeless ordering times start at `start_ns`; `inline`: the stubs may write it.
     pub fn new(bytes: usize, start_ns: u64, inline: bool) -> Stream {
-        assert!(bytes.is_power_of_two() && (MIN_BYTES..1 << 24).contains(&bytes));
+        assert!(bytes.is_power_of_two() && (MIN_BYTES..=MAX_BYTES).contains(&bytes));
         let buf: Box<[u8]> = vec![0u8; Stream::buffer(bytes)].into_boxed_slice();
         let mut s = Stream::disabled();
         s.buf = Box::into_raw(buf).cast::<u8>();
@@ -182,15 +180,16 @@ impl Stream {
             last_func: AtomicU64::new(u64::MAX),
             last_sp: AtomicU64::new(0),
             depth: AtomicU64::new(0),
-            pending_drops: AtomicU64::new(0),
+            run: AtomicU64::new(0),
             prev_key: AtomicU64::new(0),
             buf: core::ptr::null_mut(),
             stack: core::ptr::null_mut(),
             mask: 0,
             last_inline: 0,
             dropped: AtomicU64::new(0),
+            pending_drops: AtomicU64::new(0),
             inline: false,
-            _fixed: [0; 23],
+            _fixed: [0; 15],
             tail: AtomicU64::new(0),
             limit: AtomicU64::new(0),
             _gate: [0; 6],
@@ -244,9 +243,12 @@ impl Stream {
             return false;
         }
         let mut tmp = [0u8; 64];
-        let mut n = 0;
+        let (mut n, mut events) = (0, 0);
         let drops = self.pending_drops.load(Ordering::Relaxed);
         if drops > 0 {
+            // The events a run holds came before the ones lost.
+            events = self.run.swap(0, Ordering::Relaxed);
+            n += put_pending(&mut tmp, events);
             n += put(&mut tmp[n..], RESET_HEAD);
             n += put(&mut tmp[n..], drops);
             self.prev_sp.store(0, Ordering::Relaxed);
@@ -259,15 +261,19 @@ impl Stream {
             }
             self.pending_drops.store(0, Ordering::Relaxed);
         }
-        n += self.encode(&mut tmp[n..], timeless, ts, code, func, sp);
+        let (len, more) = self.encode(&mut tmp[n..], timeless, ts, code, func, sp);
+        n += len;
+        events += more;
         let start = (word & POS40) as usize;
         for (i, &b) in tmp[..n].iter().enumerate() {
             // SAFETY: the ring holds `mask + 1` bytes and the index is masked; these bytes
             // lie past the published word, where neither the writer nor anyone else reads.
             unsafe { self.buf.add((start + i) & self.mask as usize).write(b) };
         }
-        self.word
-            .store(word.wrapping_add(n as u64 + ONE_EVENT), Ordering::Release);
+        self.word.store(
+            word.wrapping_add(n as u64 + events * ONE_EVENT),
+            Ordering::Release,
+        );
         if drops > 0 {
             self.open_to(self.half());
         }
@@ -314,7 +320,8 @@ impl Stream {
     }
 
     /// The encoding of one event (eltrace_trace::stream::put_event on this state), into `out`
-    /// (at least [`MAX_EVENT_BYTES`] long); returns its length.
+    /// (at least [`MAX_EVENT_BYTES`] + 3 long); returns its length and the events written (a
+    /// timeless run's included, or none while a run holds them).
     fn encode(
         &self,
         out: &mut [u8],
@@ -323,8 +330,17 @@ impl Stream {
         code: u8,
         func: u32,
         sp: u64,
-    ) -> usize {
+    ) -> (usize, u64) {
         let r = Ordering::Relaxed;
+        let (mut n, mut events) = (0, 1);
+        if timeless {
+            let (len, held, taken) = self.run_step(out, code, func, sp);
+            if taken {
+                return (len, held);
+            }
+            (n, events) = (len, 1 + held);
+        }
+        let out = &mut out[n..];
         let prev_ts = self.prev_ts.load(r);
         let ts = ts.max(prev_ts);
         let time = if timeless { 0 } else { (ts - prev_ts) << 4 };
@@ -338,19 +354,19 @@ impl Stream {
         let key = self.prev_key.load(r) & CALLEE_MASK;
         let entry = u64::from(func) | zz << 32;
         let repeat = enter && (self.last_func.load(r), self.last_sp.load(r)) == me;
-        let mut n;
         if ends && top == Some(me) {
-            n = put(out, time | u64::from(code) << 1 | 1);
+            n += put(out, time | u64::from(code) << 1 | 1);
             self.depth.store(depth - 1, r);
         } else {
+            let at = n;
             if repeat {
-                n = put(out, time | if timeless { 0x10 } else { 1 });
+                n += put(out, time | if timeless { 0x10 } else { 1 });
             } else if enter && zz >> 32 == 0 && self.callee(key) == entry {
-                n = put(out, time | CALLEE_HEAD);
+                n += put(out, time | CALLEE_HEAD);
             } else {
-                n = put(out, time | u64::from(code) << 1);
-                n += put(&mut out[n..], u64::from(func));
-                n += put(&mut out[n..], zz);
+                n += put(out, time | u64::from(code) << 1);
+                n += put(&mut out[n - at..], u64::from(func));
+                n += put(&mut out[n - at..], zz);
             }
             if enter {
                 self.set_frame(depth, me);
@@ -372,7 +388,41 @@ impl Stream {
         self.prev_key.store(me.0 << 1 | u64::from(enter), r);
         self.prev_sp.store(sp, r);
         self.prev_ts.store(ts, r);
-        n
+        (n, events)
+    }
+
+    /// A timeless event's run step (eltrace_trace::stream::put_event): a run takes the Leave
+    /// of the repeated Enter waiting, and a repeated Enter; what it holds is written into
+    /// `out` first for any other event, and for a repeated Enter when an Enter waits already
+    /// or the run is full. Returns the bytes and the held events written, and whether the
+    /// run took the event.
+    fn run_step(&self, out: &mut [u8], code: u8, func: u32, sp: u64) -> (usize, u64, bool) {
+        let r = Ordering::Relaxed;
+        let run = self.run.load(r);
+        let depth = self.depth.load(r);
+        let me = (u64::from(func), sp);
+        if run & 1 == 1 && code == EventKind::Leave.code() && self.frame(depth - 1) == me {
+            self.depth.store(depth - 1, r);
+            self.prev_key.store(me.0 << 1, r);
+            self.prev_sp.store(sp, r);
+            self.run.store(run + 1, r);
+            return (0, 0, true);
+        }
+        let enter = code == EventKind::Enter.code();
+        let repeat = enter && (self.last_func.load(r), self.last_sp.load(r)) == me;
+        let (mut n, mut held) = (0, 0);
+        if !repeat || run & 1 == 1 || run >> 1 == RUN_MAX {
+            held = self.run.swap(0, r);
+            n = put_pending(out, held);
+        }
+        if repeat {
+            self.set_frame(depth, me);
+            self.depth.store(depth + 1, r);
+            self.prev_key.store(me.0 << 1 | 1, r);
+            self.prev_sp.store(sp, r);
+            self.run.store(self.run.load(r) | 1, r);
+        }
+        (n, held, repeat)
     }
 
     /// Prediction-stack frame `i` (modulo its size): `(func, sp)`.
@@ -418,92 +468,6 @@ impl Stream {
                 .write(entry)
         }
     }
-
-    /// Writer: the published word (what a later [`Stream::cut`] may take).
-    pub fn published(&self) -> u64 {
-        self.word.load(Ordering::Acquire)
-    }
-
-    /// Writer: what was published since the last cut up to `word` (a value
-    /// [`Stream::published`] returned), or `None`; `now_ns` is the timeless chunk's last
-    /// ordering time. Call [`Stream::release`] once its bytes are written.
-    pub fn cut(&self, word: u64, now_ns: u64) -> Option<Cut<'_>> {
-        let (bytes, events) = self.since_cut(word);
-        if bytes == 0 {
-            return None;
-        }
-        let size = self.size() as usize;
-        let start = (self.cut_bytes.load(Ordering::Relaxed) as usize) & (size - 1);
-        let first = (bytes as usize).min(size - start);
-        // SAFETY: the bytes between the last cut and the published word were written before
-        // the word's Release store (read with Acquire above), and the producer writes no byte
-        // there until the tail moves past them; they lie in the ring's `size` bytes.
-        let parts = unsafe {
-            [
-                core::slice::from_raw_parts(self.buf.add(start), first),
-                core::slice::from_raw_parts(self.buf, bytes as usize - first),
-            ]
-        };
-        let from = self.cut_ns.load(Ordering::Relaxed);
-        Some(Cut {
-            parts,
-            events,
-            times: (from, now_ns.max(from)),
-            word,
-        })
-    }
-
-    /// The bytes and events `word` holds beyond the last cut (module doc: the carry).
-    fn since_cut(&self, word: u64) -> (u64, u64) {
-        let cut = self.cut_bytes.load(Ordering::Relaxed);
-        let bytes = (word & POS40).wrapping_sub(cut) & POS40;
-        let carries = (cut + bytes) >> 40;
-        let events = (word >> 40)
-            .wrapping_sub(carries)
-            .wrapping_sub(self.cut_events.load(Ordering::Relaxed))
-            & EVENTS24;
-        (bytes, events)
-    }
-
-    /// Writer: the cut's bytes are written; the producer may reuse them.
-    pub fn release(&self, cut: Cut<'_>) {
-        let (more, _) = self.since_cut(cut.word);
-        let bytes = self.cut_bytes.load(Ordering::Relaxed) + more;
-        let events = self.cut_events.load(Ordering::Relaxed) + cut.events;
-        self.cut_bytes.store(bytes, Ordering::Relaxed);
-        self.cut_events.store(events, Ordering::Relaxed);
-        self.cut_ns.store(cut.times.1, Ordering::Relaxed);
-        self.tail
-            .store((bytes & 0xFFFF_FFFF) | (events << 32), Ordering::Release);
-        self.open_to(self.half());
-    }
-
-    /// Writer: whether everything published was cut.
-    pub fn is_cut(&self) -> bool {
-        self.since_cut(self.word.load(Ordering::Acquire)).0 == 0
-    }
-
-    /// Writer, at the end: events published and not cut (lost with the process).
-    pub fn uncut_events(&self) -> u64 {
-        self.since_cut(self.word.load(Ordering::Acquire)).1
-    }
-
-    /// Sampler: the events the thread has written so far (whole).
-    pub fn events(&self) -> u64 {
-        let word = self.word.load(Ordering::Acquire);
-        let tail = self.tail.load(Ordering::Acquire);
-        // Events not cut are fewer than 2^24 (module doc); the cut ones' count is in the tail
-        // (the carries, once per TiB, read from the writer's count without care).
-        let cut = self.cut_bytes.load(Ordering::Relaxed);
-        let carries = (cut + ((word & POS40).wrapping_sub(cut) & POS40)) >> 40;
-        let uncut = ((word >> 40).wrapping_sub(carries).wrapping_sub(tail >> 32)) & EVENTS24;
-        let seen = self.sampled.load(Ordering::Relaxed);
-        let now = (tail >> 32).wrapping_add(uncut) & 0xFFFF_FFFF;
-        // Widen the 32-bit count from the last look (fewer than 2^32 events between looks).
-        let total = seen + (now.wrapping_sub(seen) & 0xFFFF_FFFF);
-        self.sampled.store(total, Ordering::Relaxed);
-        total
-    }
 }
 
 impl Drop for Stream {
@@ -530,24 +494,18 @@ fn put(out: &mut [u8], mut v: u64) -> usize {
     n + 1
 }
 
-/// The chunk of a cut, framed (eltrace_trace::stream::frame).
-pub fn frame(out: &mut Vec<u8>, thread: ThreadIdx, timeless: bool, cut: &Cut<'_>) {
-    eltrace_trace::stream::frame(
-        out,
-        thread,
-        cut.events,
-        timeless.then_some(cut.times),
-        &cut.parts,
-    );
-}
-
 const _: () = {
-    assert!(DEFAULT_BYTES.is_power_of_two() && DEFAULT_BYTES < 1 << 24);
+    assert!(DEFAULT_BYTES.is_power_of_two() && DEFAULT_BYTES <= MAX_BYTES);
+    // The events a full ring holds fit the word's 24 bits (module doc).
+    assert!(MAX_BYTES as u64 * eltrace_trace::stream::MAX_EVENTS_PER_BYTE < 1 << 24);
     // The cache lines of the struct's doc.
     assert!(core::mem::offset_of!(Stream, buf) == 64 && core::mem::offset_of!(Stream, tail) == 128);
     assert!(core::mem::offset_of!(Stream, cut_bytes) == 192);
     assert!(core::mem::size_of::<AtomicU64>() == 8 && core::mem::size_of::<*mut u8>() == 8);
 };
+
+mod cut;
+pub use cut::frame;
 
 #[cfg(test)]
 mod tests;

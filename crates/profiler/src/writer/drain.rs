@@ -216,6 +216,9 @@ fn append_sealed(
             moved += cut_stream(rec, sink, s, stream);
             if s.retired {
                 cut_to_end = stream.is_cut();
+                if cut_to_end {
+                    moved += write_held(rec, sink, s.thread, stream);
+                }
                 let n = stream.take_pending_drops();
                 if n > 0 {
                     check(rec, sink.file.out.write_dropped(s.thread, n));
@@ -249,6 +252,21 @@ fn cut_stream(rec: &Recorder, sink: &mut Sink, s: &Snap, stream: &Stream) -> usi
     stream::frame(&mut chunk, s.thread, crate::clock::is_timeless(), &cut);
     check(rec, sink.file.out.write_encoded(&chunk, cut.events));
     stream.release(cut);
+    let n = chunk.len();
+    sink.chunk = chunk;
+    n
+}
+
+/// Writes the chunk of the timeless events a stream's run holds unwritten, once its thread
+/// retired or at the end (after all it published was cut). Returns the bytes written.
+pub fn write_held(rec: &Recorder, sink: &mut Sink, thread: ThreadIdx, stream: &Stream) -> usize {
+    let mut chunk = std::mem::take(&mut sink.chunk);
+    chunk.clear();
+    let now = crate::clock::to_ns(crate::clock::now());
+    let events = stream.frame_held(&mut chunk, thread, now);
+    if events > 0 {
+        check(rec, sink.file.out.write_encoded(&chunk, events));
+    }
     let n = chunk.len();
     sink.chunk = chunk;
     n

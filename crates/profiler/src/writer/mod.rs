@@ -212,9 +212,15 @@ impl Writer {
                 ring.wake_producer();
                 // Events pushed after the last round are lost with the process (and any a
                 // thread still held under its consumer lock).
-                let (uncut, pending) = ring
-                    .stream()
-                    .map_or((0, 0), |s| (s.uncut_events(), s.take_pending_drops()));
+                let (uncut, pending) = match ring.stream() {
+                    Some(s) if s.uncut_events() == 0 => {
+                        drain::write_held(rec, &mut sink, r.thread, s);
+                        (0, s.take_pending_drops())
+                    }
+                    // What a run holds follows what could not be cut: lost with it.
+                    Some(s) => (s.uncut_events() + s.take_held(), s.take_pending_drops()),
+                    None => (0, 0),
+                };
                 let unwritten = ring.fill() as u64 + ring.outbox().unwritten_events() + uncut;
                 let n = ring.take_unreported_drops() + unwritten + pending;
                 if n > 0 {

@@ -5,7 +5,7 @@
 
 use std::io::Cursor as IoCursor;
 
-use super::{CALLEE_HEAD, StreamState, frame, put_event, put_reset};
+use super::{CALLEE_HEAD, RUN_HEAD, RUN_MAX, StreamState, flush_run, frame, put_event, put_reset};
 use crate::chunks::ChunkBuilder;
 use crate::model::{Event, EventKind, FunctionIdx, Record, ThreadIdx, TraceInfo};
 use crate::{TraceReader, TraceWriter};
@@ -157,23 +157,25 @@ fn write(threads: &[Vec<Item>], timeless: bool, seed: u64) -> Vec<u8> {
         }
         let (mut bytes, mut count) = (Vec::new(), 0);
         for item in &items[at[t]..end] {
-            match item {
-                Item::Event(e) => {
-                    put_event(
-                        &mut bytes,
-                        &mut states[t],
-                        timeless,
-                        e.ts,
-                        e.kind.code(),
-                        e.func.0,
-                        e.sp,
-                    );
-                    count += 1;
-                }
+            count += match item {
+                Item::Event(e) => put_event(
+                    &mut bytes,
+                    &mut states[t],
+                    timeless,
+                    e.ts,
+                    e.kind.code(),
+                    e.func.0,
+                    e.sp,
+                ),
                 Item::Dropped(n) => put_reset(&mut bytes, &mut states[t], *n),
-            }
+            };
         }
         at[t] = end;
+        if end == items.len() {
+            // The thread's last events: what a run holds goes out (the profiler's writer
+            // does so once the thread is gone).
+            count += flush_run(&mut bytes, &mut states[t]);
+        }
         let mut chunk = Vec::new();
         // Two parts, as a ring's bytes that wrap.
         let cut = (xorshift(&mut x) as usize) % (bytes.len() + 1);
@@ -249,19 +251,97 @@ fn timeless_streams_read_back_as_written_but_the_times() {
 }
 
 #[test]
-fn a_leave_the_stack_predicts_costs_its_head_and_a_loop_call_two_bytes() {
+fn a_leave_the_stack_predicts_costs_its_head_and_a_loop_two_bytes_per_15_calls() {
     let mut s = StreamState::default();
     let mut b = Vec::new();
-    let mut call = |b: &mut Vec<u8>, kind: EventKind| {
-        put_event(b, &mut s, true, 0, kind.code(), 300, 0x1000);
+    let call = |b: &mut Vec<u8>, s: &mut StreamState, kind: EventKind| {
+        put_event(b, s, true, 0, kind.code(), 300, 0x1000)
     };
-    call(&mut b, EventKind::Enter);
+    assert_eq!(call(&mut b, &mut s, EventKind::Enter), 1);
     let enter = b.len();
-    call(&mut b, EventKind::Leave);
+    assert_eq!(call(&mut b, &mut s, EventKind::Leave), 1);
     assert_eq!(b.len() - enter, 1, "predicted Leave");
-    call(&mut b, EventKind::Enter);
-    call(&mut b, EventKind::Leave);
-    assert_eq!(b.len() - enter, 3, "repeated Enter and its Leave");
+    // A loop: nothing written while the run fills; the repeated Enter after a full run
+    // writes its head and count.
+    let mut events = 0;
+    for _ in 0..RUN_MAX {
+        events += call(&mut b, &mut s, EventKind::Enter);
+        events += call(&mut b, &mut s, EventKind::Leave);
+    }
+    assert_eq!((events, b.len() - enter), (0, 1));
+    assert_eq!(call(&mut b, &mut s, EventKind::Enter), 2 * RUN_MAX);
+    assert_eq!(b[enter + 1..], [RUN_HEAD as u8, RUN_MAX as u8]);
+    call(&mut b, &mut s, EventKind::Leave);
+    // A shorter run and a repeated Enter waiting for its Leave, written by the next other
+    // event (here a Leave of another frame).
+    for _ in 0..2 {
+        call(&mut b, &mut s, EventKind::Enter);
+        call(&mut b, &mut s, EventKind::Leave);
+    }
+    assert_eq!(call(&mut b, &mut s, EventKind::Enter), 0);
+    assert_eq!(s.pending(), 7);
+    let at = b.len();
+    assert_eq!(
+        put_event(&mut b, &mut s, true, 0, EventKind::Leave.code(), 9, 0x2000),
+        8
+    );
+    assert_eq!(b[at..at + 3], [RUN_HEAD as u8, 3, 0x10]);
+    assert_eq!(s.pending(), 0);
+    // Timed streams have no runs.
+    let mut t = StreamState::default();
+    for i in 0..10 {
+        assert_eq!(put_event(&mut b, &mut t, false, i, 0, 300, 0x1000), 1);
+        assert_eq!(put_event(&mut b, &mut t, false, i, 1, 300, 0x1000), 1);
+    }
+}
+
+/// One timeless chunk of `bytes` holding `count` events, read back (or the reader's error).
+fn read_timeless(bytes: &[u8], count: u64) -> Result<Vec<Record>, String> {
+    let mut chunk = Vec::new();
+    frame(&mut chunk, ThreadIdx(0), count, Some((0, 9)), &[bytes]);
+    let mut w = TraceWriter::new(Vec::new(), &TraceInfo::new(1)).unwrap();
+    w.write_encoded(&chunk, count).unwrap();
+    let trace = w.into_inner();
+    let mut r = TraceReader::new(IoCursor::new(&trace[..])).unwrap();
+    let mut out = Vec::new();
+    loop {
+        match r.next_record() {
+            Ok(Some(rec)) => out.push(rec),
+            Ok(None) => return Ok(out),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+#[test]
+fn a_run_reads_as_its_pairs_and_a_wrong_one_is_refused() {
+    let (mut b, mut s) = (Vec::new(), StreamState::default());
+    let mut n = put_event(&mut b, &mut s, true, 0, 0, 7, 0x100);
+    n += put_event(&mut b, &mut s, true, 0, 1, 7, 0x100);
+    let head = b.len();
+    for _ in 0..5 {
+        n += put_event(&mut b, &mut s, true, 0, 0, 7, 0x100);
+        n += put_event(&mut b, &mut s, true, 0, 1, 7, 0x100);
+    }
+    n += flush_run(&mut b, &mut s);
+    assert_eq!((n, &b[head..]), (12, &[RUN_HEAD as u8, 5][..]));
+    let events: Vec<(EventKind, u32, u64)> = read_timeless(&b, n)
+        .unwrap()
+        .into_iter()
+        .flat_map(|r| match r {
+            Record::Events { events, .. } => events,
+            _ => Vec::new(),
+        })
+        .map(|e| (e.kind, e.func.0, e.sp))
+        .collect();
+    let pair = [(EventKind::Enter, 7, 0x100), (EventKind::Leave, 7, 0x100)];
+    assert_eq!(events, pair.repeat(6));
+    // A run longer than the events left, a run of none, a run with no frame before it.
+    assert!(read_timeless(&b, n - 1).is_err());
+    let mut zero = b[..head].to_vec();
+    zero.extend_from_slice(&[RUN_HEAD as u8, 0]);
+    assert!(read_timeless(&zero, 2).is_err());
+    assert!(read_timeless(&[RUN_HEAD as u8, 1], 2).is_err());
 }
 
 #[test]
@@ -311,9 +391,9 @@ fn first_varint(b: &[u8]) -> usize {
 }
 
 #[test]
-fn a_fresh_stream_codes_events_as_an_events_chunk_does_but_predicted_enters() {
+fn a_fresh_stream_codes_events_as_an_events_chunk_does_but_predicted_enters_and_runs() {
     for timeless in [false, true] {
-        let mut predicted = 0;
+        let (mut predicted, mut runs) = (0, 0);
         for seed in 1..=10u64 {
             let items = program_with(seed, 3000, timeless, false);
             let events: Vec<Event> = items
@@ -338,6 +418,7 @@ fn a_fresh_stream_codes_events_as_an_events_chunk_does_but_predicted_enters() {
                 );
                 assert!(builder.push(&mut buf, e.ts, e.kind.code(), e.func.0, e.sp));
             }
+            flush_run(&mut stream, &mut s);
             builder.close(&mut buf);
             // The chunk's events follow its 12-byte head and its prefix's varints (thread,
             // count, first time, and a timeless chunk's last time).
@@ -348,9 +429,20 @@ fn a_fresh_stream_codes_events_as_an_events_chunk_does_but_predicted_enters() {
             let built = &buf[at..];
             // Event by event: the same bytes, but for an Enter the callee table predicts (its
             // head alone, where the chunk has the Enter's head, function and SP) and the first
-            // timed delta (the chunk's is from its base time, the stream's from 0).
-            let (mut a, mut b) = (0, 0);
-            for i in 0..events.len() {
+            // timed delta (the chunk's is from its base time, the stream's from 0), and for a
+            // timeless run (two bytes where the chunk has a byte per event).
+            let (mut a, mut b, mut i) = (0, 0, 0);
+            while i < events.len() {
+                if timeless && u64::from(stream[a]) == RUN_HEAD {
+                    runs += 1;
+                    let n = usize::from(stream[a + 1]);
+                    assert!(
+                        built[b..b + 2 * n].chunks(2).all(|p| p == [0x10, 0x03]),
+                        "seed {seed} event {i}: a run of {n} where the chunk has no pairs"
+                    );
+                    (a, b, i) = (a + 2, b + 2 * n, i + 2 * n);
+                    continue;
+                }
                 let (ha, hb) = (first_varint(&stream[a..]), first_varint(&built[b..]));
                 let (head_a, head_b) = (stream[a], built[b]);
                 let full = |h: u8| h & 1 == 0 && (!timeless || h & 0x10 == 0);
@@ -382,6 +474,7 @@ fn a_fresh_stream_codes_events_as_an_events_chunk_does_but_predicted_enters() {
                     a += len_a;
                 }
                 b += len_b;
+                i += 1;
             }
             assert_eq!((a, b), (stream.len(), built.len()));
         }
@@ -389,5 +482,6 @@ fn a_fresh_stream_codes_events_as_an_events_chunk_does_but_predicted_enters() {
             predicted > 200,
             "{predicted} Enters predicted by the callee table"
         );
+        assert!(timeless == (runs > 100), "{runs} runs");
     }
 }

@@ -149,7 +149,7 @@ macro_rules! stream_tick {
 macro_rules! stub_open {
     ($name:literal) => {
         concat!(
-            "# operands: {tsc0} {mult} {mono0} {prevts} {vectors} {clobber} {upper} {callees} {cmask} {callee_head}\n",
+            "# operands: {tsc0} {mult} {mono0} {prevts} {vectors} {clobber} {upper} {callees} {cmask} {callee_head} {run} {run_full} {run_head}\n",
             ".pushsection .text.",
             $name,
             ",\"ax\",@progbits\n",
@@ -386,6 +386,113 @@ macro_rules! stream_start {
             stub_open!($name),
             thread_stream!($client, $t),
             room!($t, $t32, "r11d")
+        )
+    };
+}
+
+/// A timeless repeated Enter (after `repeat!`) a run takes without a byte: falls through when
+/// no Enter waits, the run is not full and the stubs may write (else the fallback, `9f`); to
+/// `81f` otherwise. Clobbers RAX.
+macro_rules! run_enter {
+    () => {
+        concat!(
+            "mov rax, qword ptr [r10 + {run}]\n",
+            "test al, 1\n",
+            "jnz 81f\n",
+            "cmp rax, {run_full}\n",
+            "jae 81f\n",
+            "cmp qword ptr [r10 + {limit}], 0\n",
+            "je 9f\n",
+        )
+    };
+}
+
+/// A timeless Leave (RDI = client id, RSI = caller SP) that completes a run's pair: the
+/// repeated Enter waiting is its frame's (function and SP): the pair counted, the depth, the
+/// previous SP and the callee table's key moved on, then to `82f` (the stub's return, which
+/// must follow: numeric labels are the whole crate's, and one the stub lacks is the next
+/// stub's); to `81f` otherwise, or the fallback (`9f`) when the stubs may not write. Clobbers
+/// R8, R9.
+macro_rules! run_leave {
+    () => {
+        concat!(
+            "mov r8, qword ptr [r10 + {run}]\n",
+            "test r8b, 1\n",
+            "jz 81f\n",
+            "lea r9, [rdi - {bias}]\n",
+            "cmp r9, qword ptr [r10 + {lef}]\n",
+            "jne 81f\n",
+            "cmp rsi, qword ptr [r10 + {les}]\n",
+            "jne 81f\n",
+            "cmp qword ptr [r10 + {limit}], 0\n",
+            "je 9f\n",
+            "inc r8\n",
+            "mov qword ptr [r10 + {run}], r8\n",
+            "dec qword ptr [r10 + {depth}]\n",
+            "mov qword ptr [r10 + {prevsp}], rsi\n",
+            "add r9, r9\n",
+            "mov qword ptr [r10 + {prevkey}], r9\n",
+            "jmp 82f\n",
+        )
+    };
+}
+
+/// Writes at R11 (moved past them) and publishes the events a run holds, if any: the run's
+/// head and pair count, then `0x10` for a repeated Enter waiting; the run emptied. `$a`
+/// (`$a32`, `$a16` its smaller names) and `$d` are scratch registers.
+macro_rules! flush_held {
+    ($a:literal, $a32:literal, $a16:literal, $d:literal) => {
+        concat!(
+            "mov ",
+            $a,
+            ", qword ptr [r10 + {run}]\n",
+            "test ",
+            $a,
+            ", ",
+            $a,
+            "\n",
+            "jz 85f\n",
+            // $d = the word's addend: the events, and (with R11 added at the end) the bytes.
+            "mov ",
+            $d,
+            ", ",
+            $a,
+            "\n",
+            "shl ",
+            $d,
+            ", 40\n",
+            "sub ",
+            $d,
+            ", r11\n",
+            "shr ",
+            $a,
+            ", 1\n",
+            "jz 83f\n",
+            "shl ",
+            $a32,
+            ", 8\n",
+            "or ",
+            $a32,
+            ", {run_head}\n",
+            "mov word ptr [r11], ",
+            $a16,
+            "\n",
+            "add r11, 2\n",
+            "83:\n",
+            "test byte ptr [r10 + {run}], 1\n",
+            "jz 84f\n",
+            "mov byte ptr [r11], 0x10\n",
+            "inc r11\n",
+            "84:\n",
+            // Emptied before the word grows: the sampler's count may lag, never run ahead.
+            "mov qword ptr [r10 + {run}], 0\n",
+            "add ",
+            $d,
+            ", r11\n",
+            "add qword ptr [r10 + {word}], ",
+            $d,
+            "\n",
+            "85:\n",
         )
     };
 }

@@ -4,7 +4,9 @@
 
 use core::arch::asm;
 
-use eltrace_trace::stream::{CALLEE_HEAD, StreamState, put_event};
+use eltrace_trace::stream::{
+    CALLEE_HEAD, RUN_HEAD, StreamState, flush_run, put_event, put_pending,
+};
 use eltrace_trace::{EventKind, ThreadIdx};
 
 use crate::clock;
@@ -113,8 +115,14 @@ fn stub_bytes(timeless: bool, events: &[(EventKind, u32, u64)]) -> Vec<u8> {
     let stream = ring.stream().unwrap();
     assert_eq!(stream.events(), events.len() as u64);
     let cut = stream.cut(stream.published(), 0).unwrap();
-    assert_eq!(cut.events, events.len() as u64);
-    cut.parts.concat()
+    let mut bytes = cut.parts.concat();
+    // What a run holds at the end (the writer writes it).
+    let held = stream.take_held();
+    assert_eq!(cut.events + held, events.len() as u64);
+    let mut tail = [0u8; 3];
+    let n = put_pending(&mut tail, held);
+    bytes.extend_from_slice(&tail[..n]);
+    bytes
 }
 
 fn uvar(b: &[u8], at: &mut usize) -> u64 {
@@ -136,7 +144,56 @@ fn reference(timeless: bool, events: &[(EventKind, u32, u64)], ts: &[u64]) -> Ve
     for (&(kind, func, sp), &t) in events.iter().zip(ts) {
         put_event(&mut out, &mut s, timeless, t, kind.code(), func, sp);
     }
+    flush_run(&mut out, &mut s);
     out
+}
+
+/// A timeless thread's loops, all in stubs (no Leave below the top): a leaf called 21 times
+/// (a full run and more), a repeated Enter followed by a callee, by a Tailcall and by
+/// another repeated Enter, and a run held at the end.
+fn loops() -> Vec<(EventKind, u32, u64)> {
+    let (root, a, c) = (0x7ffc_0000_5000, 0x7ffc_0000_4f00, 0x7ffc_0000_4e00);
+    let mut ev = vec![(EventKind::Enter, 40, root)];
+    for _ in 0..21 {
+        ev.extend([(EventKind::Enter, 41, a), (EventKind::Leave, 41, a)]);
+    }
+    for _ in 0..2 {
+        ev.extend([
+            (EventKind::Enter, 41, a),
+            (EventKind::Enter, 42, c),
+            (EventKind::Leave, 42, c),
+            (EventKind::Leave, 41, a),
+        ]);
+    }
+    ev.extend([
+        (EventKind::Enter, 41, a),
+        (EventKind::Tailcall, 41, a),
+        (EventKind::Enter, 43, a),
+        (EventKind::Leave, 43, a),
+        (EventKind::Enter, 43, a),
+        (EventKind::Enter, 43, a),
+        (EventKind::Leave, 43, a),
+        (EventKind::Leave, 43, a),
+        (EventKind::Leave, 40, root),
+        (EventKind::Enter, 40, root),
+        (EventKind::Leave, 40, root),
+    ]);
+    ev
+}
+
+#[test]
+fn timeless_stream_stubs_write_runs_as_the_reference_does() {
+    let events = loops();
+    let bytes = stub_bytes(true, &events);
+    assert_eq!(bytes, reference(true, &events, &vec![0; events.len()]));
+    let runs = bytes.iter().filter(|&&b| u64::from(b) == RUN_HEAD).count();
+    assert!(runs >= 4, "{bytes:x?}");
+    assert!(
+        bytes.len() < 48,
+        "{} bytes for {} events",
+        bytes.len(),
+        events.len()
+    );
 }
 
 #[test]
@@ -178,4 +235,35 @@ fn timed_stream_stubs_and_their_fallback_write_the_reference_bytes() {
     assert_eq!(at, stub.len());
     assert!(ts[0] > 0 && ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
     assert_eq!(stub, reference(false, &EVENTS, &ts));
+}
+
+#[test]
+fn a_runs_pair_returns_from_its_own_stub() {
+    // Numeric labels are the whole crate's: a forward jump to a label the stub does not
+    // define lands in the next stub, here the contract test's one, which trashes XMM15.
+    let ring =
+        Box::new(Ring::for_thread(0, ThreadIdx(0), true, MIN_BUFFERS, 0).streaming(4096, 0, true));
+    slot::set_for_test(&*ring as *const Ring as usize);
+    let (func, sp) = (12, 0x7ffc_0000_1000);
+    enter(eltrace_stream_enter_nt, func, sp);
+    leave(eltrace_stream_leave_nt, func, sp);
+    enter(eltrace_stream_enter_nt, func, sp);
+    let client = func as usize + CLIENT_INDEX_BIAS;
+    let kept: u64;
+    // SAFETY: as `leave`, with XMM15 (which a Leave stub may modify) set before and read after.
+    unsafe {
+        asm!("movq xmm15, rax", "call {s}", "movq rax, xmm15",
+             s = in(reg) eltrace_stream_leave_nt as Stub, inout("rax") 0x1234_5678u64 => kept,
+             inout("rdi") client => _, inout("rsi") sp => _, clobber_abi("C"))
+    }
+    slot::set_for_test(0);
+    assert_eq!(
+        ring.stream().unwrap().take_held(),
+        2,
+        "the pair went into the run"
+    );
+    assert_eq!(
+        kept, 0x1234_5678,
+        "XMM15 trashed: the pair's path left its stub"
+    );
 }
