@@ -13,12 +13,10 @@
 #                 (docs/performance.md, "The stages per request and per event"); their
 #                 events are all dropped, by design
 #   records       eltrace record with ELTRACE_STREAM=0: exact times through raw records, which
-#                 the threads encode in batches (the default for --timing none), instead
-#                 of streams (the default for exact and sampled: the stubs encode, the writer
-#                 cuts)
+#                 the threads encode in batches, instead of streams (the default: the stubs
+#                 encode, the writer cuts)
+#   records-none  the same for --timing none
 #   records-sampled  the same for --timing sampled
-#   stream-none   eltrace record --timing none / sampled with ELTRACE_STREAM=1: streams for
-#   stream-sampled  timeless recordings (the default for sampled ones)
 #   fast          eltrace record (fast path, lossless)
 #   slow-empty    the runtime's slow path with an empty hook (ELTRACE_HOOKS=slow-empty)
 #   slow          eltrace record --slow-path (lossless)
@@ -100,8 +98,7 @@ start_server() {
         discard) cmd=(env ELTRACE_HOOKS=fast-discard "${rec[@]}" -- dotnet "$web") ;;
         discard-none) cmd=(env ELTRACE_HOOKS=fast-discard "${rec[@]}" --timing none -- dotnet "$web") ;;
         records) cmd=(env ELTRACE_STREAM=0 "${rec[@]}" -- dotnet "$web") ;;
-        stream-none) cmd=(env ELTRACE_STREAM=1 "${rec[@]}" --timing none -- dotnet "$web") ;;
-        stream-sampled) cmd=(env ELTRACE_STREAM=1 "${rec[@]}" --timing sampled -- dotnet "$web") ;;
+        records-none) cmd=(env ELTRACE_STREAM=0 "${rec[@]}" --timing none -- dotnet "$web") ;;
         records-sampled) cmd=(env ELTRACE_STREAM=0 "${rec[@]}" --timing sampled -- dotnet "$web") ;;
         fast) cmd=("${rec[@]}" -- dotnet "$web") ;;
         slow-empty) cmd=(env ELTRACE_HOOKS=slow-empty "${rec[@]}" -- dotnet "$web") ;;
@@ -210,15 +207,14 @@ pick() {
         [discard]="recording stubs, records dropped unencoded (all methods; benchmark)"
         [discard-none]="recording stubs, --timing none, records dropped unencoded (benchmark)"
         [records]="eltrace record, raw records instead of streams (ELTRACE_STREAM=0; all methods)"
-        [stream-none]="eltrace record --timing none, streams (ELTRACE_STREAM=1; all methods)"
-        [stream-sampled]="eltrace record --timing sampled, streams (ELTRACE_STREAM=1; all methods)"
+        [records-none]="eltrace record --timing none, raw records (ELTRACE_STREAM=0; all methods)"
         [records-sampled]="eltrace record --timing sampled, raw records (ELTRACE_STREAM=0; all methods)"
         [fast]="eltrace record (fast path, all methods; exact: streams)"
         [slow-empty]="slow path, empty hook (all methods)"
         [slow]="eltrace record --slow-path (all methods)"
         [fast-app]="eltrace record (default selection: the app's code)"
         [nothing]="eltrace record --exclude '*' (profiler loaded, nothing selected)"
-        [fast-none]="eltrace record --timing none (all methods)"
+        [fast-none]="eltrace record --timing none (all methods; streams)"
         [fast-sampled]="eltrace record --timing sampled (all methods; streams)"
         [dotnet-trace]="dotnet-trace collect $trace_version (default profile)"
     )

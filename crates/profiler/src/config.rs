@@ -147,8 +147,8 @@ pub struct Config {
     /// `ELTRACE_LOSSY=1` (`record --lossy`): a thread whose buffer is full drops events
     /// (counted) instead of waiting for the writer.
     pub lossy: bool,
-    /// Threads encode their events into stream chunks (ring/stream.rs): `ELTRACE_STREAM`,
-    /// by default with timing `exact` and `sampled`.
+    /// Threads encode their events into stream chunks (ring/stream.rs): `ELTRACE_STREAM`, on
+    /// by default (`ELTRACE_STREAM=0`: raw records, encoded in batches).
     pub stream: bool,
     /// `ELTRACE_TIMING`.
     pub timing: Timing,
@@ -219,13 +219,10 @@ impl Config {
             number(&get, env::TEST_IO_DELAY_MS, 0, 0, 60_000, &mut warnings) as u64;
 
         let timing = timing(&get, &mut warnings);
-        // Streams by default where they meet the targets (docs/performance.md): timed events,
-        // whose encoding the stubs hide in the clock's latency, and sampled ones (ASP.NET with
-        // every method probed keeps 0.49 of its requests against 0.34 with records; a hot loop
-        // 6.5 ns per call). `none` keeps the raw records, whose encoder turns a loop's calls
-        // into runs (2.7 ns per call against 5.7). The benchmark modes measure the
+        // Streams by default (docs/performance.md): the stubs encode each event themselves, and
+        // a timeless loop's calls go into runs without a byte. The benchmark modes measure the
         // record-and-encode path: no streams there.
-        let stream = flag(&get, env::STREAM, timing != Timing::None, &mut warnings)
+        let stream = flag(&get, env::STREAM, true, &mut warnings)
             && matches!(hooks, HookMode::Fast | HookMode::Slow);
         let sample_hz = number(
             &get,

@@ -95,8 +95,7 @@ pub struct Variant {
     pub body: Body,
     /// Stubs that take no timestamp (`record --timing none|sampled`).
     pub timeless: bool,
-    /// Recording stubs that encode into the thread's stream (exact and sampled recordings, or
-    /// `ELTRACE_STREAM=1`; fast/stream.rs).
+    /// Recording stubs that encode into the thread's stream (the default; fast/stream.rs).
     pub stream: bool,
 }
 

@@ -78,9 +78,8 @@ pub mod env {
     /// writer (`record --lossy`).
     pub const LOSSY: &str = "ELTRACE_LOSSY";
     /// `1`: each thread encodes its events into stream chunks itself, the fast path's stubs
-    /// inline, and the writer only cuts and writes them (format version 6; docs/design.md);
-    /// `0`: raw records. Unset: streams with `--timing exact` and `sampled`, records with
-    /// `none`.
+    /// inline, and the writer only cuts and writes them (format version 7; docs/design.md);
+    /// `0`: raw records. Unset: streams.
     pub const STREAM: &str = "ELTRACE_STREAM";
     /// Per-thread ring capacity in events.
     pub const BUFFER_EVENTS: &str = "ELTRACE_BUFFER_EVENTS";
