@@ -505,7 +505,6 @@ const _: () = {
 };
 
 mod cut;
-pub use cut::frame;
 
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ use eltrace_trace::{ThreadIdx, TraceInfo};
 use super::file::TraceFile;
 use crate::recorder::Recorder;
 use crate::ring::Ring;
-use crate::ring::stream::{self, Stream};
+use crate::ring::stream::Stream;
 use crate::sys::lock;
 
 /// The open trace plus the writer's scratch buffers.
@@ -249,7 +249,7 @@ fn cut_stream(rec: &Recorder, sink: &mut Sink, s: &Snap, stream: &Stream) -> usi
     };
     let mut chunk = std::mem::take(&mut sink.chunk);
     chunk.clear();
-    stream::frame(&mut chunk, s.thread, crate::clock::is_timeless(), &cut);
+    cut.frame(&mut chunk, s.thread, crate::clock::is_timeless());
     check(rec, sink.file.out.write_encoded(&chunk, cut.events));
     stream.release(cut);
     let n = chunk.len();

@@ -18,6 +18,19 @@ pub struct Cut<'a> {
     word: u64,
 }
 
+impl Cut<'_> {
+    /// The chunk of this cut, framed into `out` (eltrace_trace::stream::frame).
+    pub fn frame(&self, out: &mut Vec<u8>, thread: ThreadIdx, timeless: bool) {
+        eltrace_trace::stream::frame(
+            out,
+            thread,
+            self.events,
+            timeless.then_some(self.times),
+            &self.parts,
+        );
+    }
+}
+
 impl Stream {
     /// Writer, once the thread retired or at the end, when all it published was cut: frames
     /// into `out` the chunk of the timeless events a run holds unwritten (they follow those
@@ -135,15 +148,4 @@ impl Stream {
         self.sampled.store(total, Ordering::Relaxed);
         total
     }
-}
-
-/// The chunk of a cut, framed (eltrace_trace::stream::frame).
-pub fn frame(out: &mut Vec<u8>, thread: ThreadIdx, timeless: bool, cut: &Cut<'_>) {
-    eltrace_trace::stream::frame(
-        out,
-        thread,
-        cut.events,
-        timeless.then_some(cut.times),
-        &cut.parts,
-    );
 }

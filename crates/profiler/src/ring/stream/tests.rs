@@ -7,7 +7,7 @@ use std::io::Cursor;
 use eltrace_trace::stream::{StreamState, flush_run, put_event, put_pending, put_reset};
 use eltrace_trace::{EventKind, Record, ThreadIdx, TraceInfo, TraceReader, TraceWriter};
 
-use super::{Stream, frame};
+use super::Stream;
 
 /// The tests' byte ring: small, so that it wraps often.
 const BYTES: usize = 4096;
@@ -136,7 +136,7 @@ fn cuts_read_back_as_the_events_pushed() {
         let cut_all = |s: &Stream, w: &mut TraceWriter<Vec<u8>>, now: u64| {
             if let Some(cut) = s.cut(s.published(), now) {
                 let mut chunk = Vec::new();
-                frame(&mut chunk, ThreadIdx(4), timeless, &cut);
+                cut.frame(&mut chunk, ThreadIdx(4), timeless);
                 w.write_encoded(&chunk, cut.events).unwrap();
                 s.release(cut);
             }
