@@ -228,6 +228,13 @@ pub(crate) fn encode_timeless(p: &mut Vec<u8>, events: &[Event]) {
 /// entered and left `n` more times (2n events: a leaf called in a loop).
 pub(crate) const TIMELESS_RUN: u64 = 0x20;
 
+/// A timeless chunk's ordering time of event `i` of `count`: `first + (last − first) · i /
+/// (count − 1)` (`first <= last`).
+pub(crate) fn ordering_time(first: u64, last: u64, count: u64, i: u64) -> u64 {
+    let steps = u128::from(count.saturating_sub(1).max(1));
+    first + (u128::from(last - first) * u128::from(i) / steps) as u64
+}
+
 /// Decodes `count` timeless events; event `i` gets the ordering time
 /// `first_ts + (last_ts - first_ts) * i / (count - 1)`. Runs ([`TIMELESS_RUN`]) are read from
 /// version 4 on.
@@ -241,9 +248,7 @@ pub(crate) fn decode_timeless(
     if last_ts < first_ts {
         return Err(DecodeError("timeless chunk times go backwards"));
     }
-    let span = u128::from(last_ts - first_ts);
-    let steps = u128::from(count.saturating_sub(1).max(1));
-    let at = |i: u64| first_ts + (span * u128::from(i) / steps) as u64;
+    let at = |i: u64| ordering_time(first_ts, last_ts, count, i);
     let mut sp = 0u64;
     let mut shadow = Shadow::default();
     let mut last_end: Option<(u32, u64)> = None;

@@ -20,6 +20,7 @@
 //! makes a chunk from encoded bytes; the reader decodes with [`decode`].
 
 use crate::crc::crc32_parts;
+use crate::events::ordering_time;
 use crate::model::{Event, EventKind, FunctionIdx, ThreadIdx};
 use crate::tag;
 use crate::varint::{Cursor, DecodeError, put_u64, unzigzag, zigzag};
@@ -167,7 +168,7 @@ pub fn put_event(
         let me = Some((func, sp));
         if state.run & 1 == 1 && code == EventKind::Leave.code() && state.top() == me {
             state.run += 1;
-            state.depth -= 1;
+            state.apply(code, func, sp, true);
             state.follow(code, func, 0, false);
             state.prev_sp = sp;
             return 0;
@@ -322,7 +323,9 @@ pub(crate) fn decode(
             state.reset();
             continue;
         }
-        if head == RUN_HEAD && times.is_some() {
+        if let Some(times) = times
+            && head == RUN_HEAD
+        {
             i = decode_run(c, state, times, count, i, &mut events)?;
             continue;
         }
@@ -330,11 +333,11 @@ pub(crate) fn decode(
         let code = ((head >> 1) & 7) as u8;
         let kind = EventKind::from_code(code).ok_or(DecodeError("unknown event kind"))?;
         let (ts, repeat) = match times {
-            Some(_) => {
+            Some((first, last)) => {
                 if head >> 5 != 0 {
                     return Err(DecodeError("timeless head out of range"));
                 }
-                (ordering_time(times, count, i), head & REPEAT != 0)
+                (ordering_time(first, last, count, i), head & REPEAT != 0)
             }
             None => {
                 let ts = state
@@ -416,7 +419,7 @@ pub(crate) fn decode(
 fn decode_run(
     c: &mut Cursor<'_>,
     state: &mut StreamState,
-    times: Option<(u64, u64)>,
+    (first, last): (u64, u64),
     count: u64,
     mut i: u64,
     events: &mut Vec<Event>,
@@ -439,7 +442,7 @@ fn decode_run(
         state.follow(kind.code(), func, 0, true);
         state.prev_sp = sp;
         events.push(Event {
-            ts: ordering_time(times, count, i),
+            ts: ordering_time(first, last, count, i),
             kind,
             func: FunctionIdx(func),
             sp,
@@ -447,13 +450,6 @@ fn decode_run(
         i += 1;
     }
     Ok(i)
-}
-
-/// A timeless chunk's event `i` of `count`: `first + (last - first) · i / (count - 1)`.
-fn ordering_time(times: Option<(u64, u64)>, count: u64, i: u64) -> u64 {
-    let (first, last) = times.unwrap_or_default();
-    let steps = u128::from(count.saturating_sub(1).max(1));
-    first + (u128::from(last - first) * u128::from(i) / steps) as u64
 }
 
 const _: () = assert!(STACK_ENTRIES.is_power_of_two());

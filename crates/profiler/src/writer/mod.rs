@@ -213,12 +213,16 @@ impl Writer {
                 // Events pushed after the last round are lost with the process (and any a
                 // thread still held under its consumer lock).
                 let (uncut, pending) = match ring.stream() {
-                    Some(s) if s.uncut_events() == 0 => {
-                        drain::write_held(rec, &mut sink, r.thread, s);
-                        (0, s.take_pending_drops())
+                    Some(s) => {
+                        let mut uncut = s.uncut_events();
+                        if uncut == 0 {
+                            drain::write_held(rec, &mut sink, r.thread, s);
+                        } else {
+                            // What a run holds follows what could not be cut: lost with it.
+                            uncut += s.take_held();
+                        }
+                        (uncut, s.take_pending_drops())
                     }
-                    // What a run holds follows what could not be cut: lost with it.
-                    Some(s) => (s.uncut_events() + s.take_held(), s.take_pending_drops()),
                     None => (0, 0),
                 };
                 let unwritten = ring.fill() as u64 + ring.outbox().unwritten_events() + uncut;
