@@ -92,6 +92,10 @@ pub struct SampledTimes {
     pub outside_cpu_ns: u64,
     /// Whether the samples carried CPU times.
     pub has_cpu: bool,
+    /// Sums of the squared wall and CPU times of the credited intervals (ns², as `f64`), for
+    /// [`SampledTimes::effective_samples`].
+    wall_sq: f64,
+    cpu_sq: f64,
     functions: FxHashMap<u32, SampledStat>,
     nodes: Vec<SampledNode>,
     /// Node of a path: (parent node, or `ROOT | thread` for a bottom frame; function).
@@ -128,6 +132,21 @@ impl SampledTimes {
         self.children.get(&(key, func.0)).copied()
     }
 
+    /// The effective number of samples of the wall-time estimates: `(Σ w)² / Σ w²` over the
+    /// intervals' wall times `w` (Kish's effective sample size). It equals the number of
+    /// credited intervals when they are all as long, and falls when some are much longer than
+    /// the others: a sampler that ran late on a loaded machine credits a long interval to one
+    /// stack. A share `p` then has a standard error of about `sqrt(p (1 - p) / n)` with this
+    /// `n` (docs/timing.md).
+    pub fn effective_samples(&self) -> f64 {
+        effective(self.wall_ns, self.wall_sq)
+    }
+
+    /// [`SampledTimes::effective_samples`] of the CPU-time estimates (`None` without CPU times).
+    pub fn effective_cpu_samples(&self) -> Option<f64> {
+        self.has_cpu.then(|| effective(self.cpu_ns, self.cpu_sq))
+    }
+
     /// The share (0..=1) of the sampled wall time with `f` on the stack.
     pub fn inclusive_share(&self, f: FunctionIdx) -> f64 {
         let incl = self.function(f).map_or(0, |s| s.inclusive_ns);
@@ -160,6 +179,15 @@ struct Frame {
 }
 
 const UNRESOLVED: u32 = u32::MAX;
+
+/// `(Σ w)² / Σ w²` from the two sums (0 without weight).
+fn effective(sum: u64, sum_sq: f64) -> f64 {
+    if sum_sq > 0.0 {
+        (sum as f64) * (sum as f64) / sum_sq
+    } else {
+        0.0
+    }
+}
 
 /// Samples and times credited to a node while on top (and, at the end, below it).
 #[derive(Debug, Clone, Copy, Default)]
@@ -259,6 +287,8 @@ impl Sampler {
             self.out.steps += 1;
             self.out.wall_ns += own.wall_ns;
             self.out.cpu_ns += own.cpu_ns;
+            self.out.wall_sq += (own.wall_ns as f64).powi(2);
+            self.out.cpu_sq += (own.cpu_ns as f64).powi(2);
             let Some(top) = t.stack.last() else {
                 self.out.outside_ns += own.wall_ns;
                 self.out.outside_cpu_ns += own.cpu_ns;

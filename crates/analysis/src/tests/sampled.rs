@@ -305,3 +305,48 @@ fn the_work_grows_with_events_plus_samples_not_with_depth() {
     }
     assert_eq!(s.nodes()[0].stat.inclusive_ns, samples * 100_000);
 }
+
+/// Samples of one thread at the given wall and CPU instants (the first: its registration).
+fn timed(instants: &[(u64, u64)]) -> SampledTimes {
+    let mut s = Sampler::new(10_000);
+    let t = ThreadIdx(0);
+    let samples: Vec<Sample> = instants
+        .iter()
+        .map(|&(ts, cpu)| Sample {
+            thread: t,
+            index: 0,
+            ts,
+            cpu_ns: Some(cpu),
+        })
+        .collect();
+    s.samples(&samples);
+    s.finish()
+}
+
+#[test]
+fn effective_samples_fall_when_one_interval_is_long() {
+    // 100 intervals of 100 µs: as many effective samples as samples.
+    let even: Vec<(u64, u64)> = (0..=100).map(|k| (k * 100_000, k * 50_000)).collect();
+    let s = timed(&even);
+    assert_eq!(s.samples, 101);
+    assert!(
+        (s.effective_samples() - 100.0).abs() < 1e-6,
+        "{}",
+        s.effective_samples()
+    );
+    assert!((s.effective_cpu_samples().unwrap() - 100.0).abs() < 1e-6);
+    // The same, then one interval 100 times as long (the sampler ran late): the weights are
+    // 100 × 1 and 1 × 100, so (Σw)² / Σw² = 200² / (100 + 10,000) = 3.96.
+    let mut late = even.clone();
+    late.push((100 * 100_000 + 10_000_000, 100 * 50_000 + 5_000_000));
+    let s = timed(&late);
+    let want = 200.0 * 200.0 / 10_100.0;
+    assert!(
+        (s.effective_samples() - want).abs() < 1e-6,
+        "{}",
+        s.effective_samples()
+    );
+    assert!((s.effective_cpu_samples().unwrap() - want).abs() < 1e-6);
+    // Without CPU times there is no CPU figure.
+    assert_eq!(deep(3, 2).effective_cpu_samples(), None);
+}
