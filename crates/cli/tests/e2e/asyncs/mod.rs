@@ -80,6 +80,32 @@ fn css(r: &Report, name: &str) -> (u64, u64, u64) {
     )
 }
 
+/// How many of the `nested` scenario's 3 awaits of `Task.Delay(1)` in L3 suspended: the
+/// other 6 of L3's suspensions are at `Task.Yield()`, which always suspends. A delay is over
+/// before its await when the thread was held up for over a millisecond between creating and
+/// awaiting it (a loaded machine); that await then goes on without suspending, which the
+/// program cannot see (`await Task.Delay(1)` calls Delay's async variant: no task to look at).
+/// Checks L3's calls, and (when no resume was ambiguous) that its segments are its 3 calls
+/// plus its suspensions.
+fn nested_delays_suspended(r: &Report) -> u64 {
+    let name = "AsyncScenarios.NestedScenario.L3";
+    let l3 = func(r, name);
+    let (calls, segments, suspensions) = css(r, name);
+    let ambiguous = uint(&l3["async"], "ambiguous_calls");
+    assert_eq!(calls - ambiguous, 3, "{l3}");
+    assert!((9..=12).contains(&segments), "{l3}");
+    if ambiguous == 0 {
+        assert_eq!(suspensions, segments - 3, "{l3}");
+    }
+    if segments < 12 {
+        eprintln!(
+            "nested: {} of 3 delays were over at their await",
+            12 - segments
+        );
+    }
+    segments - 9
+}
+
 /// (variant_calls, thunk_calls) of a method entered both ways: how its calls came in
 /// (docs/design.md "One row per method").
 fn split(r: &Report, name: &str) -> (u64, u64) {

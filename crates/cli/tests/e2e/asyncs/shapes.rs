@@ -8,8 +8,8 @@
 use serde_json::Value;
 
 use super::{
-    W, assert_balanced, assert_no_pending, assert_resumes_by_identity, css, func, record_async,
-    split,
+    W, assert_balanced, assert_no_pending, assert_resumes_by_identity, css, func,
+    nested_delays_suspended, record_async, split,
 };
 use crate::common::recording::{Mode, Recording};
 use crate::common::report::{string, uint};
@@ -121,11 +121,11 @@ fn nested(mode: Mode) {
     // last segment calls L4). Without such evidence the Enter may be a recursion as well as a
     // resume: counted as a call and in `ambiguous_calls` (docs/design.md); measured: 0 such
     // in 75 recordings since the look-ahead.
+    // 12 segments, unless a delay was over at its await (see `nested_delays_suspended`).
     let l3 = func(&r, &format!("{n}L3"));
-    assert_eq!(uint(l3, "segments"), 12, "{l3}");
-    let ambiguous = uint(&l3["async"], "ambiguous_calls");
-    assert_eq!(uint(l3, "calls") - ambiguous, 3, "{l3}");
-    assert!(ambiguous <= 1, "{l3}");
+    let delays = nested_delays_suspended(&r);
+    assert_eq!(uint(l3, "segments"), 9 + delays, "{l3}");
+    assert!(uint(&l3["async"], "ambiguous_calls") <= 1, "{l3}");
 }
 
 fn exception(mode: Mode) {
@@ -224,12 +224,24 @@ fn stream_read(mode: Mode) {
     } else {
         assert_eq!(uint(&read["async"], "tail_awaits"), 0, "{read}");
     }
-    assert_eq!(
-        css(&r, &format!("{n}StreamReadScenario.Consume")),
-        (1, 25, 24)
-    );
+    // Consume suspends at each of its 24 pending reads, unless a read's delay was over before
+    // Consume awaited it (its thread held up for over a millisecond in between: a loaded
+    // machine), which the program cannot see; its 25th read returns a completed ValueTask.
     let consume = func(&r, &format!("{n}StreamReadScenario.Consume"));
-    assert_eq!(uint(&consume["async"], "known_starts"), 25, "{consume}");
+    let (calls, segments, suspended) = css(&r, &format!("{n}StreamReadScenario.Consume"));
+    assert!(suspended <= 24, "{consume}");
+    assert_eq!((calls, segments), (1, 1 + suspended), "{consume}");
+    if suspended < 24 {
+        eprintln!(
+            "stream-read: {} of 24 reads were over at their await",
+            24 - suspended
+        );
+    }
+    assert_eq!(
+        uint(&consume["async"], "known_starts"),
+        1 + suspended,
+        "{consume}"
+    );
     assert_eq!(uint(&consume["async"], "pending_at_end"), 0, "{consume}");
 }
 
