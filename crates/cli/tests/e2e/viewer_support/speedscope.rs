@@ -107,7 +107,22 @@ impl Speedscope {
     }
 
     /// The rows of the sandwich view's table: (total, self, name).
+    ///
+    /// speedscope sets the title before the table has rendered: a busy machine showed an
+    /// empty table once, read right after the title. So the rows are read until there are
+    /// some, or the load timeout has passed (a guard against a hang, not a timing).
     pub fn sandwich(&mut self) -> Vec<(String, String, String)> {
+        let start = Instant::now();
+        loop {
+            let rows = self.sandwich_now();
+            if !rows.is_empty() || start.elapsed() > LOAD_TIMEOUT {
+                return rows;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn sandwich_now(&mut self) -> Vec<(String, String, String)> {
         let text = self.text();
         let mut rows = Vec::new();
         let mut lines = text.lines().skip_while(|l| !l.starts_with("Total\tSelf"));
