@@ -1,9 +1,9 @@
 // Entry point of the runtime-async test program: runs the scenario named by args[0] and
 // returns its exit code (0 = every result correct, 1 = a wrong result, 2 = usage).
 // Run with DOTNET_RuntimeAsync=1, otherwise the methods compile as classic state machines.
-// The first scenarios mark every counted method [MethodImpl(NoInlining)]; `stream-read` and
-// `generic` are written as users write them. Expected counts are written beside each scenario
-// and in docs/async-observations.md.
+// The first scenarios mark every counted method [MethodImpl(NoInlining)]; `stream-read`,
+// `generic` and `inline-resume` are written as users write them. Expected counts are written
+// beside each scenario and in docs/async-observations.md.
 using System;
 using System.Runtime.CompilerServices;
 
@@ -28,11 +28,12 @@ public static class Program
             case "queues": return QueuesScenario.Run(pool: false);
             case "queues-pool": return QueuesScenario.Run(pool: true);
             case "generic": return GenericScenario.Run();
+            case "inline-resume": return InlineResumeScenario.Run();
             case "tier-both": return TierBothScenario.Run(args);
             case "tier-caller": return TierCallerScenario.Run(args);
             case "tier-callee": return TierCalleeScenario.Run(args);
             default:
-                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await|stream-read|async-iter|queues|queues-pool|generic|tier-both [N]|tier-caller [N]|tier-callee [M] [K] [H]>");
+                Console.Error.WriteLine("usage: Async <work|sync-caller|nested|exception|configureawait|plain-await|stream-read|async-iter|queues|queues-pool|generic|inline-resume|tier-both [N]|tier-caller [N]|tier-callee [M] [K] [H]>");
                 return 2;
         }
     }

@@ -141,7 +141,8 @@ pub(crate) fn dispatched_below_segments(
     if let Some(cont) = st.cont {
         // The runtime's continuation argument decides: a resume (the dispatcher called it,
         // so the segments above suspended), or a first call (a direct call from the top one).
-        return cont != 0;
+        // A resume that the top segment ran inline (see `resumed_inline`) left it running.
+        return cont != 0 && !resumed_inline(cx.calls, e, top, ahead);
     }
     if is_dispatch_sp(st, e.sp, cx.calls) {
         // Something to resume: a waiting call of f, one still open on another thread, or one
@@ -167,6 +168,40 @@ pub(crate) fn dispatched_below_segments(
     match cx.calls.call_deltas(f) {
         Some(d) => !d.contains(&(top.sp - e.sp)),
         None => dispatch_sp_ahead(cx, e, ahead) || cx.calls.at_dispatch_offset(e.sp),
+    }
+}
+
+/// Whether resume `e`, below the running segment `top` of another method, was run inline by
+/// that segment rather than by a dispatcher below segments that suspended: the thread's first
+/// event back above `e`'s frame is a direct call from `top` (an Enter at one of its method's
+/// known call distances below it) or `top`'s own Leave. That happens when `top` completes a
+/// `TaskCompletionSource` made without `RunContinuationsAsynchronously`: the awaiting call
+/// resumes inside `SetResult`, suspends or completes, and returns into `top`. Without such an
+/// event in the look-ahead, the resume stays a dispatcher's.
+///
+/// ```text
+/// T1 enter  Outer  sp=0xa930    a resume (nothing below)
+/// T1 enter  Inner  sp=0xa420    a resume (continuation argument), deeper than Outer's calls
+/// T1 enter  Leaf   sp=0xa3b0    Inner calls Leaf, then suspends (no Leave)
+/// T1 enter  Leaf   sp=0xa8a0    0x90 below Outer, one of Outer's call distances: Outer runs
+/// ```
+fn resumed_inline(calls: &Calls, e: &Event, top: &Open, ahead: Ahead<'_>) -> bool {
+    if top.func == e.func.0 {
+        return false;
+    }
+    let Some(back) = program_events(ahead).find(|n| {
+        matches!(n.kind, EventKind::Enter | EventKind::Leave) && n.sp != 0 && n.sp > e.sp
+    }) else {
+        return false;
+    };
+    match back.kind {
+        EventKind::Leave => back.func.0 == top.func && back.sp == top.sp,
+        _ => {
+            back.sp < top.sp
+                && calls
+                    .call_deltas(top.func)
+                    .is_some_and(|d| d.contains(&(top.sp - back.sp)))
+        }
     }
 }
 
@@ -346,7 +381,11 @@ pub(crate) fn suspended_callers(st: &ThreadState, cx: &mut Env<'_>, keep: usize)
         let segment = |cx: &mut Env<'_>, o: &Open| {
             o.segment.is_some() && cx.roles.get(&cx.tables.functions, o.func) == Role::Variant
         };
-        if segment(cx, gone) && segment(cx, below) {
+        // Only a call's first segment was called by the frame below it: a resumed one above a
+        // running segment was resumed inline by it (see `resumed_inline`), and its
+        // suspension returns into that segment.
+        let called = gone.segment.is_some_and(|s| s.index == 0);
+        if called && segment(cx, gone) && segment(cx, below) {
             keep -= 1;
         } else {
             break;

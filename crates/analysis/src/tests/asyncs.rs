@@ -417,3 +417,93 @@ fn a_selected_allocator_is_a_frame_and_still_names_the_call() {
         assert_eq!(call_at(201), call_at(11), "quick {quick}");
     }
 }
+
+/// Functions of the inline-resume test: Run (plain), Outer and Inner (runtime-async
+/// variants), Inner's thunk, the runtime's continuation allocator, and Leaf (plain).
+const INLINE_FUNCS: [(&str, u32, u32, u32); 6] = [
+    ("Run", 0x0600_0010, 0, 0),
+    ("Outer", 0x0600_0011, 0x2000, VARIANT),
+    ("Inner", 0x0600_0012, 0x2000, VARIANT),
+    ("Inner", 0x0600_0012, 0x2000, THUNK),
+    (
+        "AllocContinuation",
+        0x0600_0013,
+        0,
+        eltrace_trace::FunctionFlags::CONT_ALLOCATOR,
+    ),
+    ("Leaf", 0x0600_0014, 0, 0),
+];
+
+/// Outer's resumed segment completes a TaskCompletionSource that Inner awaits (no
+/// RunContinuationsAsynchronously): Inner resumes inline, deeper on Outer's stack, calls Leaf,
+/// suspends again (no Leave, no new continuation on .NET 11) and returns into Outer, which
+/// calls Leaf at its own call distance, resumes Inner inline once more (Inner completes) and
+/// completes. Outer's segment never suspended there. (The rules took every resume below
+/// runtime-async segments alone as a dispatcher's: Outer got 2 suspensions and stayed
+/// pending.) The events are those of the .NET 11.0.0 recording of such a program.
+#[test]
+fn a_resume_run_inline_inside_a_running_segment_leaves_it_running() {
+    use eltrace_trace::EventKind::Continuation;
+    let main: &[Ev] = &[
+        (0, Enter, 0, 0x9000),
+        (10, Continuation, 1, 0),
+        (11, Enter, 1, 0x8f00),
+        // Outer calls Inner through its thunk, 0x90 below it; Inner allocates 0xA000 and
+        // suspends; the thunk returns.
+        (20, Enter, 3, 0x8e70),
+        (21, Continuation, 2, 0),
+        (22, Enter, 2, 0x8df0),
+        (30, Continuation, 4, 0xA000),
+        (31, Leave, 4, 0x8d80),
+        (32, Leave, 3, 0x8e70),
+        // Outer allocates 0xB000 and suspends.
+        (40, Continuation, 4, 0xB000),
+        (41, Leave, 4, 0x8e70),
+        (500, Leave, 0, 0x9000),
+    ];
+    let pool: &[Ev] = &[
+        (100, Continuation, 1, 0xB000),
+        (101, Enter, 1, 0x5930),
+        (110, Continuation, 2, 0xA000),
+        (111, Enter, 2, 0x5420),
+        (112, Enter, 5, 0x53b0),
+        (113, Leave, 5, 0x53b0),
+        (120, Enter, 5, 0x58a0),
+        (121, Leave, 5, 0x58a0),
+        (130, Continuation, 2, 0xA000),
+        (131, Enter, 2, 0x5420),
+        (132, Leave, 2, 0x5420),
+        (140, Leave, 1, 0x5930),
+    ];
+    let mut info = eltrace_trace::TraceInfo::new(7);
+    info.extra.push((
+        eltrace_trace::protocol::info_key::GC_EPOCHS.into(),
+        "1".into(),
+    ));
+    let trace = flagged_trace_with(info, &INLINE_FUNCS, &[main, pool], 1_000);
+    let a = run(&trace);
+    assert_exact(&a);
+    let outer = fs(&a, 1);
+    assert_eq!(
+        (
+            outer.calls,
+            outer.segments,
+            outer.suspensions,
+            outer.pending_at_end
+        ),
+        (1, 2, 1, 0),
+        "{outer:?}"
+    );
+    let inner = fs(&a, 2);
+    assert_eq!(
+        (
+            inner.calls,
+            inner.segments,
+            inner.suspensions,
+            inner.pending_at_end
+        ),
+        (1, 3, 2, 0),
+        "{inner:?}"
+    );
+    assert_eq!(inner.identity_resumes, 2, "{inner:?}");
+}

@@ -24,7 +24,8 @@ modes!(
     plain_await,
     stream_read,
     generic,
-    async_iter
+    async_iter,
+    inline_resume
 );
 
 fn work(mode: Mode) {
@@ -325,4 +326,20 @@ fn async_iter(mode: Mode) {
     assert_eq!(uint(it, "abandoned"), 1, "{f}");
     assert_eq!(uint(it, "faulted"), 0, "{f}");
     assert_eq!(uint(it, "awaits_suspended"), 14, "{f}");
+}
+
+/// Calls resumed inline inside a running runtime-async segment: Producer completes the
+/// TaskCompletionSources its Waiters await (no RunContinuationsAsynchronously), so each Waiter
+/// resumes inside SetResult, deeper on Producer's stack, suspends again and returns into
+/// Producer, which goes on. Producer's segment did not suspend there; before the rules knew
+/// that resume from a dispatcher's, it was counted with a suspension per resume's thread and
+/// left pending.
+fn inline_resume(mode: Mode) {
+    let r = record_async(mode, "inline-resume").report();
+    assert_resumes_by_identity(&r);
+    assert_balanced(&r);
+    assert_no_pending(&r);
+    let n = "AsyncScenarios.InlineResumeScenario.";
+    assert_eq!(css(&r, &format!("{n}Producer")), (1, 2, 1));
+    assert_eq!(css(&r, &format!("{n}Waiter")), (4, 12, 8));
 }
