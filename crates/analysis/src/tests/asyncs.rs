@@ -289,12 +289,17 @@ const ALLOC_FUNCS: [(&str, u32, u32, u32); 4] = [
 
 /// A trace of [`ALLOC_FUNCS`] whose continuation values carry GC epochs.
 fn alloc_trace(threads: &[&[Ev]]) -> Vec<u8> {
+    epoch_trace(&ALLOC_FUNCS, threads)
+}
+
+/// A trace of `funcs` whose continuation values carry GC epochs.
+fn epoch_trace(funcs: &[(&str, u32, u32, u32)], threads: &[&[Ev]]) -> Vec<u8> {
     let mut info = eltrace_trace::TraceInfo::new(7);
     info.extra.push((
         eltrace_trace::protocol::info_key::GC_EPOCHS.into(),
         "1".into(),
     ));
-    flagged_trace_with(info, &ALLOC_FUNCS, threads, 1_000)
+    flagged_trace_with(info, funcs, threads, 1_000)
 }
 
 /// Two calls of Step suspend on thread 0, A then B, each allocating its continuation (the
@@ -475,13 +480,7 @@ fn a_resume_run_inline_inside_a_running_segment_leaves_it_running() {
         (132, Leave, 2, 0x5420),
         (140, Leave, 1, 0x5930),
     ];
-    let mut info = eltrace_trace::TraceInfo::new(7);
-    info.extra.push((
-        eltrace_trace::protocol::info_key::GC_EPOCHS.into(),
-        "1".into(),
-    ));
-    let trace = flagged_trace_with(info, &INLINE_FUNCS, &[main, pool], 1_000);
-    let a = run(&trace);
+    let a = run(&epoch_trace(&INLINE_FUNCS, &[main, pool]));
     assert_exact(&a);
     let outer = fs(&a, 1);
     assert_eq!(

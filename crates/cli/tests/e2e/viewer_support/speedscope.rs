@@ -15,6 +15,10 @@ pub struct Speedscope {
     pub browser: Browser,
 }
 
+/// True once the sandwich table shows a row after its header (the lines `sandwich` reads).
+const SANDWICH_ROW_JS: &str = "(() => { const l = document.body.innerText.split('\\n'); \
+    const i = l.findIndex(x => x.startsWith('Total\\tSelf')); return i >= 0 && l.length >= i + 4; })()";
+
 impl Speedscope {
     /// Opens `bytes` as a file named `name` in `view` (`time-ordered`, `left-heavy`,
     /// `sandwich`) and waits until speedscope shows it (the page's title becomes
@@ -109,20 +113,11 @@ impl Speedscope {
     /// The rows of the sandwich view's table: (total, self, name).
     ///
     /// speedscope sets the title before the table has rendered: a busy machine showed an
-    /// empty table once, read right after the title. So the rows are read until there are
-    /// some, or the load timeout has passed (a guard against a hang, not a timing).
+    /// empty table once, read right after the title. So the table is read once a row (three
+    /// lines) follows its header, or the load timeout has passed (a guard against a hang,
+    /// not a timing; the caller's checks then report what was shown).
     pub fn sandwich(&mut self) -> Vec<(String, String, String)> {
-        let start = Instant::now();
-        loop {
-            let rows = self.sandwich_now();
-            if !rows.is_empty() || start.elapsed() > LOAD_TIMEOUT {
-                return rows;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn sandwich_now(&mut self) -> Vec<(String, String, String)> {
+        let _ = self.browser.cdp.wait_for(SANDWICH_ROW_JS, LOAD_TIMEOUT);
         let text = self.text();
         let mut rows = Vec::new();
         let mut lines = text.lines().skip_while(|l| !l.starts_with("Total\tSelf"));
